@@ -1,0 +1,42 @@
+# Top-level entry points: `make demo` and `make test` (see README.md); the parts build in their
+# own folders (runtime/, bench/, crates/ through cargo) into build/.
+BUILD := build
+CARGO ?= cargo
+PYTHON ?= python3
+
+.PHONY: all deps runtime bench cli demo test test-runtime test-rust test-e2e clean
+
+all: runtime bench cli
+
+deps:
+	scripts/install-deps.sh
+
+runtime:
+	$(MAKE) -C runtime
+
+bench:
+	$(MAKE) -C bench
+
+cli:
+	$(CARGO) build --release --locked -p pioscope-cli
+	install -D -m 755 target/release/pioscope $(BUILD)/bin/pioscope
+
+demo: deps
+	$(MAKE) all
+	scripts/demo.sh
+
+test: deps
+	$(MAKE) all
+	$(MAKE) test-runtime test-rust test-e2e
+
+test-runtime:
+	$(MAKE) -C runtime test
+
+test-rust:
+	$(CARGO) test --release --locked --workspace
+
+test-e2e:
+	$(PYTHON) -m pytest tests -q
+
+clean:
+	rm -rf $(BUILD) target

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""The tracer's cost, measured traced against untraced in the same run (median of repeats):
+ns added per POSIX call, overhead on HPIO (4 ranks, 32-byte regions, independent and collective),
+and bytes per event raw and in the merged store. A benchmark that reports figures; no assertion.
+
+usage: bench/perf/overhead.py [--repeats 7] [--calls 2000000] [--hpio-repeats 5]"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "build"
+LIB_MPI = BUILD / "lib" / "libpioscope.so"
+LIB_POSIX = BUILD / "lib" / "libpioscope-posix.so"
+PIOSCOPE = BUILD / "bin" / "pioscope"
+HPIO = BUILD / "bin" / "pioscope-hpio"
+
+
+def traced_env(lib: Path, raw_dir: Path) -> dict:
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = str(lib)
+    env["PIOSCOPE_RAW_DIR"] = str(raw_dir)
+    return env
+
+
+def raw_bytes(raw_dir: Path) -> int:
+    return sum(p.stat().st_size for p in raw_dir.glob("*.praw"))
+
+
+def posix_call_cost(work: Path, calls: int, repeats: int) -> dict:
+    probe = work / "pwrite_loop"
+    subprocess.run(["cc", "-O2", "-o", probe, Path(__file__).with_name("pwrite_loop.c")],
+                   check=True)
+    target = Path("/dev/shm") / f"pioscope-perf-{os.getpid()}.bin"
+    added, raw_per_event = [], []
+    try:
+        for i in range(repeats):
+            raw_dir = work / f"raw-posix-{i}"
+            plain = int(subprocess.run([probe, str(calls), target], capture_output=True,
+                                       text=True, check=True).stdout)
+            traced = int(subprocess.run([probe, str(calls), target], capture_output=True,
+                                        text=True, check=True,
+                                        env=traced_env(LIB_POSIX, raw_dir)).stdout)
+            added.append((traced - plain) / calls)
+            raw_per_event.append(raw_bytes(raw_dir) / calls)
+            shutil.rmtree(raw_dir)
+            print(f"  posix repeat {i + 1}/{repeats}: untraced {plain / calls:.1f} ns/call, "
+                  f"traced {traced / calls:.1f} ns/call", file=sys.stderr)
+    finally:
+        target.unlink(missing_ok=True)
+    return {"calls": calls, "repeats": repeats,
+            "added_ns_per_call_median": statistics.median(added),
+            "added_ns_per_call_all": [round(a, 2) for a in added],
+            "raw_bytes_per_event": statistics.median(raw_per_event)}
+
+
+def hpio_seconds(mode: str, path: Path, env=None) -> float:
+    """Wall time of one HPIO run (4 ranks, 32-byte regions, default pattern)."""
+    start = time.perf_counter()
+    subprocess.run(["mpiexec", "-n", "4", HPIO, "--region-size", "32", "--mode", mode,
+                    "--path", path], check=True, stdout=subprocess.DEVNULL, env=env)
+    return time.perf_counter() - start
+
+
+def hpio_overhead(work: Path, mode: str, repeats: int) -> dict:
+    ratios, store_bytes_per_event, raw_per_event = [], [], []
+    for i in range(repeats):
+        raw_dir = work / f"raw-hpio-{mode}-{i}"
+        plain = hpio_seconds(mode, work / "hpio.dat")
+        traced = hpio_seconds(mode, work / "hpio.dat", traced_env(LIB_MPI, raw_dir))
+        ratios.append(traced / plain - 1.0)
+        print(f"  hpio {mode} repeat {i + 1}/{repeats}: untraced {plain:.3f} s, traced "
+              f"{traced:.3f} s", file=sys.stderr)
+        if i == 0:
+            store = work / f"store-{mode}"
+            subprocess.run([PIOSCOPE, "merge", raw_dir, "-o", store], check=True,
+                           stdout=subprocess.DEVNULL)
+            events = json.loads((store / "meta.json").read_text())["tables"]["events"]["rows"]
+            store_bytes_per_event = (store / "events.parquet").stat().st_size / events
+            raw_per_event = raw_bytes(raw_dir) / events
+            shutil.rmtree(store)
+        shutil.rmtree(raw_dir)
+    return {"mode": mode, "repeats": repeats,
+            "overhead_percent_median": 100 * statistics.median(ratios),
+            "overhead_percent_all": [round(100 * r, 2) for r in ratios],
+            "events": events, "raw_bytes_per_event": raw_per_event,
+            "store_bytes_per_event": store_bytes_per_event}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=7, help="POSIX probe pairs (default 7)")
+    parser.add_argument("--calls", type=int, default=2_000_000,
+                        help="pwrite calls per probe run (default 2000000)")
+    parser.add_argument("--hpio-repeats", type=int, default=5,
+                        help="HPIO traced/untraced pairs per mode (default 5)")
+    args = parser.parse_args()
+    for needed in (LIB_MPI, LIB_POSIX, PIOSCOPE, HPIO):
+        if not needed.exists():
+            print(f"overhead.py: {needed} is missing: run `make all` first", file=sys.stderr)
+            return 2
+    with tempfile.TemporaryDirectory(prefix="pioscope-perf-") as tmp:
+        work = Path(tmp)
+        report = {"posix": posix_call_cost(work, args.calls, args.repeats),
+                  "hpio": [hpio_overhead(work, mode, args.hpio_repeats)
+                           for mode in ("independent", "collective")]}
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

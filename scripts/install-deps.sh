@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what building and testing pioscope needs and is missing on a Debian machine:
+# MPICH (compiler wrappers, launcher), a Rust toolchain, and the Python modules the end-to-end
+# tests read traces with. Safe to run again: it only installs what is absent.
+set -euo pipefail
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_updated=0
+apt_install() {
+    if [ "$apt_updated" -eq 0 ]; then
+        as_root apt-get update -qq
+        apt_updated=1
+    fi
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+}
+
+if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpiexec >/dev/null 2>&1; then
+    echo "install-deps: installing MPICH (mpich, libmpich-dev)"
+    apt_install mpich libmpich-dev
+fi
+
+if ! command -v cc >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
+    echo "install-deps: installing a C toolchain"
+    apt_install build-essential
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+    if [ -x "$HOME/.cargo/bin/cargo" ]; then
+        echo "install-deps: cargo is in \$HOME/.cargo/bin; add it to PATH" >&2
+        exit 1
+    fi
+    echo "install-deps: installing cargo"
+    apt_install cargo
+fi
+
+python=${PYTHON:-python3}
+if ! "$python" -c 'import pytest, pyarrow, pandas, duckdb' >/dev/null 2>&1; then
+    echo "install-deps: installing Python modules (pytest pyarrow pandas duckdb)"
+    "$python" -m pip install -q pytest pyarrow pandas duckdb
+fi

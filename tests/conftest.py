@@ -1,0 +1,91 @@
+"""Shared fixtures of the end-to-end tests: build the test programs, run them under
+`pioscope run`, and load the resulting trace store with pandas, as a user would."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build"
+PIOSCOPE = BUILD / "bin" / "pioscope"
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+MPI_PROGRAMS = {"mpi_checksum", "mpi_hints"}
+
+
+class Trace:
+    """A trace store directory read with pandas: events, files, settings and meta."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.meta = json.loads((path / "meta.json").read_text())
+        self.events = pd.read_parquet(path / "events.parquet")
+        self.files = pd.read_parquet(path / "files.parquet")
+        self.settings = pd.read_parquet(path / "settings.parquet")
+
+    def path_of(self, file_id) -> str:
+        return self.files.set_index("file_id").loc[file_id, "path"]
+
+    def on_file(self, name: str) -> pd.DataFrame:
+        """Events on the file whose path ends with `name`."""
+        ids = self.files[self.files.path.str.endswith("/" + name)].file_id
+        return self.events[self.events.file_id.isin(ids)]
+
+    def calls(self, func: str) -> pd.DataFrame:
+        return self.events[self.events.func == func]
+
+
+@pytest.fixture(scope="session")
+def programs(tmp_path_factory):
+    """Compiles tests/programs/*.c once; returns {name: path}."""
+    out = tmp_path_factory.mktemp("programs")
+    built = {}
+    for source in sorted(PROGRAMS.glob("*.c")):
+        name = source.stem
+        compiler = "mpicc" if name in MPI_PROGRAMS else "cc"
+        exe = out / name
+        # -U_FORTIFY_SOURCE keeps calls on their plain names (open, not __open_2).
+        subprocess.run([compiler, "-O0", "-U_FORTIFY_SOURCE", "-pthread", "-o", str(exe),
+                        str(source)], check=True)
+        built[name] = exe
+    return built
+
+
+def pioscope(*args, check=True, **kwargs) -> subprocess.CompletedProcess:
+    """Runs the pioscope binary; returns the completed process (text output)."""
+    result = subprocess.run([str(PIOSCOPE), *map(str, args)], capture_output=True, text=True,
+                            **kwargs)
+    if check and result.returncode != 0:
+        raise AssertionError(f"pioscope {' '.join(map(str, args))} exited "
+                             f"{result.returncode}\nstdout:\n{result.stdout}\n"
+                             f"stderr:\n{result.stderr}")
+    return result
+
+
+def run_traced(trace: Path, program, *args, ranks=None, expect_status=0, extra=()):
+    """Traces `program args` (with `ranks` MPI ranks if given) into `trace`; returns
+    (completed process, Trace)."""
+    cmd = ["run", "-o", trace, *extra]
+    if ranks:
+        cmd += ["-n", ranks]
+    result = pioscope(*cmd, "--", program, *args, check=False)
+    assert result.returncode == expect_status, (result.returncode, result.stdout, result.stderr)
+    return result, Trace(trace)
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    d = tmp_path / "work"
+    d.mkdir()
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def bench_binary(name: str) -> Path:
+    return BUILD / "bin" / f"pioscope-{name}"
+
+
+os.environ.setdefault("HYDRA_LAUNCHER", "fork")
