@@ -1,0 +1,146 @@
+/* mpi_init.c: the MPI lifecycle: MPI_Init, MPI_Init_thread and MPI_Finalize, what the tracer sets
+ * up after init (rank, job facts, communicator cache, private communicator, clock sync) and
+ * winds down before finalize. */
+#include <stdio.h>
+#include <string.h>
+#include "mpi_common.h"
+
+static int started;  /* the post-init work ran */
+static int finished; /* the pre-finalize work ran */
+static MPI_Comm private_comm = MPI_COMM_NULL; /* all of the tracer's own MPI traffic */
+
+static const char *thread_level_name(int level)
+{
+    switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    default: return "unknown";
+    }
+}
+
+static void write_job_facts(void)
+{
+    char library[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
+    char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    char version[32];
+    int length = 0, major = 0, minor = 0, level = MPI_THREAD_SINGLE;
+    PMPI_Get_library_version(library, &length);
+    library[strcspn(library, "\r\n")] = '\0'; /* the first line names library and version */
+    PMPI_Get_version(&major, &minor);
+    snprintf(version, sizeof version, "%d.%d", major, minor);
+    PMPI_Query_thread(&level);
+    PMPI_Get_processor_name(name, &length);
+    pioscope_write_job_fact("mpi_library", library);
+    pioscope_write_job_fact("mpi_version", version);
+    pioscope_write_job_fact("thread_level", thread_level_name(level));
+    pioscope_write_job_fact("processor_name", name);
+}
+
+/* After a successful MPI_Init or MPI_Init_thread (once, whichever the program called). */
+static void after_init(void)
+{
+    if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL))
+        return;
+    int rank = 0, size = 1;
+    pioscope_internal_begin();
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    pioscope_set_rank(rank, size);
+    pioscope_mpi_comms_init();
+    PMPI_Comm_dup(MPI_COMM_WORLD, &private_comm);
+    write_job_facts();
+    pioscope_internal_end();
+    pioscope_mpi_clock_sync(private_comm, PIOSCOPE_SYNC_INIT);
+}
+
+/* Before the real MPI_Finalize: the second clock sync, then everything on disk, in case the
+ * process does not survive finalize. */
+static void before_finalize(void)
+{
+    if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE) ||
+        __atomic_exchange_n(&finished, 1, __ATOMIC_ACQ_REL))
+        return;
+    pioscope_mpi_clock_sync(private_comm, PIOSCOPE_SYNC_FINALIZE);
+    pioscope_internal_begin();
+    if (private_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&private_comm);
+    pioscope_mpi_comms_fini();
+    pioscope_internal_end();
+    pioscope_flush_all();
+}
+
+static void init_event(pioscope_event *ev, uint16_t func, int rc)
+{
+    ev->func = func;
+    if (rc != MPI_SUCCESS) {
+        ev->result = -1;
+        ev->error = rc; /* the error class needs an initialized MPI */
+    }
+}
+
+PIOSCOPE_EXPORT int PMPI_Init(int *argc, char ***argv)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Init) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Init");
+    if (!real)
+        return MPI_ERR_INTERN;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(argc, argv);
+    int saved_errno = errno;
+    pioscope_stop(&call);
+    pioscope_event ev = {0};
+    init_event(&ev, PIOSCOPE_FN_MPI_Init, rc);
+    pioscope_leave(&call, &ev);
+    if (rc == MPI_SUCCESS)
+        after_init();
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Init);
+
+PIOSCOPE_EXPORT int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Init_thread) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Init_thread");
+    if (!real)
+        return MPI_ERR_INTERN;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(argc, argv, required, provided);
+    int saved_errno = errno;
+    pioscope_stop(&call);
+    pioscope_event ev = {0};
+    init_event(&ev, PIOSCOPE_FN_MPI_Init_thread, rc);
+    pioscope_leave(&call, &ev);
+    if (rc == MPI_SUCCESS)
+        after_init();
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Init_thread);
+
+/* The record covers the real finalize only; the clock sync and flush before it are not in it. */
+PIOSCOPE_EXPORT int PMPI_Finalize(void)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Finalize) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Finalize");
+    if (!real)
+        return MPI_ERR_INTERN;
+    before_finalize();
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real();
+    int saved_errno = errno;
+    pioscope_stop(&call);
+    pioscope_event ev = {0};
+    init_event(&ev, PIOSCOPE_FN_MPI_Finalize, rc);
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Finalize);

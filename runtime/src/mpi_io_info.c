@@ -1,0 +1,183 @@
+/* mpi_io_info.c: the SETTINGS chunk of an MPI file: the hints the library really uses
+ * (MPI_File_get_info, every key) and the file view, flattened to (offset, length) runs.
+ * Called at open, set_view and set_info; not a hot path, so it may allocate. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mpi_common.h"
+
+#define VIEW_FLATTEN_MAX_EXTENT (16u << 20) /* larger filetypes: sizes and extent only */
+#define VIEW_FLAT_MAX_RUNS 64               /* more runs: view.runs only, no view.flat */
+
+typedef struct {
+    char *text;
+    size_t length;
+    size_t capacity;
+    int failed;
+} text_buffer;
+
+static void append(text_buffer *b, const char *s, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->length + n + 1 > b->capacity) {
+        size_t capacity = b->capacity ? b->capacity : 1024;
+        while (b->length + n + 1 > capacity)
+            capacity *= 2;
+        char *grown = realloc(b->text, capacity);
+        if (!grown) {
+            b->failed = 1;
+            return;
+        }
+        b->text = grown;
+        b->capacity = capacity;
+    }
+    memcpy(b->text + b->length, s, n);
+    b->length += n;
+    b->text[b->length] = '\0';
+}
+
+static void append_str(text_buffer *b, const char *s)
+{
+    append(b, s, strlen(s));
+}
+
+/* "key=value\n", with any newline in the value turned into a space so lines stay lines. */
+static void append_pair(text_buffer *b, const char *key, const char *value)
+{
+    append_str(b, key);
+    append(b, "=", 1);
+    size_t start = b->length;
+    append_str(b, value);
+    for (size_t i = start; !b->failed && i < b->length; i++)
+        if (b->text[i] == '\n' || b->text[i] == '\r')
+            b->text[i] = ' ';
+    append(b, "\n", 1);
+}
+
+static void append_count(text_buffer *b, const char *key, long long value)
+{
+    char number[32];
+    snprintf(number, sizeof number, "%lld", value);
+    append_pair(b, key, number);
+}
+
+static void append_hints(text_buffer *b, MPI_File fh)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    int nkeys = 0;
+    if (PMPI_File_get_info(fh, &info) != MPI_SUCCESS || info == MPI_INFO_NULL)
+        return;
+    PMPI_Info_get_nkeys(info, &nkeys);
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1];
+        char small[256];
+        int length = (int)sizeof small, flag = 0;
+        if (PMPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS)
+            continue;
+        if (PMPI_Info_get_string(info, key, &length, small, &flag) != MPI_SUCCESS || !flag)
+            continue;
+        if (length <= (int)sizeof small) {
+            append_pair(b, key, small);
+            continue;
+        }
+        char *large = malloc((size_t)length); /* length includes the NUL */
+        if (large && PMPI_Info_get_string(info, key, &length, large, &flag) == MPI_SUCCESS && flag)
+            append_pair(b, key, large);
+        free(large);
+    }
+    PMPI_Info_free(&info);
+}
+
+static void free_if_derived(MPI_Datatype *type)
+{
+    int ni, na, nd, combiner = MPI_COMBINER_NAMED;
+    if (PMPI_Type_get_envelope(*type, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+        combiner != MPI_COMBINER_NAMED)
+        PMPI_Type_free(type);
+}
+
+/* Runs of the filetype: unpack `size` bytes of 0xFF through it into a zeroed buffer of its true
+ * extent and scan the marked bytes. No envelope walking, and exact because the bytes of a
+ * filetype do not overlap. Offsets are relative to the filetype's origin (view.disp). */
+static void append_runs(text_buffer *b, MPI_Datatype filetype, MPI_Count size, MPI_Count true_lb,
+                        MPI_Count true_extent)
+{
+    if (true_extent <= 0 || true_extent > VIEW_FLATTEN_MAX_EXTENT || size <= 0 ||
+        size > true_extent)
+        return;
+    unsigned char *marks = calloc((size_t)true_extent, 1);
+    unsigned char *ones = malloc((size_t)size);
+    int position = 0;
+    int unpacked = 0;
+    if (marks && ones) {
+        memset(ones, 0xFF, (size_t)size);
+        unpacked = PMPI_Unpack(ones, (int)size, &position, marks - true_lb, 1, filetype,
+                               MPI_COMM_SELF) == MPI_SUCCESS;
+    }
+    free(ones);
+    if (!unpacked) {
+        free(marks);
+        return;
+    }
+    text_buffer flat = {0};
+    long long runs = 0;
+    for (MPI_Count i = 0; i < true_extent;) {
+        if (!marks[i]) {
+            i++;
+            continue;
+        }
+        MPI_Count start = i;
+        while (i < true_extent && marks[i])
+            i++;
+        if (++runs <= VIEW_FLAT_MAX_RUNS) {
+            char run[48];
+            snprintf(run, sizeof run, "%s%lld:%lld", runs > 1 ? "," : "",
+                     (long long)(true_lb + start), (long long)(i - start));
+            append_str(&flat, run);
+        }
+    }
+    append_count(b, "view.runs", runs);
+    if (runs <= VIEW_FLAT_MAX_RUNS)
+        append_pair(b, "view.flat", flat.text ? flat.text : "");
+    free(flat.text);
+    free(marks);
+}
+
+static void append_view(text_buffer *b, MPI_File fh)
+{
+    MPI_Offset disp = 0;
+    MPI_Datatype etype, filetype;
+    char datarep[MPI_MAX_DATAREP_STRING + 1] = "";
+    if (PMPI_File_get_view(fh, &disp, &etype, &filetype, datarep) != MPI_SUCCESS)
+        return;
+    MPI_Count etype_size = 0, size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+    PMPI_Type_size_x(etype, &etype_size);
+    PMPI_Type_size_x(filetype, &size);
+    PMPI_Type_get_extent_x(filetype, &lb, &extent);
+    PMPI_Type_get_true_extent_x(filetype, &true_lb, &true_extent);
+    append_count(b, "view.disp", (long long)disp);
+    append_count(b, "view.etype_size", (long long)etype_size);
+    append_count(b, "view.filetype_size", (long long)size);
+    append_count(b, "view.filetype_extent", (long long)extent);
+    append_pair(b, "view.datarep", datarep);
+    append_runs(b, filetype, size, true_lb, true_extent);
+    free_if_derived(&etype);
+    free_if_derived(&filetype);
+}
+
+void pioscope_mpi_io_settings(MPI_File fh, uint32_t object, uint16_t func, uint64_t ticks,
+                              const char *extra, int with_view)
+{
+    text_buffer b = {0};
+    pioscope_internal_begin();
+    if (extra)
+        append_str(&b, extra);
+    append_hints(&b, fh);
+    if (with_view)
+        append_view(&b, fh);
+    pioscope_internal_end();
+    if (!b.failed && b.length)
+        pioscope_write_settings(object, func, ticks, b.text, b.length);
+    free(b.text);
+}

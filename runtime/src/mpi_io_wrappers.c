@@ -1,0 +1,1143 @@
+/* mpi_io_wrappers.c: the MPI-IO wrappers (every MPI_File_* call of functions.def). object = the
+ * file's path, offset = the file byte of the first byte accessed (the view resolved), size =
+ * bytes requested, result = bytes transferred, link = collective instance or request id. */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include "mpi_common.h"
+
+/* How a data call names its position in the file. */
+enum io_position {
+    IO_NONE,       /* not a data access (metadata calls, split collective ends) */
+    IO_EXPLICIT,   /* _at: an offset in etypes relative to the view */
+    IO_INDIVIDUAL, /* the individual file pointer */
+    IO_SHARED      /* the shared file pointer (_shared, _ordered): not resolved */
+};
+
+/* One MPI-IO call in flight. */
+typedef struct {
+    pioscope_call call;
+    pioscope_mpi_file *file; /* NULL for a handle the tracer did not see opened */
+    uint16_t func;
+    uint8_t flags;
+    int position;
+    MPI_Offset at;           /* IO_EXPLICIT: the offset argument */
+    uint64_t byte_offset;    /* the resolved file byte */
+    int resolved;
+    uint64_t link;
+} io_op;
+
+/* The status to pass to the real call: the program's, or ours when it ignores it. */
+static inline MPI_Status *io_status(MPI_Status *status, MPI_Status *local)
+{
+    if (status != MPI_STATUS_IGNORE)
+        return status;
+    memset(local, 0, sizeof *local);
+    return local;
+}
+
+static inline int io_can_query(const io_op *op)
+{
+    return op->file && !(op->file->amode & MPI_MODE_SEQUENTIAL);
+}
+
+/* The file byte of etype offset `at` in the current view. */
+static inline void io_resolve(io_op *op, MPI_File fh, MPI_Offset at)
+{
+    MPI_Offset byte = 0;
+    if (PMPI_File_get_byte_offset(fh, at, &byte) == MPI_SUCCESS && byte >= 0) {
+        op->byte_offset = (uint64_t)byte;
+        op->resolved = 1;
+    }
+}
+
+/* The individual file pointer, as a file byte (before the call moves it). */
+static inline void io_resolve_pointer(io_op *op, MPI_File fh)
+{
+    MPI_Offset position = 0;
+    if (io_can_query(op) && PMPI_File_get_position(fh, &position) == MPI_SUCCESS)
+        io_resolve(op, fh, position);
+}
+
+/* Numbers a collective call (on every rank, recording or not, so the numbers stay equal), reads
+ * the individual pointer before the call moves it, then starts the traced call. */
+static inline void io_begin(io_op *op, uint16_t func, MPI_File fh, int position, uint8_t flags,
+                            MPI_Offset at)
+{
+    op->file = pioscope_mpi_file_find(fh);
+    op->func = func;
+    op->flags = flags;
+    op->position = position;
+    op->at = at;
+    op->byte_offset = 0;
+    op->resolved = 0;
+    op->link = flags & PIOSCOPE_F_COLLECTIVE ? pioscope_mpi_file_next_collective(op->file) : 0;
+    if (position == IO_INDIVIDUAL && op->file) {
+        pioscope_internal_begin();
+        io_resolve_pointer(op, fh);
+        pioscope_internal_end();
+    }
+    pioscope_enter(&op->call);
+}
+
+static inline void io_event(const io_op *op, pioscope_event *ev)
+{
+    ev->func = op->func;
+    ev->flags = op->flags;
+    ev->object = op->file ? op->file->object : 0;
+    ev->link = op->link;
+}
+
+static inline void io_failed(pioscope_event *ev, int rc)
+{
+    ev->error = pioscope_mpi_error_class(rc);
+    ev->result = -1;
+}
+
+/* Ends a data call. status: blocking call; request: nonblocking start; neither: the begin of a
+ * split collective (remembered on the handle for its end). */
+static inline void io_end_transfer(io_op *op, MPI_File fh, int rc, int count, MPI_Datatype type,
+                                   const MPI_Status *status, const MPI_Request *request)
+{
+    pioscope_event ev = {0};
+    if (op->call.recording) {
+        pioscope_internal_begin();
+        io_event(op, &ev);
+        if (rc == MPI_SUCCESS) {
+            if (op->position == IO_EXPLICIT && io_can_query(op))
+                io_resolve(op, fh, op->at);
+            ev.size = pioscope_mpi_type_bytes(type, count);
+            ev.result = status ? pioscope_mpi_status_bytes(status) : (int64_t)ev.size;
+        } else {
+            io_failed(&ev, rc);
+        }
+        pioscope_internal_end();
+        if (op->resolved)
+            ev.offset = op->byte_offset;
+        else
+            ev.flags |= PIOSCOPE_F_OFFSET_UNKNOWN;
+        if (request) {
+            /* A nonblocking collective is linked by its request, not by its instance. */
+            ev.flags |= PIOSCOPE_F_NONBLOCKING;
+            ev.link = 0;
+            if (rc == MPI_SUCCESS) {
+                ev.link = pioscope_mpi_request_id();
+                pioscope_mpi_request_track(*request, ev.link, PIOSCOPE_MPI_REQ_FILE, ev.flags,
+                                           ev.object, ev.offset, ev.size, NULL);
+            }
+        }
+        if (!status && !request && op->file) {
+            op->file->split_link = ev.link;
+            op->file->split_offset = ev.offset;
+            op->file->split_size = ev.size;
+            op->file->split_flags = ev.flags;
+        }
+    }
+    pioscope_leave(&op->call, &ev);
+}
+
+/* Ends a split collective: the instance, offset and size of its begin; result from the status. */
+static inline void io_end_split(io_op *op, int rc, const MPI_Status *status)
+{
+    pioscope_event ev = {0};
+    if (op->call.recording) {
+        io_event(op, &ev);
+        if (op->file) {
+            ev.flags = op->file->split_flags;
+            ev.link = op->file->split_link;
+            ev.offset = op->file->split_offset;
+            ev.size = op->file->split_size;
+        } else {
+            ev.flags = PIOSCOPE_F_COLLECTIVE | PIOSCOPE_F_OFFSET_UNKNOWN;
+        }
+        pioscope_internal_begin();
+        if (rc == MPI_SUCCESS)
+            ev.result = pioscope_mpi_status_bytes(status);
+        else
+            io_failed(&ev, rc);
+        pioscope_internal_end();
+    }
+    pioscope_leave(&op->call, &ev);
+}
+
+/* Ends a metadata call: offset and size as the caller defines them for this function. */
+static inline void io_end_meta(io_op *op, int rc, uint64_t offset, uint64_t size)
+{
+    pioscope_event ev = {0};
+    if (op->call.recording) {
+        io_event(op, &ev);
+        ev.flags |= op->position == IO_SHARED ? PIOSCOPE_F_OFFSET_UNKNOWN : 0;
+        ev.offset = offset;
+        ev.size = size;
+        ev.result = (int64_t)size;
+        if (rc != MPI_SUCCESS) {
+            pioscope_internal_begin();
+            io_failed(&ev, rc);
+            pioscope_internal_end();
+        }
+    }
+    pioscope_leave(&op->call, &ev);
+}
+
+/* ROMIO lets a file name start with the file system it should use ("ufs:/scratch/f"); the
+ * record keeps the path only. */
+static const char *strip_fs_prefix(const char *filename)
+{
+    static const char *const prefixes[] = {
+        "ufs",  "nfs",  "lustre", "gpfs", "panfs", "pvfs2",  "pvfs",       "daos",   "ime",
+        "xfs",  "sfs",  "hfs",    "pfs",  "piofs", "testfs", "bglockless", "bg",     "zoidfs",
+        "ftp",  "gsiftp", "quobyte"};
+    const char *colon = filename ? strchr(filename, ':') : NULL;
+    if (!colon)
+        return filename;
+    size_t length = (size_t)(colon - filename);
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strlen(prefixes[i]) == length && strncasecmp(filename, prefixes[i], length) == 0)
+            return colon + 1;
+    return filename;
+}
+
+/* ---- open, close, delete ---- */
+
+/* link = handle id << 32 | 0; the SETTINGS chunk has open.amode, open.comm_size, the hints and
+ * the default view. */
+PIOSCOPE_EXPORT int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+                                   MPI_File *fh)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_open) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_open");
+    if (!real)
+        return MPI_ERR_INTERN;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(comm, filename, amode, info, fh);
+    int saved_errno = errno;
+    pioscope_stop(&call);
+    uint32_t handle_id = pioscope_mpi_file_open_id(comm, rc);
+    uint32_t object = 0;
+    if (filename && (rc == MPI_SUCCESS || call.recording)) /* a failed open names its file too */
+        object = pioscope_intern_path(strip_fs_prefix(filename), -1);
+    if (rc == MPI_SUCCESS)
+        pioscope_mpi_file_add(*fh, handle_id, object, amode);
+    pioscope_event ev = {0};
+    if (call.recording) {
+        ev.func = PIOSCOPE_FN_MPI_File_open;
+        ev.flags = PIOSCOPE_F_COLLECTIVE;
+        ev.object = object;
+        ev.link = (uint64_t)handle_id << 32;
+        if (rc != MPI_SUCCESS) {
+            pioscope_internal_begin();
+            io_failed(&ev, rc);
+            pioscope_internal_end();
+        }
+    }
+    pioscope_leave(&call, &ev);
+    if (call.recording && rc == MPI_SUCCESS) {
+        int size = 0;
+        char extra[96];
+        pioscope_internal_begin();
+        PMPI_Comm_size(comm, &size);
+        pioscope_internal_end();
+        snprintf(extra, sizeof extra, "open.amode=%d\nopen.comm_size=%d\n", amode, size);
+        pioscope_mpi_io_settings(*fh, object, PIOSCOPE_FN_MPI_File_open, call.start, extra, 1);
+    }
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_open);
+
+PIOSCOPE_EXPORT int PMPI_File_close(MPI_File *fh)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_close) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_close");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_close, fh ? *fh : MPI_FILE_NULL, IO_NONE,
+             PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_meta(&op, rc, 0, 0);
+    if (rc == MPI_SUCCESS) /* after the record, which reads the entry's path */
+        pioscope_mpi_file_remove(op.file);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_close);
+
+PIOSCOPE_EXPORT int PMPI_File_delete(const char *filename, MPI_Info info)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_delete) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_delete");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_delete, MPI_FILE_NULL, IO_NONE, 0, 0);
+    int rc = real(filename, info);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    pioscope_event ev = {0};
+    if (op.call.recording) {
+        ev.func = PIOSCOPE_FN_MPI_File_delete;
+        ev.object = filename ? pioscope_intern_path(strip_fs_prefix(filename), -1) : 0;
+        if (rc != MPI_SUCCESS) {
+            pioscope_internal_begin();
+            io_failed(&ev, rc);
+            pioscope_internal_end();
+        }
+    }
+    pioscope_leave(&op.call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_delete);
+
+/* ---- metadata ---- */
+
+/* offset = disp; then a SETTINGS chunk with the hints and the new view. */
+PIOSCOPE_EXPORT int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
+                                       MPI_Datatype filetype, const char *datarep, MPI_Info info)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_set_view) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_set_view");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_set_view, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, disp, etype, filetype, datarep, info);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_meta(&op, rc, disp > 0 ? (uint64_t)disp : 0, 0);
+    if (op.call.recording && rc == MPI_SUCCESS && op.file)
+        pioscope_mpi_io_settings(fh, op.file->object, PIOSCOPE_FN_MPI_File_set_view,
+                                 op.call.start, NULL, 1);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_set_view);
+
+/* A SETTINGS chunk with the hints in force after the call. */
+PIOSCOPE_EXPORT int PMPI_File_set_info(MPI_File fh, MPI_Info info)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_set_info) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_set_info");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_set_info, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, info);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_meta(&op, rc, 0, 0);
+    if (op.call.recording && rc == MPI_SUCCESS && op.file)
+        pioscope_mpi_io_settings(fh, op.file->object, PIOSCOPE_FN_MPI_File_set_info,
+                                 op.call.start, NULL, 0);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_set_info);
+
+/* size = the new file size. */
+PIOSCOPE_EXPORT int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_set_size) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_set_size");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_set_size, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, size);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_meta(&op, rc, 0, size > 0 ? (uint64_t)size : 0);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_set_size);
+
+/* size = the size to preallocate. */
+PIOSCOPE_EXPORT int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_preallocate) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_preallocate");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_preallocate, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, size);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_meta(&op, rc, 0, size > 0 ? (uint64_t)size : 0);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_preallocate);
+
+PIOSCOPE_EXPORT int PMPI_File_sync(MPI_File fh)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_sync) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_sync");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_sync, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_meta(&op, rc, 0, 0);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_sync);
+
+/* offset = the file byte the individual pointer points to after the seek. */
+PIOSCOPE_EXPORT int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_seek) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_seek");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_seek, fh, IO_NONE, 0, 0);
+    int rc = real(fh, offset, whence);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    if (op.call.recording && rc == MPI_SUCCESS) {
+        pioscope_internal_begin();
+        io_resolve_pointer(&op, fh);
+        pioscope_internal_end();
+    }
+    if (!op.resolved)
+        op.flags |= PIOSCOPE_F_OFFSET_UNKNOWN;
+    io_end_meta(&op, rc, op.byte_offset, 0);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_seek);
+
+/* The shared pointer is not read back (that is file I/O in ROMIO): offset unknown. */
+PIOSCOPE_EXPORT int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_seek_shared) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_seek_shared");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_seek_shared, fh, IO_SHARED, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, offset, whence);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_meta(&op, rc, 0, 0);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_seek_shared);
+
+/* ---- data access ---- */
+/* Blocking: explicit offset, individual pointer, shared pointer. */
+
+PIOSCOPE_EXPORT int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                      MPI_Datatype datatype, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_read_at) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_at");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_read_at, fh, IO_EXPLICIT, 0, offset);
+    int rc = real(fh, offset, buf, count, datatype, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_read_at);
+
+PIOSCOPE_EXPORT int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                          MPI_Datatype datatype, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_read_at_all) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_at_all");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_read_at_all, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE, offset);
+    int rc = real(fh, offset, buf, count, datatype, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_read_at_all);
+
+PIOSCOPE_EXPORT int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                       MPI_Datatype datatype, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_write_at) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_at");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_write_at, fh, IO_EXPLICIT, 0, offset);
+    int rc = real(fh, offset, buf, count, datatype, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_write_at);
+
+PIOSCOPE_EXPORT int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf,
+                                           int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_write_at_all) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_at_all");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_write_at_all, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE,
+             offset);
+    int rc = real(fh, offset, buf, count, datatype, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_write_at_all);
+
+PIOSCOPE_EXPORT int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                   MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_read) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_read, fh, IO_INDIVIDUAL, 0, 0);
+    int rc = real(fh, buf, count, datatype, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_read);
+
+PIOSCOPE_EXPORT int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                       MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_read_all) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_all");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_read_all, fh, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, buf, count, datatype, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_read_all);
+
+PIOSCOPE_EXPORT int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                                    MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_write) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_write, fh, IO_INDIVIDUAL, 0, 0);
+    int rc = real(fh, buf, count, datatype, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_write);
+
+PIOSCOPE_EXPORT int PMPI_File_write_all(MPI_File fh, const void *buf, int count,
+                                        MPI_Datatype datatype, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_write_all) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_all");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_write_all, fh, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, buf, count, datatype, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_write_all);
+
+PIOSCOPE_EXPORT int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                          MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_read_shared) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_shared");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_read_shared, fh, IO_SHARED, 0, 0);
+    int rc = real(fh, buf, count, datatype, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_read_shared);
+
+PIOSCOPE_EXPORT int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                           MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_read_ordered) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_ordered");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_read_ordered, fh, IO_SHARED, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, buf, count, datatype, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_read_ordered);
+
+PIOSCOPE_EXPORT int PMPI_File_write_shared(MPI_File fh, const void *buf, int count,
+                                           MPI_Datatype datatype, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_write_shared) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_shared");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_write_shared, fh, IO_SHARED, 0, 0);
+    int rc = real(fh, buf, count, datatype, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_write_shared);
+
+PIOSCOPE_EXPORT int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count,
+                                            MPI_Datatype datatype, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_write_ordered) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_ordered");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_write_ordered, fh, IO_SHARED, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, buf, count, datatype, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_write_ordered);
+
+/* Nonblocking: link = request id (collective ones too), completed in Wait/Test. */
+
+PIOSCOPE_EXPORT int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                       MPI_Datatype datatype, MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_iread_at) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iread_at");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_iread_at, fh, IO_EXPLICIT, 0, offset);
+    int rc = real(fh, offset, buf, count, datatype, request);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_iread_at);
+
+PIOSCOPE_EXPORT int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                           MPI_Datatype datatype, MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_iread_at_all) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iread_at_all");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_iread_at_all, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE,
+             offset);
+    int rc = real(fh, offset, buf, count, datatype, request);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_iread_at_all);
+
+PIOSCOPE_EXPORT int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                        MPI_Datatype datatype, MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_iwrite_at) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iwrite_at");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_iwrite_at, fh, IO_EXPLICIT, 0, offset);
+    int rc = real(fh, offset, buf, count, datatype, request);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_iwrite_at);
+
+PIOSCOPE_EXPORT int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf,
+                                            int count, MPI_Datatype datatype, MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_iwrite_at_all) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iwrite_at_all");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_iwrite_at_all, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE,
+             offset);
+    int rc = real(fh, offset, buf, count, datatype, request);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_iwrite_at_all);
+
+PIOSCOPE_EXPORT int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                    MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_iread) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iread");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_iread, fh, IO_INDIVIDUAL, 0, 0);
+    int rc = real(fh, buf, count, datatype, request);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_iread);
+
+PIOSCOPE_EXPORT int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                        MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_iread_all) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iread_all");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_iread_all, fh, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, buf, count, datatype, request);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_iread_all);
+
+PIOSCOPE_EXPORT int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                                     MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_iwrite) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iwrite");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_iwrite, fh, IO_INDIVIDUAL, 0, 0);
+    int rc = real(fh, buf, count, datatype, request);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_iwrite);
+
+PIOSCOPE_EXPORT int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count,
+                                         MPI_Datatype datatype, MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_iwrite_all) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iwrite_all");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_iwrite_all, fh, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, buf, count, datatype, request);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_iwrite_all);
+
+PIOSCOPE_EXPORT int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                           MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_iread_shared) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iread_shared");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_iread_shared, fh, IO_SHARED, 0, 0);
+    int rc = real(fh, buf, count, datatype, request);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_iread_shared);
+
+PIOSCOPE_EXPORT int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count,
+                                            MPI_Datatype datatype, MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_iwrite_shared) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iwrite_shared");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_iwrite_shared, fh, IO_SHARED, 0, 0);
+    int rc = real(fh, buf, count, datatype, request);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_iwrite_shared);
+
+/* Split collectives. The begin takes the next instance number and records the request (size,
+ * offset); the end repeats them with the bytes transferred as result. (ROMIO does all the I/O in
+ * the begin.) */
+
+PIOSCOPE_EXPORT int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf,
+                                                int count, MPI_Datatype datatype)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_read_at_all_begin) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_at_all_begin");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_read_at_all_begin, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE,
+             offset);
+    int rc = real(fh, offset, buf, count, datatype);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_read_at_all_begin);
+
+PIOSCOPE_EXPORT int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_read_at_all_end) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_at_all_end");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    /* No new instance: the end shares its begin's. */
+    io_begin(&op, PIOSCOPE_FN_MPI_File_read_at_all_end, fh, IO_NONE, 0, 0);
+    int rc = real(fh, buf, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_split(&op, rc, st);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_read_at_all_end);
+
+PIOSCOPE_EXPORT int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count,
+                                             MPI_Datatype datatype)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_read_all_begin) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_all_begin");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_read_all_begin, fh, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, buf, count, datatype);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_read_all_begin);
+
+PIOSCOPE_EXPORT int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_read_all_end) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_all_end");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    /* No new instance: the end shares its begin's. */
+    io_begin(&op, PIOSCOPE_FN_MPI_File_read_all_end, fh, IO_NONE, 0, 0);
+    int rc = real(fh, buf, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_split(&op, rc, st);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_read_all_end);
+
+PIOSCOPE_EXPORT int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count,
+                                                 MPI_Datatype datatype)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_read_ordered_begin) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_ordered_begin");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_read_ordered_begin, fh, IO_SHARED, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, buf, count, datatype);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_read_ordered_begin);
+
+PIOSCOPE_EXPORT int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_read_ordered_end) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_ordered_end");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    /* No new instance: the end shares its begin's. */
+    io_begin(&op, PIOSCOPE_FN_MPI_File_read_ordered_end, fh, IO_NONE, 0, 0);
+    int rc = real(fh, buf, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_split(&op, rc, st);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_read_ordered_end);
+
+PIOSCOPE_EXPORT int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf,
+                                                 int count, MPI_Datatype datatype)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_write_at_all_begin) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_at_all_begin");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_write_at_all_begin, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE,
+             offset);
+    int rc = real(fh, offset, buf, count, datatype);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_write_at_all_begin);
+
+PIOSCOPE_EXPORT int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_write_at_all_end) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_at_all_end");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    /* No new instance: the end shares its begin's. */
+    io_begin(&op, PIOSCOPE_FN_MPI_File_write_at_all_end, fh, IO_NONE, 0, 0);
+    int rc = real(fh, buf, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_split(&op, rc, st);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_write_at_all_end);
+
+PIOSCOPE_EXPORT int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count,
+                                              MPI_Datatype datatype)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_write_all_begin) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_all_begin");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_write_all_begin, fh, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE,
+             0);
+    int rc = real(fh, buf, count, datatype);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_write_all_begin);
+
+PIOSCOPE_EXPORT int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_write_all_end) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_all_end");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    /* No new instance: the end shares its begin's. */
+    io_begin(&op, PIOSCOPE_FN_MPI_File_write_all_end, fh, IO_NONE, 0, 0);
+    int rc = real(fh, buf, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_split(&op, rc, st);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_write_all_end);
+
+PIOSCOPE_EXPORT int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count,
+                                                  MPI_Datatype datatype)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_write_ordered_begin) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_ordered_begin");
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, PIOSCOPE_FN_MPI_File_write_ordered_begin, fh, IO_SHARED, PIOSCOPE_F_COLLECTIVE,
+             0);
+    int rc = real(fh, buf, count, datatype);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, datatype, NULL, NULL);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_write_ordered_begin);
+
+PIOSCOPE_EXPORT int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_File_write_ordered_end) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_ordered_end");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    /* No new instance: the end shares its begin's. */
+    io_begin(&op, PIOSCOPE_FN_MPI_File_write_ordered_end, fh, IO_NONE, 0, 0);
+    int rc = real(fh, buf, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_split(&op, rc, st);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_write_ordered_end);

@@ -1,0 +1,256 @@
+/* mpi_p2p_wrappers.c: MPI point-to-point wrappers (Send, Ssend, Bsend, Rsend, Recv, Sendrecv,
+ * Isend, Issend, Irecv). object = communicator, offset = world peer << 32 | tag, size = bytes. */
+#include "mpi_common.h"
+
+/* A send-side record: dest and tag as given, bytes of the message. */
+static void send_event(pioscope_event *ev, uint16_t func, int rc, int count, MPI_Datatype type,
+                       int dest, int tag, MPI_Comm comm, pioscope_mpi_comm_ref *ref)
+{
+    ev->func = func;
+    ev->offset = pioscope_mpi_peer_tag(PIOSCOPE_MPI_NO_RANK, tag);
+    if (rc != MPI_SUCCESS) {
+        ev->error = pioscope_mpi_error_class(rc);
+        ev->result = -1;
+        return;
+    }
+    if (pioscope_mpi_comm_get(comm, ref)) {
+        ev->object = ref->object;
+        ev->offset = pioscope_mpi_peer_tag(pioscope_mpi_comm_world_rank(ref, dest), tag);
+    }
+    ev->size = pioscope_mpi_type_bytes(type, count);
+    ev->result = (int64_t)ev->size;
+}
+
+/* A receive-side record: size = the buffer's capacity, result = bytes received, offset = the
+ * actual source (world) and tag from the status. */
+static void recv_event(pioscope_event *ev, uint16_t func, int rc, int count, MPI_Datatype type,
+                       MPI_Comm comm, const MPI_Status *status)
+{
+    pioscope_mpi_comm_ref ref;
+    ev->func = func;
+    ev->offset = pioscope_mpi_peer_tag(PIOSCOPE_MPI_NO_RANK, MPI_ANY_TAG);
+    if (rc != MPI_SUCCESS) {
+        ev->error = pioscope_mpi_error_class(rc);
+        ev->result = -1;
+        return;
+    }
+    if (pioscope_mpi_comm_get(comm, &ref)) {
+        ev->object = ref.object;
+        ev->offset = pioscope_mpi_peer_tag(pioscope_mpi_comm_world_rank(&ref, status->MPI_SOURCE),
+                                           status->MPI_TAG);
+    }
+    ev->size = pioscope_mpi_type_bytes(type, count);
+    ev->result = pioscope_mpi_status_bytes(status);
+}
+
+typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+
+/* The four blocking sends differ only in the function called and recorded. */
+static inline int blocking_send(send_fn real, uint16_t func, const void *buf, int count,
+                                MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!real)
+        return MPI_ERR_INTERN;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(buf, count, datatype, dest, tag, comm);
+    int saved_errno = errno;
+    pioscope_stop(&call);
+    pioscope_event ev = {0};
+    if (call.recording) {
+        pioscope_mpi_comm_ref ref;
+        pioscope_internal_begin();
+        send_event(&ev, func, rc, count, datatype, dest, tag, comm, &ref);
+        pioscope_internal_end();
+    }
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+
+PIOSCOPE_EXPORT int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                              MPI_Comm comm)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Send) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Send");
+    return blocking_send(real, PIOSCOPE_FN_MPI_Send, buf, count, datatype, dest, tag, comm);
+}
+PIOSCOPE_MPI_ALIAS(MPI_Send);
+
+PIOSCOPE_EXPORT int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest,
+                               int tag, MPI_Comm comm)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Ssend) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Ssend");
+    return blocking_send(real, PIOSCOPE_FN_MPI_Ssend, buf, count, datatype, dest, tag, comm);
+}
+PIOSCOPE_MPI_ALIAS(MPI_Ssend);
+
+PIOSCOPE_EXPORT int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest,
+                               int tag, MPI_Comm comm)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Bsend) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Bsend");
+    return blocking_send(real, PIOSCOPE_FN_MPI_Bsend, buf, count, datatype, dest, tag, comm);
+}
+PIOSCOPE_MPI_ALIAS(MPI_Bsend);
+
+PIOSCOPE_EXPORT int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest,
+                               int tag, MPI_Comm comm)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Rsend) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Rsend");
+    return blocking_send(real, PIOSCOPE_FN_MPI_Rsend, buf, count, datatype, dest, tag, comm);
+}
+PIOSCOPE_MPI_ALIAS(MPI_Rsend);
+
+PIOSCOPE_EXPORT int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                              MPI_Comm comm, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Recv) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Recv");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local; /* the source and byte count, when the program ignores the status */
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(buf, count, datatype, source, tag, comm, st);
+    int saved_errno = errno;
+    pioscope_stop(&call);
+    pioscope_event ev = {0};
+    if (call.recording) {
+        pioscope_internal_begin();
+        recv_event(&ev, PIOSCOPE_FN_MPI_Recv, rc, count, datatype, comm, st);
+        pioscope_internal_end();
+    }
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Recv);
+
+/* The main record is the send half; the receive half is a tracer_complete child with link 0
+ * (no request): offset = actual source << 32 | tag, size = result = bytes received. */
+PIOSCOPE_EXPORT int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  int dest, int sendtag, void *recvbuf, int recvcount,
+                                  MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                                  MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Sendrecv) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Sendrecv");
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                  source, recvtag, comm, st);
+    int saved_errno = errno;
+    pioscope_event ev = {0};
+    if (call.recording) {
+        pioscope_mpi_comm_ref ref;
+        pioscope_internal_begin();
+        send_event(&ev, PIOSCOPE_FN_MPI_Sendrecv, rc, sendcount, sendtype, dest, sendtag, comm,
+                   &ref);
+        pioscope_event half = {0};
+        if (rc == MPI_SUCCESS) {
+            recv_event(&half, PIOSCOPE_FN_tracer_complete, rc, recvcount, recvtype, comm, st);
+            half.flags = PIOSCOPE_F_COMPLETION;
+            half.size = half.result > 0 ? (uint64_t)half.result : 0;
+        }
+        pioscope_internal_end();
+        if (rc == MPI_SUCCESS)
+            pioscope_record_instant(&half); /* before leave: inside the call, one level down */
+    }
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Sendrecv);
+
+typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+
+static inline int nonblocking_send(isend_fn real, uint16_t func, const void *buf, int count,
+                                   MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                                   MPI_Request *request)
+{
+    if (!real)
+        return MPI_ERR_INTERN;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(buf, count, datatype, dest, tag, comm, request);
+    int saved_errno = errno;
+    pioscope_stop(&call);
+    pioscope_event ev = {0};
+    if (call.recording) {
+        pioscope_mpi_comm_ref ref;
+        pioscope_internal_begin();
+        send_event(&ev, func, rc, count, datatype, dest, tag, comm, &ref);
+        pioscope_internal_end();
+        ev.flags = PIOSCOPE_F_NONBLOCKING;
+        if (rc == MPI_SUCCESS) {
+            ev.link = pioscope_mpi_request_id();
+            pioscope_mpi_request_track(*request, ev.link, PIOSCOPE_MPI_REQ_SEND, 0, ev.object,
+                                       ev.offset, ev.size, NULL);
+        }
+    }
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+
+PIOSCOPE_EXPORT int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest,
+                               int tag, MPI_Comm comm, MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Isend) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Isend");
+    return nonblocking_send(real, PIOSCOPE_FN_MPI_Isend, buf, count, datatype, dest, tag, comm,
+                            request);
+}
+PIOSCOPE_MPI_ALIAS(MPI_Isend);
+
+PIOSCOPE_EXPORT int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest,
+                                int tag, MPI_Comm comm, MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Issend) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Issend");
+    return nonblocking_send(real, PIOSCOPE_FN_MPI_Issend, buf, count, datatype, dest, tag, comm,
+                            request);
+}
+PIOSCOPE_MPI_ALIAS(MPI_Issend);
+
+/* The start records the requested source and tag (MPI_ANY_SOURCE: no rank, MPI_ANY_TAG: -1);
+ * the completion records the actual ones. */
+PIOSCOPE_EXPORT int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                               MPI_Comm comm, MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Irecv) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Irecv");
+    if (!real)
+        return MPI_ERR_INTERN;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(buf, count, datatype, source, tag, comm, request);
+    int saved_errno = errno;
+    pioscope_stop(&call);
+    pioscope_event ev = {0};
+    if (call.recording) {
+        pioscope_mpi_comm_ref ref;
+        pioscope_internal_begin();
+        send_event(&ev, PIOSCOPE_FN_MPI_Irecv, rc, count, datatype, source, tag, comm, &ref);
+        pioscope_internal_end();
+        ev.flags = PIOSCOPE_F_NONBLOCKING;
+        if (rc == MPI_SUCCESS) {
+            ev.link = pioscope_mpi_request_id();
+            pioscope_mpi_request_track(*request, ev.link, PIOSCOPE_MPI_REQ_RECV, 0, ev.object,
+                                       ev.offset, ev.size, &ref);
+        }
+    }
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Irecv);

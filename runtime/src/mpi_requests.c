@@ -1,0 +1,614 @@
+/* mpi_requests.c: the table of traced nonblocking requests (Isend/Issend/Irecv, MPI_File_i*) and
+ * the Wait/Test wrappers that record each call and one tracer_complete child per traced request
+ * it completed (link = the request id given at the start). */
+#include <stdlib.h>
+#include <string.h>
+#include "mpi_common.h"
+
+/* ---- the table: open addressing with backward-shift deletion, under a spinlock ----
+ *
+ * RATIONALE: a handle value does not name one request. MPICH gives every send that completes at
+ * once the same built-in handle, so several live requests (of one thread or several) can share
+ * a value. The table is therefore a multimap: a Wait/Test claims, per array element, the oldest
+ * unclaimed entry with that value, preferring entries started by the calling thread, and drops
+ * it when MPI reports the request complete (or unclaims it when not). MPI_Request_free drops
+ * one too, so a freed request's entry cannot be mistaken for the next request that reuses its
+ * handle. */
+
+#define REQUEST_SLOTS 16384u /* power of two; a start that finds it full goes untracked */
+
+typedef struct {
+    int used;
+    int claimed;             /* taken by a Wait/Test in progress */
+    MPI_Request request;
+    const void *thread;      /* the starting thread (address of one of its thread locals) */
+    uint64_t id;
+    uint64_t offset;
+    uint64_t size;
+    uint32_t object;
+    uint8_t kind;
+    uint8_t flags;           /* copied onto the completion: PIOSCOPE_F_OFFSET_UNKNOWN */
+    pioscope_mpi_comm_ref comm;
+} request_slot;
+
+/* A traced request found in an array passed to Wait/Test, copied before the real call (which
+ * overwrites the handle). */
+typedef struct {
+    int index;
+    int done; /* MPI completed it */
+    request_slot entry;
+} pending;
+
+static request_slot table[REQUEST_SLOTS];
+static int table_lock;
+static unsigned table_count; /* read without the lock: 0 lets Wait/Test skip the lookup */
+static uint64_t next_id;
+static __thread char thread_token; /* its address names the calling thread */
+
+static uint32_t request_hash(MPI_Request request)
+{
+    uint64_t key = 0;
+    memcpy(&key, &request, sizeof request < sizeof key ? sizeof request : sizeof key);
+    key ^= key >> 31;
+    key *= 0x9e3779b97f4a7c15ULL;
+    return (uint32_t)(key >> 32);
+}
+
+uint64_t pioscope_mpi_request_id(void)
+{
+    return __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
+}
+
+void pioscope_mpi_request_track(MPI_Request request, uint64_t id, int kind, uint8_t flags,
+                                uint32_t object, uint64_t offset, uint64_t size,
+                                const pioscope_mpi_comm_ref *comm)
+{
+    if (request == MPI_REQUEST_NULL)
+        return;
+    request_slot fresh = {1, 0, request, &thread_token, id, offset, size, object, (uint8_t)kind,
+                          (uint8_t)(flags & PIOSCOPE_F_OFFSET_UNKNOWN), {0}};
+    if (comm)
+        fresh.comm = *comm;
+    uint32_t home = request_hash(request);
+    pioscope_mpi_lock(&table_lock);
+    for (uint32_t i = 0; i < REQUEST_SLOTS; i++) {
+        request_slot *slot = &table[(home + i) & (REQUEST_SLOTS - 1)];
+        if (!slot->used) {
+            *slot = fresh;
+            table_count++;
+            break;
+        }
+    }
+    pioscope_mpi_unlock(&table_lock);
+}
+
+/* The slot of the oldest unclaimed entry for `request`, this thread's first; NULL if none. */
+static request_slot *oldest_locked(MPI_Request request)
+{
+    request_slot *mine = NULL, *any = NULL;
+    uint32_t home = request_hash(request);
+    for (uint32_t i = 0; i < REQUEST_SLOTS; i++) {
+        request_slot *slot = &table[(home + i) & (REQUEST_SLOTS - 1)];
+        if (!slot->used)
+            break;
+        if (slot->request != request || slot->claimed)
+            continue;
+        if (!any || slot->id < any->id)
+            any = slot;
+        if (slot->thread == &thread_token && (!mine || slot->id < mine->id))
+            mine = slot;
+    }
+    return mine ? mine : any;
+}
+
+static request_slot *find_locked(MPI_Request request, uint64_t id)
+{
+    uint32_t home = request_hash(request);
+    for (uint32_t i = 0; i < REQUEST_SLOTS; i++) {
+        request_slot *slot = &table[(home + i) & (REQUEST_SLOTS - 1)];
+        if (!slot->used)
+            return NULL;
+        if (slot->request == request && slot->id == id)
+            return slot;
+    }
+    return NULL;
+}
+
+/* Empties a slot; Knuth's algorithm R moves later entries back so probe chains stay intact. */
+static void delete_locked(request_slot *slot)
+{
+    const uint32_t mask = REQUEST_SLOTS - 1;
+    uint32_t hole = (uint32_t)(slot - table), next = hole;
+    table_count--;
+    for (;;) {
+        table[hole].used = 0;
+        for (;;) {
+            next = (next + 1) & mask;
+            if (!table[next].used)
+                return;
+            uint32_t want = request_hash(table[next].request) & mask;
+            /* The entry at `next` may fill the hole unless its home lies cyclically in
+             * (hole, next]. */
+            int stays =
+                hole <= next ? (hole < want && want <= next) : (hole < want || want <= next);
+            if (!stays)
+                break;
+        }
+        table[hole] = table[next];
+        hole = next;
+    }
+}
+
+/* After the call: drops a claimed entry whose request completed, or releases the claim. */
+static void settle(const request_slot *entry, int completed)
+{
+    pioscope_mpi_lock(&table_lock);
+    request_slot *slot = find_locked(entry->request, entry->id);
+    if (slot && completed)
+        delete_locked(slot);
+    else if (slot)
+        slot->claimed = 0;
+    pioscope_mpi_unlock(&table_lock);
+}
+
+/* ---- per-thread scratch for request arrays (grows, never shrinks) ---- */
+
+typedef struct {
+    pending *pend;
+    size_t pend_cap;
+    MPI_Status *statuses;
+    size_t status_cap;
+    int busy; /* a nested Wait (a generalized request's callback) gets a private buffer */
+} scratch;
+
+static __thread scratch thread_scratch;
+
+typedef struct {
+    scratch *owner;  /* &thread_scratch, or NULL when the buffers below are private */
+    pending *pend;
+    MPI_Status *statuses;
+    pending one;           /* for counts of 1 */
+    MPI_Status one_status;
+} work;
+
+static int work_open(work *w, int count)
+{
+    size_t n = count > 0 ? (size_t)count : 1;
+    w->owner = NULL;
+    w->pend = NULL;
+    w->statuses = NULL;
+    if (n == 1) {
+        w->pend = &w->one;
+        return 1;
+    }
+    scratch *s = &thread_scratch;
+    if (s->busy) {
+        w->pend = malloc(n * sizeof *w->pend);
+        return w->pend != NULL;
+    }
+    if (s->pend_cap < n) {
+        pending *grown = realloc(s->pend, n * sizeof *grown);
+        if (!grown)
+            return 0;
+        s->pend = grown;
+        s->pend_cap = n;
+    }
+    s->busy = 1;
+    w->owner = s;
+    w->pend = s->pend;
+    return 1;
+}
+
+/* Statuses to pass in place of MPI_STATUSES_IGNORE. */
+static MPI_Status *work_statuses(work *w, int count)
+{
+    size_t n = count > 0 ? (size_t)count : 1;
+    if (n == 1) {
+        w->statuses = &w->one_status;
+    } else if (w->owner) {
+        scratch *s = w->owner;
+        if (s->status_cap < n) {
+            MPI_Status *grown = realloc(s->statuses, n * sizeof *grown);
+            if (!grown)
+                return NULL;
+            s->statuses = grown;
+            s->status_cap = n;
+        }
+        w->statuses = s->statuses;
+    } else {
+        w->statuses = malloc(n * sizeof *w->statuses);
+    }
+    if (w->statuses)
+        memset(w->statuses, 0, n * sizeof *w->statuses);
+    return w->statuses;
+}
+
+static void work_close(work *w)
+{
+    if (w->owner) {
+        w->owner->busy = 0;
+        return;
+    }
+    if (w->pend != &w->one)
+        free(w->pend);
+    if (w->statuses != &w->one_status)
+        free(w->statuses);
+}
+
+/* Claims and copies the traced requests among requests[0..count) (in index order); returns
+ * how many. Every one must be settled after the call. */
+static int collect(const MPI_Request *requests, int count, pending *out)
+{
+    if (count <= 0 || !__atomic_load_n(&table_count, __ATOMIC_RELAXED))
+        return 0;
+    int found = 0;
+    pioscope_mpi_lock(&table_lock);
+    for (int i = 0; i < count; i++) {
+        request_slot *slot =
+            requests[i] != MPI_REQUEST_NULL ? oldest_locked(requests[i]) : NULL;
+        if (slot) {
+            slot->claimed = 1;
+            out[found].index = i;
+            out[found].done = 0;
+            out[found].entry = *slot;
+            found++;
+        }
+    }
+    pioscope_mpi_unlock(&table_lock);
+    return found;
+}
+
+static pending *find_pending(pending *pend, int n, int index)
+{
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (pend[mid].index == index)
+            return &pend[mid];
+        if (pend[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+/* One traced request completed: record its completion (when recording). status may
+ * be NULL when the call failed without per-request statuses. */
+static void complete(pending *p, const MPI_Status *status, int call_rc, int recording)
+{
+    const request_slot *e = &p->entry;
+    p->done = 1;
+    if (!recording)
+        return;
+    pioscope_event ev = {0};
+    ev.func = PIOSCOPE_FN_tracer_complete;
+    ev.flags = PIOSCOPE_F_COMPLETION | e->flags;
+    ev.object = e->object;
+    ev.link = e->id;
+    ev.offset = e->offset;
+    pioscope_internal_begin();
+    if (call_rc == MPI_ERR_IN_STATUS && status && status->MPI_ERROR != MPI_SUCCESS)
+        ev.error = pioscope_mpi_error_class(status->MPI_ERROR);
+    else if (call_rc != MPI_SUCCESS && call_rc != MPI_ERR_IN_STATUS)
+        ev.error = pioscope_mpi_error_class(call_rc);
+    int64_t bytes = (int64_t)e->size;
+    if (e->kind != PIOSCOPE_MPI_REQ_SEND)
+        bytes = status && !ev.error ? pioscope_mpi_status_bytes(status) : -1;
+    if (e->kind == PIOSCOPE_MPI_REQ_RECV && status && !ev.error)
+        ev.offset = pioscope_mpi_peer_tag(
+            pioscope_mpi_comm_world_rank(&e->comm, status->MPI_SOURCE), status->MPI_TAG);
+    pioscope_internal_end();
+    ev.size = bytes > 0 ? (uint64_t)bytes : 0;
+    ev.result = ev.error ? -1 : bytes;
+    pioscope_record_instant(&ev); /* outside the internal bracket, which would drop it */
+}
+
+/* After the call: every collected request whose handle MPI set to MPI_REQUEST_NULL completed;
+ * its status is statuses[index] (statuses may be NULL). */
+static void complete_by_index(pending *pend, int n, const MPI_Request *after,
+                              const MPI_Status *statuses, int rc, int recording)
+{
+    int have_status = statuses && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS);
+    for (int k = 0; k < n; k++)
+        if (after[pend[k].index] == MPI_REQUEST_NULL)
+            complete(&pend[k], have_status ? &statuses[pend[k].index] : NULL, rc, recording);
+}
+
+/* After Waitsome/Testsome: statuses[k] belongs to requests[indices[k]]. */
+static void complete_some(pending *pend, int n, int outcount, const int *indices,
+                          const MPI_Status *statuses, int rc, int recording)
+{
+    if (outcount == MPI_UNDEFINED)
+        return;
+    int have_status = statuses && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS);
+    for (int k = 0; k < outcount; k++) {
+        pending *p = find_pending(pend, n, indices[k]);
+        if (p)
+            complete(p, have_status ? &statuses[k] : NULL, rc, recording);
+    }
+}
+
+/* After Waitany/Testany: the one request at index completed (if index is defined). */
+static void complete_one(pending *pend, int n, int index, const MPI_Status *status, int rc,
+                         int recording)
+{
+    if (index == MPI_UNDEFINED)
+        return;
+    pending *p = find_pending(pend, n, index);
+    if (p)
+        complete(p, rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS ? status : NULL, rc, recording);
+}
+
+/* After the call, for every claimed request: drop it if it completed, else release it. */
+static void settle_all(const pending *pend, int n)
+{
+    for (int k = 0; k < n; k++)
+        settle(&pend[k].entry, pend[k].done);
+}
+
+static void wait_event(pioscope_event *ev, uint16_t func, int count, int rc, int64_t completed)
+{
+    ev->func = func;
+    ev->size = count > 0 ? (uint64_t)count : 0;
+    ev->result = completed;
+    if (rc != MPI_SUCCESS) {
+        pioscope_internal_begin();
+        ev->error = pioscope_mpi_error_class(rc);
+        pioscope_internal_end();
+        ev->result = -1;
+    }
+}
+
+/* ---- the wrappers ---- */
+
+PIOSCOPE_EXPORT int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Wait) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Wait");
+    if (!real)
+        return MPI_ERR_INTERN;
+    pending p;
+    int n = collect(request, 1, &p);
+    MPI_Status local;
+    MPI_Status *st = n && status == MPI_STATUS_IGNORE ? memset(&local, 0, sizeof local) : status;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(request, st);
+    int saved_errno = errno;
+    pioscope_event ev = {0};
+    complete_by_index(&p, n, request, st == MPI_STATUS_IGNORE ? NULL : st, rc, call.recording);
+    settle_all(&p, n);
+    if (call.recording)
+        wait_event(&ev, PIOSCOPE_FN_MPI_Wait, 1, rc, 1);
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Wait);
+
+PIOSCOPE_EXPORT int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Test) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Test");
+    if (!real)
+        return MPI_ERR_INTERN;
+    pending p;
+    int n = collect(request, 1, &p);
+    MPI_Status local;
+    MPI_Status *st = n && status == MPI_STATUS_IGNORE ? memset(&local, 0, sizeof local) : status;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(request, flag, st);
+    int saved_errno = errno;
+    pioscope_event ev = {0};
+    if (rc == MPI_SUCCESS && *flag)
+        complete_by_index(&p, n, request, st == MPI_STATUS_IGNORE ? NULL : st, rc, call.recording);
+    settle_all(&p, n);
+    if (call.recording)
+        wait_event(&ev, PIOSCOPE_FN_MPI_Test, 1, rc, rc == MPI_SUCCESS && *flag);
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Test);
+
+PIOSCOPE_EXPORT int PMPI_Waitall(int count, MPI_Request array_of_requests[],
+                                 MPI_Status array_of_statuses[])
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Waitall) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Waitall");
+    if (!real)
+        return MPI_ERR_INTERN;
+    work w;
+    int n = work_open(&w, count) ? collect(array_of_requests, count, w.pend) : 0;
+    MPI_Status *st = array_of_statuses;
+    if (n && st == MPI_STATUSES_IGNORE)
+        st = work_statuses(&w, count) ? w.statuses : MPI_STATUSES_IGNORE;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(count, array_of_requests, st);
+    int saved_errno = errno;
+    pioscope_event ev = {0};
+    complete_by_index(w.pend, n, array_of_requests, st == MPI_STATUSES_IGNORE ? NULL : st, rc,
+                      call.recording);
+    settle_all(w.pend, n);
+    if (call.recording)
+        wait_event(&ev, PIOSCOPE_FN_MPI_Waitall, count, rc, count);
+    work_close(&w);
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Waitall);
+
+PIOSCOPE_EXPORT int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                                 MPI_Status array_of_statuses[])
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Testall) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Testall");
+    if (!real)
+        return MPI_ERR_INTERN;
+    work w;
+    int n = work_open(&w, count) ? collect(array_of_requests, count, w.pend) : 0;
+    MPI_Status *st = array_of_statuses;
+    if (n && st == MPI_STATUSES_IGNORE)
+        st = work_statuses(&w, count) ? w.statuses : MPI_STATUSES_IGNORE;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(count, array_of_requests, flag, st);
+    int saved_errno = errno;
+    pioscope_event ev = {0};
+    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *flag)
+        complete_by_index(w.pend, n, array_of_requests, st == MPI_STATUSES_IGNORE ? NULL : st, rc,
+                          call.recording);
+    settle_all(w.pend, n);
+    if (call.recording)
+        wait_event(&ev, PIOSCOPE_FN_MPI_Testall, count, rc, rc == MPI_SUCCESS && *flag ? count : 0);
+    work_close(&w);
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Testall);
+
+PIOSCOPE_EXPORT int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *indx,
+                                 MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Waitany) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Waitany");
+    if (!real)
+        return MPI_ERR_INTERN;
+    work w;
+    int n = work_open(&w, count) ? collect(array_of_requests, count, w.pend) : 0;
+    MPI_Status local;
+    MPI_Status *st = n && status == MPI_STATUS_IGNORE ? memset(&local, 0, sizeof local) : status;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(count, array_of_requests, indx, st);
+    int saved_errno = errno;
+    pioscope_event ev = {0};
+    if (rc == MPI_SUCCESS)
+        complete_one(w.pend, n, *indx, st == MPI_STATUS_IGNORE ? NULL : st, rc, call.recording);
+    settle_all(w.pend, n);
+    if (call.recording)
+        wait_event(&ev, PIOSCOPE_FN_MPI_Waitany, count, rc, *indx != MPI_UNDEFINED);
+    work_close(&w);
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Waitany);
+
+PIOSCOPE_EXPORT int PMPI_Testany(int count, MPI_Request array_of_requests[], int *indx,
+                                 int *flag, MPI_Status *status)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Testany) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Testany");
+    if (!real)
+        return MPI_ERR_INTERN;
+    work w;
+    int n = work_open(&w, count) ? collect(array_of_requests, count, w.pend) : 0;
+    MPI_Status local;
+    MPI_Status *st = n && status == MPI_STATUS_IGNORE ? memset(&local, 0, sizeof local) : status;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(count, array_of_requests, indx, flag, st);
+    int saved_errno = errno;
+    pioscope_event ev = {0};
+    int done = rc == MPI_SUCCESS && *flag && *indx != MPI_UNDEFINED;
+    if (done)
+        complete_one(w.pend, n, *indx, st == MPI_STATUS_IGNORE ? NULL : st, rc, call.recording);
+    settle_all(w.pend, n);
+    if (call.recording)
+        wait_event(&ev, PIOSCOPE_FN_MPI_Testany, count, rc, done);
+    work_close(&w);
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Testany);
+
+PIOSCOPE_EXPORT int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                                  int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Waitsome) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Waitsome");
+    if (!real)
+        return MPI_ERR_INTERN;
+    work w;
+    int n = work_open(&w, incount) ? collect(array_of_requests, incount, w.pend) : 0;
+    MPI_Status *st = array_of_statuses;
+    if (n && st == MPI_STATUSES_IGNORE)
+        st = work_statuses(&w, incount) ? w.statuses : MPI_STATUSES_IGNORE;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(incount, array_of_requests, outcount, array_of_indices, st);
+    int saved_errno = errno;
+    pioscope_event ev = {0};
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
+        complete_some(w.pend, n, *outcount, array_of_indices,
+                      st == MPI_STATUSES_IGNORE ? NULL : st, rc, call.recording);
+    settle_all(w.pend, n);
+    if (call.recording)
+        wait_event(&ev, PIOSCOPE_FN_MPI_Waitsome, incount, rc,
+                   *outcount == MPI_UNDEFINED ? 0 : *outcount);
+    work_close(&w);
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Waitsome);
+
+PIOSCOPE_EXPORT int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                                  int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Testsome) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Testsome");
+    if (!real)
+        return MPI_ERR_INTERN;
+    work w;
+    int n = work_open(&w, incount) ? collect(array_of_requests, incount, w.pend) : 0;
+    MPI_Status *st = array_of_statuses;
+    if (n && st == MPI_STATUSES_IGNORE)
+        st = work_statuses(&w, incount) ? w.statuses : MPI_STATUSES_IGNORE;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(incount, array_of_requests, outcount, array_of_indices, st);
+    int saved_errno = errno;
+    pioscope_event ev = {0};
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
+        complete_some(w.pend, n, *outcount, array_of_indices,
+                      st == MPI_STATUSES_IGNORE ? NULL : st, rc, call.recording);
+    settle_all(w.pend, n);
+    if (call.recording)
+        wait_event(&ev, PIOSCOPE_FN_MPI_Testsome, incount, rc,
+                   *outcount == MPI_UNDEFINED ? 0 : *outcount);
+    work_close(&w);
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Testsome);
+
+/* Not recorded (not in functions.def): a freed request's entry must go, or the next request that
+ * MPI gives the same handle would be matched with it. */
+PIOSCOPE_EXPORT int PMPI_Request_free(MPI_Request *request)
+{
+    static void *real_slot;
+    __typeof__(&PMPI_Request_free) real =
+        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Request_free");
+    if (!real)
+        return MPI_ERR_INTERN;
+    pending p;
+    int n = collect(request, 1, &p);
+    int rc = real(request);
+    int saved_errno = errno;
+    p.done = rc == MPI_SUCCESS;
+    settle_all(&p, n);
+    errno = saved_errno;
+    return rc;
+}
+PIOSCOPE_MPI_ALIAS(MPI_Request_free);

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""check_all_calls.py: asserts on the raw files of one traced run of mpi_all_calls.c.
+
+    check_all_calls.py <raw dir> [<expect dir, unused>] [--verbose]
+
+Every MPI and MPI-IO function of functions.def must be recorded by the program itself (depth 0)
+on every rank (the point-to-point ones on the ranks that make them), with its family's flags,
+object and link: collective MPI-IO calls carry an instance link equal on all ranks, split
+collective ends share their begin's link, nonblocking starts carry a request id that one
+tracer_complete child of a Wait/Test carries too. Exit 0 when all checks pass.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import praw  # noqa: E402
+from praw import F_COLLECTIVE, F_NONBLOCKING, F_OFFSET_UNKNOWN, F_COMPLETION, NO_RANK  # noqa
+
+N = 256
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def main():
+    raws = praw.read_dir(sys.argv[1])
+    verbose = "--verbose" in sys.argv
+    ranks = sorted(r for r in raws if r >= 0)
+    size = len(ranks)
+    if not check(size >= 2 and size % 2 == 0, f"an even number of ranks (got {ranks})"):
+        return 1
+    wanted = [name for fid, name in praw.FUNC_NAMES.items() if 300 <= fid < 500]
+    p2p_only_even = {"MPI_Ssend", "MPI_Bsend", "MPI_Rsend"}
+    seqs = {}
+    for r in ranks:
+        raw = raws[r]
+        top = [e for e in raw.sorted_events() if e.depth == 0]
+        seen = {e.name for e in top}
+        for name in wanted:
+            if name == "MPI_Init":
+                continue  # the program calls MPI_Init_thread
+            if name in p2p_only_even and r % 2:
+                continue
+            if name == "MPI_File_delete" and r != 0:
+                continue
+            check(name in seen, f"rank {r}: {name} recorded")
+        for e in top:
+            if 300 <= e.func < 400:
+                is_coll = any(k in e.name for k in ("_all", "_ordered", "open", "close",
+                                                    "set_view", "set_size", "preallocate",
+                                                    "set_info", "sync", "seek_shared"))
+                check(bool(e.flags & F_COLLECTIVE) == is_coll,
+                      f"rank {r}: {e.name} collective flag {e.flags:#x}")
+                if e.name != "MPI_File_delete":
+                    check(raw.strings.get(e.object, "").startswith("/"),
+                          f"rank {r}: {e.name} object is the file path")
+                shared = "_shared" in e.name or "_ordered" in e.name
+                if e.name.startswith(("MPI_File_read", "MPI_File_write", "MPI_File_iread",
+                                      "MPI_File_iwrite")):
+                    check(bool(e.flags & F_OFFSET_UNKNOWN) == shared,
+                          f"rank {r}: {e.name} offset known unless shared ({e})")
+                    check(e.size == N, f"rank {r}: {e.name} size {e.size}")
+                    if not shared:
+                        check(e.offset % (size * N) == r * N,
+                              f"rank {r}: {e.name} offset {e.offset} in this rank's block")
+                if e.flags & F_NONBLOCKING:
+                    done = [c for c in raw.named("tracer_complete") if c.link == e.link]
+                    check(len(done) == 1 and done[0].result == N and done[0].depth == 1,
+                          f"rank {r}: {e.name} completed once with {N} bytes ({done})")
+        seqs[r] = [(e.name, e.link) for e in top if 300 <= e.func < 400 and
+                   e.flags & F_COLLECTIVE and not e.flags & F_NONBLOCKING]
+        for a, b in zip(top, top[1:]):
+            if a.name.endswith("_begin") and b.name == a.name.replace("_begin", "_end"):
+                check(a.link == b.link and a.link, f"rank {r}: {a.name}/{b.name} share a link")
+        # Point-to-point: every nonblocking start completes exactly once, with its own tag.
+        for e in top:
+            if e.name in ("MPI_Isend", "MPI_Issend", "MPI_Irecv"):
+                done = [c for c in raw.named("tracer_complete") if c.link == e.link]
+                check(len(done) == 1 and done[0].size == 4 and done[0].peer == r ^ 1 and
+                      done[0].tag == e.tag,
+                      f"rank {r}: {e.name} tag {e.tag} completed from/to {r ^ 1} ({done})")
+        recvs = [e for e in top if e.name == "MPI_Recv" and e.size]
+        check(all(e.peer == r ^ 1 for e in recvs), f"rank {r}: Recv peers resolved")
+        # Collectives: root rank 1 in world ranks, comm size, COLLECTIVE flag.
+        for e in top:
+            if 430 <= e.func <= 446:
+                rooted = e.name in ("MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Gatherv",
+                                    "MPI_Scatter", "MPI_Scatterv")
+                check(e.flags & F_COLLECTIVE and e.tag == size and
+                      e.peer == (1 if rooted else NO_RANK),
+                      f"rank {r}: {e.name} root/comm size ({e})")
+        scat = [e for e in top if e.name == "MPI_Scatter"]
+        check(scat and scat[0].size == (8 * size if r == 1 else 0),
+              f"rank {r}: Scatter bytes only at the root ({scat})")
+        if verbose:
+            for e in top:
+                print(r, e)
+    check(all(seqs[r] == seqs[ranks[0]] for r in ranks),
+          "collective MPI-IO (function, link) sequences equal on all ranks")
+    print("OK" if not FAILURES else f"{len(FAILURES)} check(s) failed")
+    return 0 if not FAILURES else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

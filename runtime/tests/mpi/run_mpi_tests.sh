@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# run_mpi_tests.sh: builds the MPI test programs, runs each under the tracer with mpiexec and
+# checks the raw files with its Python checker. Prints PASS/FAIL per program; exits 1 on failure.
+# usage: run_mpi_tests.sh LIB_DIR [RANKS]    (RANKS: even, default 4; oversubscribes)
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+LIB=$(cd "$1" && pwd)/libpioscope.so
+RANKS=${2:-4}
+MPICC=${MPICC:-mpicc}
+MPIEXEC=${MPIEXEC:-mpiexec}
+export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the source tree
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/pioscope-mpi-tests.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+failed=0
+
+# run NAME RANKS CHECKER [program args...]: one traced run, then its checker on the raw files.
+run() {
+    local name=$1 ranks=$2 checker=$3
+    shift 3
+    local dir=$WORK/$name
+    mkdir -p "$dir/raw" "$dir/expect" "$dir/data"
+    if ! "$MPICC" -O1 -pthread -o "$dir/$name" "$HERE/$name.c" 2>"$dir/build.log"; then
+        cat "$dir/build.log"
+        echo "FAIL $name (build)"
+        failed=1
+        return
+    fi
+    local args=("${@//@DIR@/$dir}")
+    if ! timeout 600 env PIOSCOPE_RAW_DIR="$dir/raw" LD_PRELOAD="$LIB" \
+            "$MPIEXEC" -n "$ranks" "$dir/$name" "${args[@]}"; then
+        echo "FAIL $name (run)"
+        failed=1
+        return
+    fi
+    if python3 "$HERE/$checker" "$dir/raw" "$dir/expect"; then
+        echo "PASS $name"
+    else
+        echo "FAIL $name"
+        failed=1
+    fi
+}
+
+# Every MPI and MPI-IO function of functions.def is exported under its MPI_ and PMPI_ names.
+exported=$(nm -D --defined-only "$LIB" | awk '{print $3}')
+missing=$(sed -n 's/^PIOSCOPE_FUNC([34][0-9][0-9], *MPI[A-Z]*, *\(MPI_[A-Za-z_]*\)).*/\1/p' \
+              "$HERE/../../src/functions.def" |
+          while read -r name; do
+              for symbol in "$name" "P$name"; do
+                  grep -qx "$symbol" <<<"$exported" || echo "$symbol"
+              done
+          done)
+if [ -z "$missing" ]; then
+    echo "PASS symbols"
+else
+    echo "FAIL symbols: not exported: $missing"
+    failed=1
+fi
+
+run mpiio_trace "$RANKS" check_mpiio_trace.py @DIR@/data/file.dat @DIR@/expect
+run mpi_all_calls "$RANKS" check_all_calls.py @DIR@/data/all.dat
+run mpi_threads 2 check_threads.py
+exit $failed
