@@ -8,6 +8,12 @@
 #include <stdint.h>
 #include "raw_format.h"
 
+/* Symbols the application may reach (intercepted functions, the public API) are marked
+ * PIOSCOPE_EXPORT; everything else is hidden by -fvisibility=hidden. PIOSCOPE_HIDDEN on the
+ * shared internal data below lets the compiler address it without the GOT. */
+#define PIOSCOPE_EXPORT __attribute__((visibility("default")))
+#define PIOSCOPE_HIDDEN __attribute__((visibility("hidden")))
+
 /* The function ids of functions.def as PIOSCOPE_FN_<name>. */
 enum pioscope_func {
 #define PIOSCOPE_FUNC(id, layer, name) PIOSCOPE_FN_##name = id,
@@ -18,6 +24,7 @@ enum pioscope_func {
 /* One call in flight, on the caller's stack. */
 typedef struct {
     uint64_t start;   /* clock ticks at entry */
+    uint64_t end;     /* clock ticks at exit if pioscope_stop ran, else 0 (leave reads it) */
     int recording;    /* 0 when the tracer is off or this call was made by the tracer itself */
 } pioscope_call;
 
@@ -34,11 +41,61 @@ typedef struct {
 } pioscope_event;
 
 /* Returns the address of the next definition of `name` after this library (dlsym RTLD_NEXT),
- * or NULL. Wrappers cache the result in a static pointer. */
+ * or NULL. Wrappers cache the result in a static pointer. Returns NULL when called again on a
+ * thread that is already resolving (dlsym reaching an intercepted function). */
 void *pioscope_real(const char *name);
+/* The real function cached in *slot, resolved on first use. */
+static inline void *pioscope_resolve(void **slot, const char *name)
+{
+    void *p = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (__builtin_expect(!p, 0)) {
+        p = pioscope_real(name);
+        __atomic_store_n(slot, p, __ATOMIC_RELAXED);
+    }
+    return p;
+}
+
+/* Per-thread tracer state. Kept small: it lives in the static TLS block (initial-exec model,
+ * no __tls_get_addr call on the hot path); the buffer itself is mmap'd (buffer.c). */
+struct pioscope_tbuf;
+typedef struct {
+    uint32_t depth;              /* traced calls (and regions) in flight on this thread */
+    uint32_t internal;           /* pioscope_internal_begin nesting */
+    struct pioscope_tbuf *buf;   /* this thread's buffer, NULL until its first record */
+} pioscope_thread_state;
+
+extern __thread pioscope_thread_state pioscope_thread
+    __attribute__((tls_model("initial-exec"))) PIOSCOPE_HIDDEN;
+/* 1 while the process records (set at init, cleared at the end or when the tracer fails). */
+extern int pioscope_recording PIOSCOPE_HIDDEN;
+/* 1 when the record clock is rdtsc, 0 when it is CLOCK_MONOTONIC ns (clock.c). */
+extern int pioscope_clock_tsc PIOSCOPE_HIDDEN;
+
+/* Clocks. */
+uint64_t pioscope_mono_ns(void); /* CLOCK_MONOTONIC in ns */
+static inline uint64_t pioscope_ticks(void) /* the record clock */
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_expect(pioscope_clock_tsc, 1)) return __builtin_ia32_rdtsc();
+#endif
+    return pioscope_mono_ns();
+}
 
 /* Begins a traced call: reads the clock and deepens this thread's nesting. */
-void pioscope_enter(pioscope_call *call);
+static inline void pioscope_enter(pioscope_call *call)
+{
+    pioscope_thread_state *t = &pioscope_thread;
+    call->recording = __atomic_load_n(&pioscope_recording, __ATOMIC_RELAXED) && !t->internal;
+    call->end = 0;
+    t->depth++;
+    call->start = call->recording ? pioscope_ticks() : 0;
+}
+/* Optional: freezes the call's end time right after the real call, so work the wrapper does
+ * before pioscope_leave (interning a path) is not counted in the call's duration. */
+static inline void pioscope_stop(pioscope_call *call)
+{
+    if (call->recording) call->end = pioscope_ticks();
+}
 /* Ends it: restores the nesting and appends the record (and its ext record when needed). Never
  * changes errno. */
 void pioscope_leave(const pioscope_call *call, const pioscope_event *event);
@@ -54,6 +111,8 @@ void pioscope_internal_end(void);
  * Paths are made absolute; `fd` >= 0 lets the file system type come from fstatfs. */
 uint32_t pioscope_intern_path(const char *path, int fd);
 uint32_t pioscope_intern_string(uint16_t kind, const char *text);
+/* Like pioscope_intern_path for a path relative to directory fd `dirfd` (openat family). */
+uint32_t pioscope_intern_path_at(int dirfd, const char *path, int fd);
 
 /* Side chunks, written at once (not on a hot path). */
 void pioscope_write_job_fact(const char *key, const char *value);
@@ -63,10 +122,6 @@ void pioscope_write_clock_sync(uint32_t phase, int64_t offset_ns, uint64_t rtt_n
                                uint64_t local_mono_ns);
 /* Flushes every thread's buffer (MPI_Finalize, exit, fatal signals). */
 void pioscope_flush_all(void);
-
-/* Clocks. */
-uint64_t pioscope_ticks(void);   /* the record clock */
-uint64_t pioscope_mono_ns(void); /* CLOCK_MONOTONIC in ns */
 
 /* Rank of this process once MPI_Init has run, -1 before (and in programs without MPI). */
 void pioscope_set_rank(int rank, int size);

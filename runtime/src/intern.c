@@ -1,0 +1,246 @@
+/* intern.c: owns the process-wide string table (file paths, region names, communicators): ids,
+ * absolute paths, the file system type of each path, and the STRING chunk of each new string.
+ * Reached from open/fopen and region begins, never from read/write: a mutex is fine here. */
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/statfs.h>
+
+#include "core.h"
+#include "fd_table.h"
+#include "sys.h"
+
+#define BUCKETS (1u << 16)
+#define MAX_IDS (1u << 22)
+#define ARENA_BYTES (1u << 20)
+
+struct entry {
+    struct entry *next;   /* same bucket */
+    uint64_t hash;
+    uint64_t fs_magic;
+    uint32_t id;
+    uint16_t kind;
+    uint16_t length;
+    char text[];          /* NUL-terminated */
+};
+
+static struct entry **buckets;  /* mmap'd */
+static struct entry **by_id;    /* mmap'd, MAX_IDS slots; atomic stores */
+static char *arena;
+static size_t arena_left;
+static uint32_t next_id = 1;    /* atomic loads outside the lock */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+int pioscope_intern_init(void)
+{
+    if (buckets) return 0;
+    by_id = pio_mmap_anon(sizeof *by_id * MAX_IDS);
+    buckets = pio_mmap_anon(sizeof *buckets * BUCKETS);
+    return buckets && by_id ? 0 : -1;
+}
+
+static uint64_t hash_text(uint16_t kind, const char *text, size_t n)
+{
+    uint64_t h = 1469598103934665603ull ^ kind;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+    return h;
+}
+
+static struct entry *find(uint64_t h, uint16_t kind, const char *text, size_t n)
+{
+    for (struct entry *e = buckets[h % BUCKETS]; e; e = e->next)
+        if (e->hash == h && e->kind == kind && e->length == n && !memcmp(e->text, text, n))
+            return e;
+    return NULL;
+}
+
+static long write_string(int fd, const struct entry *e)
+{
+    pioscope_raw_string s = {e->id, e->kind, e->length, e->fs_magic};
+    struct iovec parts[2] = {{&s, sizeof s}, {(void *)e->text, e->length}};
+    if (fd >= 0) return pioscope_raw_chunk_to(fd, PIOSCOPE_CHUNK_STRING, 0, parts, 2);
+    return pioscope_raw_chunk(PIOSCOPE_CHUNK_STRING, pioscope_thread_number(), parts, 2);
+}
+
+/* Caller holds the lock. */
+static struct entry *insert(uint64_t h, uint16_t kind, const char *text, size_t n,
+                            uint64_t fs_magic)
+{
+    if (next_id >= MAX_IDS) return NULL;
+    size_t need = (sizeof(struct entry) + n + 1 + 7) & ~(size_t)7;
+    if (need > arena_left) {
+        size_t bytes = need > ARENA_BYTES ? need : ARENA_BYTES;
+        char *a = pio_mmap_anon(bytes);
+        if (!a) return NULL;
+        arena = a;
+        arena_left = bytes;
+    }
+    struct entry *e = (struct entry *)arena;
+    arena += need;
+    arena_left -= need;
+    e->hash = h;
+    e->fs_magic = fs_magic;
+    e->kind = kind;
+    e->length = (uint16_t)n;
+    memcpy(e->text, text, n);
+    e->text[n] = 0;
+    e->id = next_id;
+    e->next = buckets[h % BUCKETS];
+    buckets[h % BUCKETS] = e;
+    __atomic_store_n(&by_id[e->id], e, __ATOMIC_RELEASE);
+    __atomic_store_n(&next_id, next_id + 1, __ATOMIC_RELEASE);
+    /* Written before the id is returned, so the string precedes every record using it. */
+    write_string(-1, e);
+    return e;
+}
+
+/* The file system type (statfs f_type) of an absolute path: from fstatfs(fd) when the file is
+ * open, else statfs of the path, else of its directory (a file that does not exist yet). The
+ * path is cut at its last slash for that, then restored. */
+static uint64_t fs_magic_of(char *path, size_t n, int fd)
+{
+    struct statfs sf;
+    if (fd >= 0 && pio_fstatfs(fd, &sf) == 0) return (uint64_t)(unsigned long)sf.f_type;
+    if (pio_statfs(path, &sf) == 0) return (uint64_t)(unsigned long)sf.f_type;
+    size_t cut = n;
+    while (cut > 1 && path[cut - 1] != '/') cut--;
+    if (cut > 1) cut--;  /* keep "/" itself */
+    char saved = path[cut];
+    path[cut] = 0;
+    long r = pio_statfs(path, &sf);
+    path[cut] = saved;
+    return r == 0 ? (uint64_t)(unsigned long)sf.f_type : 0;
+}
+
+/* `text` is NUL-terminated at n; FILE texts are writable (fs_magic_of cuts them briefly). */
+static uint32_t intern(uint16_t kind, char *text, size_t n, int fd)
+{
+    if (!buckets || !text) return 0;
+    if (n > UINT16_MAX) n = UINT16_MAX;
+    uint64_t h = hash_text(kind, text, n);
+    pthread_mutex_lock(&lock);
+    struct entry *e = find(h, kind, text, n);
+    pthread_mutex_unlock(&lock);
+    if (e) return e->id;
+
+    uint64_t magic = kind == PIOSCOPE_STRING_FILE ? fs_magic_of(text, n, fd) : 0;
+    pthread_mutex_lock(&lock);
+    e = find(h, kind, text, n);
+    if (!e) e = insert(h, kind, text, n, magic);
+    pthread_mutex_unlock(&lock);
+    return e ? e->id : 0;
+}
+
+uint32_t pioscope_intern_string(uint16_t kind, const char *text)
+{
+    if (!text) return 0;
+    if (kind == PIOSCOPE_STRING_FILE) return pioscope_intern_path(text, -1);
+    return intern(kind, (char *)text, strlen(text), -1);  /* not written to: not a FILE */
+}
+
+/* Appends `path` to the absolute directory `out` (length n, no trailing slash except "/"),
+ * resolving "." and ".." and repeated slashes lexically. Returns the new length, or 0 if it
+ * does not fit. */
+static size_t join_path(char *out, size_t n, size_t cap, const char *path)
+{
+    const char *p = path;
+    while (*p) {
+        while (*p == '/') p++;
+        const char *s = p;
+        while (*p && *p != '/') p++;
+        size_t len = (size_t)(p - s);
+        if (len == 0 || (len == 1 && s[0] == '.')) continue;
+        if (len == 2 && s[0] == '.' && s[1] == '.') {
+            while (n > 1 && out[n - 1] != '/') n--;
+            if (n > 1) n--;  /* the slash before the removed component */
+            out[n] = 0;
+            continue;
+        }
+        if (n + 1 + len + 1 > cap) return 0;
+        if (n > 1) out[n++] = '/';
+        memcpy(out + n, s, len);
+        n += len;
+        out[n] = 0;
+    }
+    return n;
+}
+
+/* `abs` holds an absolute directory (NUL-terminated, room for PATH_MAX): `path` is joined to
+ * it in place and the result interned. */
+static uint32_t intern_joined(char *abs, const char *path, int fd)
+{
+    size_t n = strlen(abs);
+    if (n == 0 || abs[0] != '/') return 0;
+    while (n > 1 && abs[n - 1] == '/') abs[--n] = 0;
+    n = join_path(abs, n, PATH_MAX, path);
+    if (n == 0) return 0;
+    return intern(PIOSCOPE_STRING_FILE, abs, n, fd);
+}
+
+uint32_t pioscope_intern_path(const char *path, int fd)
+{
+    if (!path || !buckets) return 0;
+    char abs[PATH_MAX];
+    if (path[0] == '/') {
+        abs[0] = '/';
+        abs[1] = 0;
+    } else if (pio_getcwd(abs, sizeof abs) < 0) {
+        return 0;
+    }
+    return intern_joined(abs, path, fd);
+}
+
+uint32_t pioscope_intern_path_at(int dirfd, const char *path, int fd)
+{
+    if (!path || !buckets) return 0;
+    if (path[0] == '/' || dirfd == AT_FDCWD) return pioscope_intern_path(path, fd);
+    if (path[0] == 0) return pioscope_fd_file(dirfd);  /* AT_EMPTY_PATH: the fd itself */
+    char abs[PATH_MAX];
+    const char *dir = pioscope_intern_text(pioscope_fd_file(dirfd));
+    if (dir) {
+        size_t n = strlen(dir);
+        if (n >= sizeof abs) return 0;
+        memcpy(abs, dir, n + 1);
+    } else {
+        char proc[64];
+        pioscope_text t = {proc, sizeof proc, 0};
+        pioscope_text_str(&t, "/proc/self/fd/");
+        pioscope_text_i64(&t, dirfd);
+        long n = pio_readlinkat(AT_FDCWD, proc, abs, sizeof abs - 1);
+        if (n <= 0) return 0;
+        abs[n] = 0;
+    }
+    return intern_joined(abs, path, fd);
+}
+
+const char *pioscope_intern_text(uint32_t id)
+{
+    if (!by_id || id == 0 || id >= MAX_IDS) return NULL;
+    struct entry *e = __atomic_load_n(&by_id[id], __ATOMIC_ACQUIRE);
+    return e ? e->text : NULL;
+}
+
+/* Lock-free: entries are immutable once published. A string being inserted meanwhile is
+ * written by its inserter after the new file exists, at worst twice (same id and text). */
+void pioscope_intern_replay(int fd)
+{
+    uint32_t end = __atomic_load_n(&next_id, __ATOMIC_ACQUIRE);
+    for (uint32_t id = 1; id < end; id++) {
+        struct entry *e = __atomic_load_n(&by_id[id], __ATOMIC_ACQUIRE);
+        if (e) write_string(fd, e);
+    }
+}
+
+void pioscope_intern_lock_for_fork(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void pioscope_intern_unlock_after_fork(int child)
+{
+    if (child)
+        pthread_mutex_init(&lock, NULL);
+    else
+        pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,549 @@
+/* rawfile.c: owns the process's raw file: its name and creation, the file header and JOB facts,
+ * writing whole chunks (one writev each, O_APPEND), side chunks (settings, clock sync), the
+ * final END/PARTIAL chunk, and stopping the tracer when a write fails. */
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+
+#include "clock.h"
+#include "core.h"
+#include "sys.h"
+
+static int raw_fd = -1;            /* atomic */
+static int raw_pending;            /* atomic: a forked child creates its file on first chunk */
+static int raw_dead;               /* atomic: no more chunks (final written, or failed) */
+static int raw_failed;             /* atomic: a write failed */
+static int raw_final_started;      /* atomic */
+static uint32_t forked_from;
+static char raw_dir[PATH_MAX];
+static char raw_file[PATH_MAX];
+static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t create_owner;     /* valid while creating (under create_lock) */
+static int creating;               /* atomic */
+static int replay_strings;         /* a re-created file repeats the strings interned so far */
+
+/* JOB facts written through pioscope_write_job_fact, kept so a forked child's file has them. */
+static pthread_mutex_t facts_lock = PTHREAD_MUTEX_INITIALIZER;
+static char facts[16384];
+static size_t facts_len;
+
+static const char zeros[8];
+
+const char *pioscope_errno_name(int err)
+{
+    switch (err) {
+    case EPERM: return "EPERM";
+    case ENOENT: return "ENOENT";
+    case EIO: return "EIO";
+    case EBADF: return "EBADF";
+    case ENOMEM: return "ENOMEM";
+    case EACCES: return "EACCES";
+    case EFAULT: return "EFAULT";
+    case EEXIST: return "EEXIST";
+    case ENOTDIR: return "ENOTDIR";
+    case EISDIR: return "EISDIR";
+    case EINVAL: return "EINVAL";
+    case EMFILE: return "EMFILE";
+    case ENFILE: return "ENFILE";
+    case EFBIG: return "EFBIG";
+    case ENOSPC: return "ENOSPC";
+    case EROFS: return "EROFS";
+    case EPIPE: return "EPIPE";
+    case ENAMETOOLONG: return "ENAMETOOLONG";
+    case EDQUOT: return "EDQUOT";
+    case ESTALE: return "ESTALE";
+    default: return NULL;
+    }
+}
+
+static void text_errno(pioscope_text *t, int err)
+{
+    const char *name = pioscope_errno_name(err);
+    if (name) {
+        pioscope_text_str(t, name);
+    } else {
+        pioscope_text_str(t, "errno ");
+        pioscope_text_i64(t, err);
+    }
+}
+
+/* ---- writing ---- */
+
+/* Writes all of iov (copied: a short write resumes where it stopped). Returns 0 or -errno. */
+static long write_all(int fd, const struct iovec *iov, int n)
+{
+    struct iovec v[16];
+    if (n > 16) return -EINVAL;
+    memcpy(v, iov, sizeof *v * (size_t)n);
+    int i = 0;
+    while (i < n) {
+        long r = pio_writev(fd, v + i, n - i);
+        if (r == -EINTR) continue;
+        if (r < 0) return r;
+        if (r == 0) return -EIO;
+        while (i < n && (size_t)r >= v[i].iov_len) r -= (long)v[i++].iov_len;
+        if (i < n) {
+            v[i].iov_base = (char *)v[i].iov_base + r;
+            v[i].iov_len -= (size_t)r;
+        }
+    }
+    return 0;
+}
+
+void pioscope_raw_fill_header(pioscope_raw_chunk_header *h, uint16_t kind, uint32_t thread,
+                              uint32_t payload_bytes)
+{
+    h->magic = PIOSCOPE_CHUNK_MAGIC;
+    h->kind = kind;
+    h->reserved = 0;
+    h->thread = thread;
+    h->payload_bytes = payload_bytes;
+    h->sync_ticks = pioscope_ticks();
+    h->sync_mono_ns = pioscope_mono_ns();
+}
+
+/* One chunk to `fd`: header, parts, zero padding, in one writev. */
+static long chunk_to(int fd, uint16_t kind, uint32_t thread, const struct iovec *parts,
+                     int nparts)
+{
+    struct iovec v[16];
+    size_t payload = 0;
+    if (nparts > 14) return -EINVAL;
+    for (int i = 0; i < nparts; i++) {
+        v[1 + i] = parts[i];
+        payload += parts[i].iov_len;
+    }
+    size_t pad = (8 - payload % 8) % 8;
+    pioscope_raw_chunk_header h;
+    pioscope_raw_fill_header(&h, kind, thread, (uint32_t)(payload + pad));
+    v[0].iov_base = &h;
+    v[0].iov_len = sizeof h;
+    int n = 1 + nparts;
+    if (pad) {
+        v[n].iov_base = (void *)zeros;
+        v[n++].iov_len = pad;
+    }
+    return write_all(fd, v, n);
+}
+
+/* A write failed: the tracer stops recording and says why, if the file still takes it. */
+static void raw_fail(long err)
+{
+    if (__atomic_exchange_n(&raw_failed, 1, __ATOMIC_ACQ_REL)) return;
+    __atomic_store_n(&pioscope_recording, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&raw_dead, 1, __ATOMIC_RELEASE);
+    char buf[128];
+    pioscope_text t = {buf, sizeof buf, 0};
+    pioscope_text_str(&t, "tracer stopped: write error ");
+    text_errno(&t, (int)-err);
+    struct iovec part = {buf, pioscope_text_used(&t)};
+    int fd = __atomic_load_n(&raw_fd, __ATOMIC_ACQUIRE);
+    if (fd >= 0) chunk_to(fd, PIOSCOPE_CHUNK_PARTIAL, pioscope_thread_number(), &part, 1);
+}
+
+int pioscope_raw_chunk_to(int fd, uint16_t kind, uint32_t thread, const struct iovec *parts,
+                          int nparts)
+{
+    return (int)chunk_to(fd, kind, thread, parts, nparts);
+}
+
+static int create_file(void);
+
+/* The file descriptor to write to, creating a forked child's file on its first chunk. */
+static int ensure_fd(void)
+{
+    int fd = __atomic_load_n(&raw_fd, __ATOMIC_ACQUIRE);
+    if (fd >= 0) return fd;
+    if (!__atomic_load_n(&raw_pending, __ATOMIC_ACQUIRE)) return -1;
+    /* A fatal signal handler running on the thread that is creating the file: no deadlock. */
+    if (__atomic_load_n(&creating, __ATOMIC_ACQUIRE) && pthread_equal(create_owner, pthread_self()))
+        return -1;
+    pthread_mutex_lock(&create_lock);
+    if (raw_fd < 0 && raw_pending) {
+        create_owner = pthread_self();
+        __atomic_store_n(&creating, 1, __ATOMIC_RELEASE);
+        if (create_file() != 0) __atomic_store_n(&pioscope_recording, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&raw_pending, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&create_lock);
+    return __atomic_load_n(&raw_fd, __ATOMIC_ACQUIRE);
+}
+
+int pioscope_raw_writable(void)
+{
+    return !__atomic_load_n(&raw_dead, __ATOMIC_ACQUIRE) &&
+           (__atomic_load_n(&raw_fd, __ATOMIC_ACQUIRE) >= 0 ||
+            __atomic_load_n(&raw_pending, __ATOMIC_ACQUIRE));
+}
+
+/* Writers in flight, so the final chunk waits for them and stays last. A thread's own write
+ * interrupted by a fatal signal is not waited for (its handler writes the final chunk). */
+static int writers;                                            /* atomic */
+static __thread int writing __attribute__((tls_model("initial-exec")));
+
+static int writer_enter(void)
+{
+    __atomic_add_fetch(&writers, 1, __ATOMIC_ACQ_REL);
+    if (__atomic_load_n(&raw_dead, __ATOMIC_ACQUIRE)) {
+        __atomic_sub_fetch(&writers, 1, __ATOMIC_RELEASE);
+        return 0;
+    }
+    writing++;
+    return 1;
+}
+
+static void writer_leave(void)
+{
+    writing--;
+    __atomic_sub_fetch(&writers, 1, __ATOMIC_RELEASE);
+}
+
+int pioscope_raw_put(const struct iovec *iov, int n)
+{
+    if (!writer_enter()) return -EIO;
+    int fd = ensure_fd();
+    long r = fd < 0 ? -EBADF : write_all(fd, iov, n);
+    writer_leave();
+    if (r < 0 && fd >= 0) raw_fail(r);
+    return (int)r;
+}
+
+int pioscope_raw_chunk(uint16_t kind, uint32_t thread, const struct iovec *parts, int nparts)
+{
+    if (!writer_enter()) return -EIO;
+    int fd = ensure_fd();
+    long r = fd < 0 ? -EBADF : chunk_to(fd, kind, thread, parts, nparts);
+    writer_leave();
+    if (r < 0 && fd >= 0) raw_fail(r);
+    return (int)r;
+}
+
+void pioscope_raw_final(const char *partial_reason)
+{
+    if (__atomic_exchange_n(&raw_final_started, 1, __ATOMIC_ACQ_REL)) return;
+    if (__atomic_exchange_n(&raw_dead, 1, __ATOMIC_ACQ_REL)) return;
+    for (long spins = 0; spins < 50000000; spins++) {  /* bounded: a stuck writer can't hang us */
+        if (__atomic_load_n(&writers, __ATOMIC_ACQUIRE) <= writing) break;
+        pio_cpu_relax();
+    }
+    int fd = __atomic_load_n(&raw_fd, __ATOMIC_ACQUIRE);
+    if (fd < 0) return;  /* a forked child that never wrote anything has no file */
+    if (partial_reason) {
+        struct iovec part = {(void *)partial_reason, strlen(partial_reason)};
+        chunk_to(fd, PIOSCOPE_CHUNK_PARTIAL, pioscope_thread_number(), &part, 1);
+    } else {
+        chunk_to(fd, PIOSCOPE_CHUNK_END, pioscope_thread_number(), NULL, 0);
+    }
+}
+
+/* ---- JOB facts ---- */
+
+/* Appends `arg` quoted the way a POSIX shell would read it back. */
+static void shell_quote(pioscope_text *t, const char *arg, size_t n)
+{
+    int plain = n > 0, control = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)arg[i];
+        if (c < 0x20 || c == 0x7f) control = 1;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              strchr("_./=:,+@%^-", c)))
+            plain = 0;
+    }
+    if (plain) {
+        pioscope_text_put(t, arg, n);
+    } else if (!control) {
+        pioscope_text_put(t, "'", 1);
+        for (size_t i = 0; i < n; i++) {
+            if (arg[i] == '\'')
+                pioscope_text_str(t, "'\\''");
+            else
+                pioscope_text_put(t, arg + i, 1);
+        }
+        pioscope_text_put(t, "'", 1);
+    } else {
+        static const char hex[] = "0123456789abcdef";
+        pioscope_text_str(t, "$'");
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)arg[i];
+            if (c == '\n') {
+                pioscope_text_str(t, "\\n");
+            } else if (c == '\t') {
+                pioscope_text_str(t, "\\t");
+            } else if (c == '\'' || c == '\\') {
+                pioscope_text_put(t, "\\", 1);
+                pioscope_text_put(t, arg + i, 1);
+            } else if (c < 0x20 || c == 0x7f) {
+                char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+                pioscope_text_put(t, e, 4);
+            } else {
+                pioscope_text_put(t, arg + i, 1);
+            }
+        }
+        pioscope_text_put(t, "'", 1);
+    }
+}
+
+/* Reads a small /proc file into buf (NUL-terminated); returns its length or -1. */
+static long read_proc(const char *path, char *buf, size_t cap)
+{
+    long fd = pio_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    size_t used = 0;
+    while (used + 1 < cap) {
+        long n = pio_read((int)fd, buf + used, cap - 1 - used);
+        if (n == -EINTR) continue;
+        if (n <= 0) break;
+        used += (size_t)n;
+    }
+    pio_close((int)fd);
+    buf[used] = 0;
+    return (long)used;
+}
+
+static void fact_str(pioscope_text *t, const char *key, const char *value)
+{
+    pioscope_text_str(t, key);
+    pioscope_text_put(t, "=", 1);
+    for (const char *v = value; *v; v++) pioscope_text_put(t, *v == '\n' ? " " : v, 1);
+    pioscope_text_put(t, "\n", 1);
+}
+
+static void fact_u64(pioscope_text *t, const char *key, uint64_t value)
+{
+    pioscope_text_str(t, key);
+    pioscope_text_put(t, "=", 1);
+    pioscope_text_u64(t, value);
+    pioscope_text_put(t, "\n", 1);
+}
+
+static void host_name(char *out, size_t cap)
+{
+    struct utsname u;
+    const char *name = pio_uname(&u) == 0 && u.nodename[0] ? u.nodename : "unknown";
+    size_t i = 0;
+    for (; name[i] && i + 1 < cap; i++) out[i] = name[i];
+    out[i] = 0;
+}
+
+/* The JOB facts this process knows by itself (text written to `t`). */
+static void base_facts(pioscope_text *t, const char *host, uint64_t start_unix_ns)
+{
+    static char buf[32768], quoted[65536];
+    fact_str(t, "host", host);
+    fact_u64(t, "pid", pioscope_pid);
+    fact_u64(t, "ppid", (uint64_t)pio_getppid());
+    long n = pio_readlinkat(AT_FDCWD, "/proc/self/exe", buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = 0;
+    fact_str(t, "exe", buf);
+    long len = read_proc("/proc/self/cmdline", buf, sizeof buf);
+    pioscope_text q = {quoted, sizeof quoted, 0};
+    for (long i = 0; i < len;) {
+        size_t arg = strlen(buf + i);
+        if (i) pioscope_text_put(&q, " ", 1);
+        shell_quote(&q, buf + i, arg);
+        i += (long)arg + 1;
+    }
+    fact_str(t, "cmdline", quoted);
+    n = pio_getcwd(buf, sizeof buf);
+    if (n < 0) buf[0] = 0;
+    fact_str(t, "cwd", buf);
+    fact_u64(t, "start_unix_ns", start_unix_ns);
+    fact_str(t, "clock_kind", pioscope_clock_name());
+    fact_u64(t, "buffer_bytes", pioscope_buffer_bytes());
+    fact_str(t, "tracer_version", PIOSCOPE_TRACER_VERSION);
+    if (forked_from) fact_u64(t, "forked_from", forked_from);
+}
+
+/* ---- creation ---- */
+
+static int mkdir_p(const char *dir)
+{
+    char path[PATH_MAX];
+    size_t n = strlen(dir);
+    if (n >= sizeof path) return -ENAMETOOLONG;
+    memcpy(path, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != 0) continue;
+        char saved = path[i];
+        path[i] = 0;
+        long r = pio_mkdirat(AT_FDCWD, path, 0777);
+        path[i] = saved;
+        if (r < 0 && r != -EEXIST) return (int)r;
+    }
+    return 0;
+}
+
+/* Moves the tracer's descriptor out of the low numbers applications expect to get back. */
+static int high_fd(int fd)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 1024) return fd;
+    long high = pio_fcntl(fd, F_DUPFD_CLOEXEC, 768);
+    if (high < 0) return fd;
+    pio_close(fd);
+    return (int)high;
+}
+
+/* Creates <dir>/<host>-<pid>-<n>.praw (smallest free n), writes the file header, the JOB chunk
+ * and, in a forked child, the strings interned so far. Caller serializes. */
+static int create_file(void)
+{
+    char host[256];
+    host_name(host, sizeof host);
+    char safe_host[256];
+    size_t i = 0;
+    for (; host[i]; i++) safe_host[i] = (host[i] == '/' || host[i] <= ' ') ? '_' : host[i];
+    safe_host[i] = 0;
+    if (mkdir_p(raw_dir) != 0) return -1;
+
+    long fd = -1;
+    for (uint32_t n = 0; n < 100000; n++) {
+        pioscope_text t = {raw_file, sizeof raw_file, 0};
+        pioscope_text_str(&t, raw_dir);
+        pioscope_text_put(&t, "/", 1);
+        pioscope_text_str(&t, safe_host);
+        pioscope_text_put(&t, "-", 1);
+        pioscope_text_u64(&t, pioscope_pid);
+        pioscope_text_put(&t, "-", 1);
+        pioscope_text_u64(&t, n);
+        pioscope_text_str(&t, PIOSCOPE_RAW_SUFFIX);
+        if (t.len >= t.cap) return -1;
+        fd = pio_openat(AT_FDCWD, raw_file, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
+                        0644);
+        if (fd != -EEXIST) break;
+    }
+    if (fd < 0) {
+        raw_file[0] = 0;
+        return -1;
+    }
+    fd = high_fd((int)fd);
+
+    pioscope_raw_file_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, PIOSCOPE_RAW_MAGIC, 8);
+    h.version = PIOSCOPE_RAW_VERSION;
+    h.header_bytes = sizeof h;
+    h.record_bytes = sizeof(pioscope_raw_event);
+    h.clock_kind = (uint16_t)pioscope_clock_kind();
+    h.pid = pioscope_pid;
+    h.ppid = (uint32_t)pio_getppid();
+    h.start_ticks = pioscope_ticks();
+    h.start_mono_ns = pioscope_mono_ns();
+    h.start_unix_ns = pioscope_unix_ns();
+    h.endian_check = PIOSCOPE_RAW_ENDIAN_CHECK;
+
+    static char job[65536];
+    pioscope_text t = {job, sizeof job, 0};
+    base_facts(&t, host, h.start_unix_ns);
+    pthread_mutex_lock(&facts_lock);
+    pioscope_text_put(&t, facts, facts_len);
+    pthread_mutex_unlock(&facts_lock);
+
+    struct iovec head = {&h, sizeof h};
+    struct iovec part = {job, pioscope_text_used(&t)};
+    if (write_all((int)fd, &head, 1) < 0 ||
+        chunk_to((int)fd, PIOSCOPE_CHUNK_JOB, pioscope_thread_number(), &part, 1) < 0) {
+        pio_close((int)fd);
+        return -1;
+    }
+    if (replay_strings) pioscope_intern_replay((int)fd);
+    __atomic_store_n(&raw_fd, (int)fd, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int pioscope_raw_create(const char *dir)
+{
+    size_t n = strlen(dir);
+    if (n >= sizeof raw_dir) return -1;
+    memcpy(raw_dir, dir, n + 1);
+    while (n > 1 && raw_dir[n - 1] == '/') raw_dir[--n] = 0;
+    pthread_mutex_lock(&create_lock);
+    int r = create_file();
+    pthread_mutex_unlock(&create_lock);
+    return r;
+}
+
+const char *pioscope_raw_path(void)
+{
+    return raw_file;
+}
+
+int pioscope_raw_fd(void)
+{
+    return __atomic_load_n(&raw_fd, __ATOMIC_ACQUIRE);
+}
+
+/* ---- fork ---- */
+
+void pioscope_raw_lock_for_fork(void)
+{
+    pthread_mutex_lock(&create_lock);
+    pthread_mutex_lock(&facts_lock);
+}
+
+void pioscope_raw_unlock_after_fork(int child)
+{
+    if (child) {
+        pthread_mutex_init(&create_lock, NULL);
+        pthread_mutex_init(&facts_lock, NULL);
+    } else {
+        pthread_mutex_unlock(&facts_lock);
+        pthread_mutex_unlock(&create_lock);
+    }
+}
+
+void pioscope_raw_reopen(uint32_t parent_pid)
+{
+    int fd = __atomic_exchange_n(&raw_fd, -1, __ATOMIC_ACQ_REL);
+    if (fd >= 0) pio_close(fd);
+    raw_file[0] = 0;
+    if (parent_pid) {
+        forked_from = parent_pid;
+        writers = 0;  /* other threads' writes in flight at fork are not in this process */
+    }
+    /* (a failed exec keeps forked_from: the process is still what it was) */
+    replay_strings = 1;
+    creating = 0;
+    raw_failed = raw_final_started = 0;
+    __atomic_store_n(&raw_pending, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&raw_dead, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- side chunks ---- */
+
+void pioscope_write_job_fact(const char *key, const char *value)
+{
+    char line[4096];
+    pioscope_text t = {line, sizeof line, 0};
+    fact_str(&t, key, value ? value : "");
+    size_t n = pioscope_text_used(&t);
+    if (n && line[n - 1] != '\n') line[n - 1] = '\n';  /* truncated: keep the line ending */
+    struct iovec part = {line, n};
+    pioscope_raw_chunk(PIOSCOPE_CHUNK_JOB, pioscope_thread_number(), &part, 1);
+    pthread_mutex_lock(&facts_lock);
+    if (facts_len + n <= sizeof facts) {
+        memcpy(facts + facts_len, line, n);
+        facts_len += n;
+    }
+    pthread_mutex_unlock(&facts_lock);
+}
+
+void pioscope_write_settings(uint32_t object, uint16_t func, uint64_t ticks, const char *text,
+                             size_t length)
+{
+    pioscope_raw_settings s = {object, func, 0, ticks};
+    struct iovec parts[2] = {{&s, sizeof s}, {(void *)text, text ? length : 0}};
+    pioscope_raw_chunk(PIOSCOPE_CHUNK_SETTINGS, pioscope_thread_number(), parts, 2);
+}
+
+void pioscope_write_clock_sync(uint32_t phase, int64_t offset_ns, uint64_t rtt_ns,
+                               uint64_t local_mono_ns)
+{
+    pioscope_raw_clock_sync c = {phase, 0, offset_ns, rtt_ns, local_mono_ns};
+    struct iovec part = {&c, sizeof c};
+    pioscope_raw_chunk(PIOSCOPE_CHUNK_CLOCK_SYNC, pioscope_thread_number(), &part, 1);
+}
