@@ -1,0 +1,7 @@
+//! pioscope-analysis: what a trace says, computed by streaming over the store's row groups
+//! (never the whole trace in memory). Today: per-group statistics (`stats`).
+#![warn(missing_docs)]
+
+pub mod stats;
+
+pub use stats::{compute, GroupBy, Stats, StatsRow};

@@ -1,0 +1,248 @@
+//! `pioscope run`: run a program under the tracer, merge its raw files into a trace, print a
+//! summary, and exit with the program's status.
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, ValueEnum};
+use pioscope_trace::merge::list_raw_files;
+
+use crate::elf;
+use crate::launch::{self, IgnoreInterrupts, MPI_RUNTIME, POSIX_RUNTIME};
+
+/// Which runtime library to preload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RuntimeKind {
+    /// mpi when -n is given or the program links an MPI library, else posix
+    Auto,
+    /// libpioscope.so: MPI-IO, MPI, POSIX, STDIO and regions
+    Mpi,
+    /// libpioscope-posix.so: POSIX, STDIO and regions, for programs without MPI
+    Posix,
+}
+
+/// Run a program under the tracer and merge its trace
+///
+/// Without -n the program runs directly; with -n N it runs as `LAUNCHER -n N PROGRAM ARGS`.
+/// The runtime library is preloaded into the program's processes only (not into the launcher),
+/// through `env LD_PRELOAD=... PIOSCOPE_RAW_DIR=...`. Raw files go to TRACE.raw; when the
+/// program ends they are merged into TRACE (with a progress bar), a short summary is printed,
+/// and TRACE.raw is deleted unless --keep-raw.
+///
+/// pioscope exits with the program's exit status (128+S if a signal S killed it), after merging
+/// whatever was written. Ctrl-C stops the program, not the merge.
+///
+/// Libraries are found in $PIOSCOPE_LIB_DIR, or else in <dir of pioscope>/../lib.
+///
+/// Examples:
+///   pioscope run -n 64 -- ./app input.nml
+///   pioscope run -o ckpt.trace --launcher srun -n 128 -- ./app
+///   pioscope run -- ./serial_tool data/
+#[derive(Parser, Debug)]
+#[command(
+    after_help = crate::EXIT_CODES,
+    verbatim_doc_comment,
+    override_usage = "pioscope run [OPTIONS] [--] PROGRAM [ARGS]..."
+)]
+pub struct Args {
+    /// Number of MPI processes: run under the launcher
+    #[arg(short = 'n', value_name = "N")]
+    pub n: Option<u32>,
+    /// MPI launcher used with -n (mpiexec, mpirun, srun, ...)
+    #[arg(long, value_name = "L", default_value = "mpiexec")]
+    pub launcher: String,
+    /// Trace directory to create [default: pioscope-trace-<program>-<timestamp>]
+    #[arg(short = 'o', long = "output", value_name = "TRACE")]
+    pub output: Option<PathBuf>,
+    /// Keep the raw files (TRACE.raw) after merging
+    #[arg(long)]
+    pub keep_raw: bool,
+    /// Replace TRACE (and TRACE.raw) if they exist from an earlier trace
+    #[arg(long)]
+    pub force: bool,
+    /// Which runtime library to preload
+    #[arg(long, value_enum, value_name = "KIND", default_value_t = RuntimeKind::Auto)]
+    pub runtime: RuntimeKind,
+    /// The program and its arguments (after --)
+    #[arg(
+        value_name = "PROGRAM [ARGS]",
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        num_args = 1..
+    )]
+    pub command: Vec<OsString>,
+}
+
+/// Everything `execute` needs; `bench --trace` builds one too.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Ranks (None: run directly).
+    pub n: Option<u32>,
+    /// Launcher.
+    pub launcher: String,
+    /// Trace directory.
+    pub output: Option<PathBuf>,
+    /// Keep TRACE.raw.
+    pub keep_raw: bool,
+    /// Replace existing outputs.
+    pub force: bool,
+    /// Runtime choice.
+    pub runtime: RuntimeKind,
+    /// Program.
+    pub program: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+}
+
+/// Runs `pioscope run`.
+pub fn run(args: Args) -> Result<u8> {
+    let mut command = args.command.into_iter();
+    let program = command.next().context("no program given")?;
+    execute(RunOptions {
+        n: args.n,
+        launcher: args.launcher,
+        output: args.output,
+        keep_raw: args.keep_raw,
+        force: args.force,
+        runtime: args.runtime,
+        program,
+        args: command.collect(),
+    })
+}
+
+/// Removes a raw directory left by an earlier run, if it holds nothing but raw files.
+fn clear_raw_dir(dir: &Path, force: bool) -> Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    if !force {
+        bail!(
+            "{} already exists (use --force to replace it)",
+            dir.display()
+        );
+    }
+    let only_raw = fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .all(|e| e.file_name().to_string_lossy().ends_with(".praw"));
+    if !dir.is_dir() || !only_raw {
+        bail!(
+            "refusing to replace {}: it holds files other than raw trace files",
+            dir.display()
+        );
+    }
+    fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))
+}
+
+/// Traces one program run (see `Args`); returns the program's exit code.
+pub fn execute(o: RunOptions) -> Result<u8> {
+    let name = o.program.to_string_lossy().into_owned();
+    let program =
+        launch::find_program(&name).with_context(|| format!("program not found: {name}"))?;
+    let launcher = match o.n {
+        Some(0) => bail!("-n must be at least 1"),
+        Some(_) => Some(launch::find_program(&o.launcher).with_context(|| {
+            format!(
+                "launcher not found: {} (choose one with --launcher)",
+                o.launcher
+            )
+        })?),
+        None => None,
+    };
+    let runtime = match o.runtime {
+        RuntimeKind::Auto if o.n.is_some() || elf::links_mpi(&program) => RuntimeKind::Mpi,
+        RuntimeKind::Auto => RuntimeKind::Posix,
+        k => k,
+    };
+    let library = launch::runtime_library(if runtime == RuntimeKind::Mpi {
+        MPI_RUNTIME
+    } else {
+        POSIX_RUNTIME
+    })?;
+
+    let trace = match &o.output {
+        Some(t) => t.clone(),
+        None => launch::default_trace_name(&name),
+    };
+    super::prepare_output(&trace, o.force)?;
+    let raw_dir = launch::raw_dir_for(&trace);
+    clear_raw_dir(&raw_dir, o.force)?;
+    fs::create_dir_all(&raw_dir).with_context(|| format!("creating {}", raw_dir.display()))?;
+    let raw_abs = raw_dir.canonicalize().unwrap_or_else(|_| raw_dir.clone());
+
+    let mut preload = library.into_os_string();
+    if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+        preload.push(":");
+        preload.push(old);
+    }
+    let mut cmd = match (&launcher, o.n) {
+        (Some(l), Some(n)) => {
+            // `env` sets the variables in each rank only: the launcher itself is not traced,
+            // and remote ranks get them whatever the launcher forwards.
+            let env = launch::find_program("env").context("program not found: env")?;
+            let mut c = Command::new(l);
+            c.arg("-n").arg(n.to_string()).arg(env);
+            let mut kv = OsString::from("LD_PRELOAD=");
+            kv.push(&preload);
+            c.arg(kv);
+            let mut kv = OsString::from("PIOSCOPE_RAW_DIR=");
+            kv.push(raw_abs.as_os_str());
+            c.arg(kv);
+            c.arg(&program);
+            c
+        }
+        _ => {
+            let mut c = Command::new(&program);
+            c.env("LD_PRELOAD", &preload)
+                .env("PIOSCOPE_RAW_DIR", &raw_abs);
+            c
+        }
+    };
+    cmd.args(&o.args);
+
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("starting {}", program.display()))?;
+    let status = {
+        let _guard = IgnoreInterrupts::new();
+        child.wait().context("waiting for the program")?
+    };
+    let wall = started.elapsed();
+    let code = launch::exit_code(status);
+    if code != 0 {
+        eprintln!("pioscope: {name} exited with status {code}; merging what it wrote");
+    }
+
+    if list_raw_files(&raw_dir)
+        .map(|f| f.is_empty())
+        .unwrap_or(true)
+    {
+        let _ = fs::remove_dir(&raw_dir);
+        bail!(
+            "{name} wrote no trace (no raw files in {}): is it statically linked, or did it fail to start?",
+            raw_dir.display()
+        );
+    }
+    let summary = super::merge_with_progress(&raw_dir, &trace)
+        .with_context(|| format!("merging (the raw files are kept in {})", raw_dir.display()))?;
+    super::print_warnings(&summary);
+    if !o.keep_raw {
+        fs::remove_dir_all(&raw_dir).with_context(|| format!("removing {}", raw_dir.display()))?;
+    }
+    let mut out = super::Output::stdout();
+    out.write(format_args!(
+        "{}",
+        super::summary_text(&summary, Some(wall))
+    ))?;
+    if o.keep_raw {
+        out.line(format_args!("raw files: {}", raw_dir.display()))?;
+    }
+    out.finish()?;
+    Ok(code)
+}

@@ -1,0 +1,144 @@
+//! `pioscope stats`: per-layer, -function, -file or -rank statistics of a trace.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Parser, ValueEnum};
+use pioscope_analysis::{compute, GroupBy, Stats};
+
+use crate::human;
+
+/// Grouping of `--by`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum By {
+    /// One row per layer (posix, stdio, mpiio, mpi, region, tracer)
+    Layer,
+    /// One row per function
+    Func,
+    /// One row per file and layer (records without a file are left out)
+    File,
+    /// One row per rank and layer
+    Rank,
+}
+
+impl From<By> for GroupBy {
+    fn from(b: By) -> GroupBy {
+        match b {
+            By::Layer => GroupBy::Layer,
+            By::Func => GroupBy::Func,
+            By::File => GroupBy::File,
+            By::Rank => GroupBy::Rank,
+        }
+    }
+}
+
+/// Show I/O statistics of a trace
+///
+/// For each group: operations, bytes moved by successful reads and writes (message bytes for
+/// MPI), request size min/mean/max, total time (sum of call durations), busy time (per rank
+/// the union of the calls' intervals, summed over ranks), operations per second and
+/// throughput over the busy time, and failed calls.
+///
+/// Every row is one layer. Layers nest (an MPI_File_write_all issues pwrites), so the same
+/// bytes show once at mpiio and again at posix: compare rows of one layer, do not add layers.
+#[derive(Parser, Debug)]
+#[command(after_help = crate::EXIT_CODES)]
+pub struct Args {
+    /// The trace directory
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// What one row stands for
+    #[arg(long, value_enum, default_value_t = By::Layer)]
+    pub by: By,
+    /// Print JSON (for scripts) instead of a table
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Prints the statistics.
+pub fn run(args: Args) -> Result<u8> {
+    let trace = super::open_trace(&args.trace)?;
+    let stats = compute(&trace, args.by.into())?;
+    let mut out = super::Output::stdout();
+    if args.json {
+        out.line(format_args!("{}", serde_json::to_string_pretty(&stats)?))?;
+    } else {
+        out.write(format_args!("{}", render(&stats)))?;
+    }
+    out.finish()?;
+    Ok(0)
+}
+
+fn opt(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".to_string(), human::bytes)
+}
+
+/// The text table.
+pub fn render(s: &Stats) -> String {
+    let mut text = String::new();
+    let ranks = if s.ranks > 0 {
+        format!("{} ranks", s.ranks)
+    } else {
+        "no MPI".to_string()
+    };
+    text.push_str(&format!(
+        "{ranks}, {} processes, {} events, job {}{}\n\n",
+        s.processes,
+        s.events,
+        human::duration_ns(s.duration_ns),
+        if s.partial {
+            ", PARTIAL trace (see meta.json)"
+        } else {
+            ""
+        }
+    ));
+    let by = s.group_by.name();
+    let mut header = vec![by];
+    if s.group_by != GroupBy::Layer {
+        header.push("layer");
+    }
+    let left = header.len();
+    header.extend([
+        "ops",
+        "bytes",
+        "size min",
+        "mean",
+        "max",
+        "total time",
+        "busy time",
+        "ops/s",
+        "throughput",
+        "errors",
+    ]);
+    let rows: Vec<Vec<String>> = s
+        .rows
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.group.clone()];
+            if s.group_by != GroupBy::Layer {
+                row.push(r.layer.name().to_string());
+            }
+            row.extend([
+                r.operations.to_string(),
+                human::bytes(r.bytes),
+                opt(r.size_min),
+                opt(r.size_mean.map(|m| m.round() as u64)),
+                opt(r.size_max),
+                human::duration_ns(r.total_time_ns),
+                human::duration_ns(r.busy_time_ns),
+                r.ops_per_sec.map_or_else(|| "-".to_string(), human::rate),
+                r.bytes_per_sec
+                    .filter(|_| r.data_operations > 0)
+                    .map_or_else(|| "-".to_string(), human::throughput),
+                r.errors.to_string(),
+            ]);
+            row
+        })
+        .collect();
+    if rows.is_empty() {
+        text.push_str("no records\n");
+    } else {
+        text.push_str(&human::table(&header, &rows, left));
+    }
+    text
+}

@@ -1,0 +1,12 @@
+//! pioscope-trace: the raw files the runtime writes, the merge that turns them into a trace
+//! store, and the store itself (Parquet tables + meta.json) with a streaming reader.
+//!
+//! Data flows `raw` → `merge` → `store`; analyses only ever see `store`.
+#![warn(missing_docs)]
+
+pub mod functions;
+pub mod merge;
+pub mod raw;
+pub mod store;
+
+pub use functions::{FuncInfo, Layer, OpKind};

@@ -1,0 +1,1345 @@
+//! Merge: a directory of raw files → a trace store.
+//!
+//! Two passes keep memory bounded by one rank's events rather than the whole job's:
+//! 1. every file is decoded without keeping its events: headers, strings, job facts, clock
+//!    pairs and syncs, settings, the earliest event and the collective links. That is enough
+//!    to fit clocks, find the job start, number files and collective instances;
+//! 2. rank by rank, the files of the rank are decoded again with their events, which are
+//!    converted, given parents, sorted and written.
+//!
+//! The store is written into a hidden sibling directory that is renamed into place at the end,
+//! so a failed merge never leaves something that looks like a trace.
+
+pub mod clock;
+pub mod instances;
+pub mod nesting;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::functions::{self, Layer, OpKind};
+use crate::raw::format::{clock_kind, flags, string_kind, RAW_SUFFIX};
+use crate::raw::{read_raw_file, read_raw_file_with, RawFile};
+use crate::store::meta::{
+    ClockMeta, Counts, JobMeta, Meta, ProcessMeta, FORMAT_NAME, FORMAT_VERSION,
+};
+use crate::store::writer::{write_files, write_settings, EventWriter, FileRow, SettingRow};
+use crate::store::{
+    fs_type_name, Event, StoreError, EVENTS_FILE, FILES_FILE, META_FILE, SETTINGS_FILE,
+};
+use clock::{
+    median, resolve_fit, FitMethod, Neighbours, OffsetModel, OffsetSource, OwnFit, TickFit,
+};
+use nesting::{reconstruct_parents, Span};
+
+/// Errors that stop a merge.
+#[derive(Debug, Error)]
+pub enum MergeError {
+    /// The raw directory does not exist.
+    #[error("raw directory {} not found", .0.display())]
+    RawDirNotFound(PathBuf),
+    /// It is not a directory.
+    #[error("{} is not a directory of raw files", .0.display())]
+    RawDirNotDir(PathBuf),
+    /// It holds no raw files.
+    #[error("raw directory {} holds no {RAW_SUFFIX} files", .0.display())]
+    NoRawFiles(PathBuf),
+    /// Every raw file is unusable.
+    #[error("no usable raw file in {}: {reasons}", dir.display())]
+    NothingUsable {
+        /// The raw directory.
+        dir: PathBuf,
+        /// Why, file by file.
+        reasons: String,
+    },
+    /// The output exists.
+    #[error("{} already exists", .0.display())]
+    OutputExists(PathBuf),
+    /// A raw file changed between the two passes (is the program still running?).
+    #[error("raw file {0} changed during the merge (is the traced program still running?)")]
+    RawFileChanged(String),
+    /// File system error.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+    /// Writing the store failed.
+    #[error("writing {}: {source}", path.display())]
+    Store {
+        /// The table.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: StoreError,
+    },
+}
+
+fn io_context(context: impl Into<String>) -> impl FnOnce(io::Error) -> MergeError {
+    let context = context.into();
+    move |source| MergeError::Io { context, source }
+}
+
+/// Progress of a merge in raw bytes decoded (each file is decoded twice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Bytes done.
+    pub done: u64,
+    /// Bytes in all.
+    pub total: u64,
+}
+
+/// Operation and byte totals of one layer, for a run summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LayerTotals {
+    /// Records.
+    pub operations: u64,
+    /// Bytes read (see `functions::bytes_moved`).
+    pub bytes_read: u64,
+    /// Bytes written (see `functions::bytes_moved`).
+    pub bytes_written: u64,
+}
+
+/// What a merge produced.
+#[derive(Clone, Debug)]
+pub struct MergeSummary {
+    /// The trace directory.
+    pub trace_dir: PathBuf,
+    /// Its meta.json.
+    pub meta: Meta,
+    /// Totals per layer.
+    pub layers: BTreeMap<Layer, LayerTotals>,
+    /// Things worth telling the user that are not data loss (clock fallbacks).
+    pub notes: Vec<String>,
+}
+
+/// The raw files (`*.praw`) of a directory, sorted by name.
+pub fn list_raw_files(dir: &Path) -> Result<Vec<PathBuf>, MergeError> {
+    if !dir.exists() {
+        return Err(MergeError::RawDirNotFound(dir.to_path_buf()));
+    }
+    if !dir.is_dir() {
+        return Err(MergeError::RawDirNotDir(dir.to_path_buf()));
+    }
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).map_err(io_context(format!("listing {}", dir.display())))? {
+        let entry = entry.map_err(io_context(format!("listing {}", dir.display())))?;
+        let path = entry.path();
+        if path.is_file()
+            && path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().ends_with(RAW_SUFFIX))
+        {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// One usable raw file after the first pass.
+struct Proc {
+    raw: RawFile,
+    file_size: u64,
+    rank: i32,
+    host: String,
+    min_event_start: Option<u64>,
+    links: Vec<(u64, u64)>,
+    fit: TickFit,
+    clock_span_ns: u64,
+    offset: OffsetModel,
+    /// Corrected (reference clock) ns of the tracer start, before subtracting the job start.
+    start_abs: i64,
+    /// Corrected ns of the earliest thing in the file.
+    first_abs: i64,
+    index: usize,
+    /// (string kind, string id) → global file id or name index.
+    strings: HashMap<(u16, u32), usize>,
+    events_written: u64,
+}
+
+impl Proc {
+    /// Reference-clock ns (not yet relative to the job start) at `ticks`.
+    fn abs_ns(&self, ticks: u64) -> i64 {
+        let mono = self.fit.mono_ns(ticks);
+        mono + self.offset.offset_at(mono)
+    }
+
+    fn label(&self) -> String {
+        if self.rank >= 0 {
+            format!("rank-{} raw file {}", self.rank, self.raw.file_name())
+        } else {
+            format!(
+                "pid-{} raw file {}",
+                self.raw.header.pid,
+                self.raw.file_name()
+            )
+        }
+    }
+}
+
+/// Merges every raw file of `raw_dir` into a new trace directory `out`.
+///
+/// Damaged files contribute what they hold before the damage and make the trace partial;
+/// files that cannot be used at all are listed in the partial reasons. Fails only when nothing
+/// can be merged or the output cannot be written.
+pub fn merge(
+    raw_dir: &Path,
+    out: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<MergeSummary, MergeError> {
+    if out.exists() {
+        return Err(MergeError::OutputExists(out.to_path_buf()));
+    }
+    let paths = list_raw_files(raw_dir)?;
+    if paths.is_empty() {
+        return Err(MergeError::NoRawFiles(raw_dir.to_path_buf()));
+    }
+    let sizes: Vec<u64> = paths
+        .iter()
+        .map(|p| fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+        .collect();
+    let mut prog = Progress {
+        done: 0,
+        total: sizes.iter().sum::<u64>() * 2,
+    };
+    progress(prog);
+
+    // Pass 1: everything but the events.
+    let mut procs = Vec::new();
+    let mut unusable = Vec::new();
+    for (path, &size) in paths.iter().zip(&sizes) {
+        let mut min_start: Option<u64> = None;
+        let mut links = Vec::new();
+        let result = read_raw_file_with(path, &mut |e| {
+            min_start = Some(min_start.map_or(e.start, |m| m.min(e.start)));
+            if is_collective_instance(e.func, e.flags, e.link) {
+                links.push((e.link, e.start));
+            }
+            false
+        });
+        prog.done += size;
+        progress(prog);
+        match result {
+            Ok(raw) => procs.push(Proc {
+                host: raw
+                    .job_fact("host")
+                    .or_else(|| raw.job_fact("hostname"))
+                    .unwrap_or("")
+                    .to_string(),
+                rank: raw
+                    .job_fact("rank")
+                    .and_then(|r| r.trim().parse().ok())
+                    .unwrap_or(-1),
+                raw,
+                file_size: size,
+                min_event_start: min_start,
+                links,
+                fit: TickFit::through_mean(&[], 1.0, FitMethod::Assumed),
+                clock_span_ns: 0,
+                offset: OffsetModel::NONE,
+                start_abs: 0,
+                first_abs: 0,
+                index: 0,
+                strings: HashMap::new(),
+                events_written: 0,
+            }),
+            Err(e) => unusable.push(e.to_string()),
+        }
+    }
+    if procs.is_empty() {
+        return Err(MergeError::NothingUsable {
+            dir: raw_dir.to_path_buf(),
+            reasons: unusable.join("; "),
+        });
+    }
+
+    inherit_ranks(&mut procs);
+    let notes = fit_clocks(&mut procs);
+    resolve_offsets(&mut procs);
+    for p in procs.iter_mut() {
+        p.start_abs = p.abs_ns(p.raw.header.start_ticks);
+        p.first_abs = p
+            .min_event_start
+            .map_or(p.start_abs, |t| p.abs_ns(t).min(p.start_abs));
+    }
+    let job_start = procs.iter().map(|p| p.first_abs).min().unwrap_or(0);
+    procs.sort_by(|a, b| {
+        (a.rank, a.start_abs, a.raw.header.pid, &a.raw.path).cmp(&(
+            b.rank,
+            b.start_abs,
+            b.raw.header.pid,
+            &b.raw.path,
+        ))
+    });
+    for (i, p) in procs.iter_mut().enumerate() {
+        p.index = i;
+    }
+
+    // Global numbering: files by path, names (regions, communicators), collective instances.
+    let mut paths_seen: BTreeMap<String, u64> = BTreeMap::new();
+    for p in &procs {
+        for s in p.raw.strings.iter().filter(|s| s.kind == string_kind::FILE) {
+            let magic = paths_seen.entry(s.text.clone()).or_insert(0);
+            if *magic == 0 {
+                *magic = s.fs_magic;
+            }
+        }
+    }
+    let file_ids: HashMap<&str, usize> = paths_seen
+        .keys()
+        .enumerate()
+        .map(|(i, p)| (p.as_str(), i))
+        .collect();
+    let mut names: Vec<String> = Vec::new();
+    let mut name_ids: HashMap<String, usize> = HashMap::new();
+    let mut proc_strings = Vec::with_capacity(procs.len());
+    for p in &procs {
+        let mut map = HashMap::new();
+        for s in &p.raw.strings {
+            let v = if s.kind == string_kind::FILE {
+                file_ids[s.text.as_str()]
+            } else {
+                *name_ids.entry(s.text.clone()).or_insert_with(|| {
+                    names.push(s.text.clone());
+                    names.len() - 1
+                })
+            };
+            map.entry((s.kind, s.id)).or_insert(v);
+        }
+        proc_strings.push(map);
+    }
+    for (p, map) in procs.iter_mut().zip(proc_strings) {
+        p.strings = map;
+    }
+    let instance_of = instances::densify(
+        procs
+            .iter()
+            .flat_map(|p| p.links.iter().map(move |&(link, t)| (link, p.abs_ns(t)))),
+    );
+
+    // Pass 2: events, rank by rank, into a hidden directory renamed into place at the end.
+    let tmp = hidden_sibling(out);
+    if tmp.exists() {
+        fs::remove_dir_all(&tmp)
+            .map_err(io_context(format!("removing stale {}", tmp.display())))?;
+    }
+    fs::create_dir_all(&tmp).map_err(io_context(format!("creating {}", tmp.display())))?;
+    let result = write_store(
+        &tmp,
+        &mut procs,
+        job_start,
+        &instance_of,
+        &names,
+        &mut prog,
+        progress,
+    );
+    let (layers, file_stats, max_end, settings_count) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+    };
+
+    let files: Vec<FileRow> = paths_seen
+        .iter()
+        .enumerate()
+        .map(|(i, (path, &magic))| FileRow {
+            file_id: i as i32,
+            path: path.clone(),
+            fs_type: fs_type_name(magic).to_string(),
+            fs_magic: magic as i64,
+            ranks: file_stats.get(&i).map_or(0, |s| s.1.len() as i32),
+            events: file_stats.get(&i).map_or(0, |s| s.0),
+        })
+        .collect();
+    let meta = build_meta(
+        &procs,
+        &unusable,
+        job_start,
+        max_end,
+        files.len() as u64,
+        settings_count,
+        &paths,
+    );
+    let finish = || -> Result<(), MergeError> {
+        let fpath = tmp.join(FILES_FILE);
+        write_files(&fpath, &files).map_err(|source| MergeError::Store {
+            path: fpath,
+            source,
+        })?;
+        let mpath = tmp.join(META_FILE);
+        let text = serde_json::to_string_pretty(&meta).map_err(|e| MergeError::Store {
+            path: mpath.clone(),
+            source: e.into(),
+        })?;
+        fs::write(&mpath, text + "\n")
+            .map_err(io_context(format!("writing {}", mpath.display())))?;
+        fs::rename(&tmp, out).map_err(io_context(format!(
+            "renaming {} to {}",
+            tmp.display(),
+            out.display()
+        )))
+    };
+    if let Err(e) = finish() {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    Ok(MergeSummary {
+        trace_dir: out.to_path_buf(),
+        meta,
+        layers,
+        notes,
+    })
+}
+
+/// True for records that belong to a collective instance (see `instances`).
+fn is_collective_instance(func: u16, fl: u8, link: u64) -> bool {
+    link != 0
+        && fl & flags::COLLECTIVE != 0
+        && fl & flags::NONBLOCKING == 0
+        && Layer::from_id_range(func) == Layer::MpiIo
+}
+
+fn hidden_sibling(out: &Path) -> PathBuf {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into());
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    parent.join(format!(".{name}.merging-{}", std::process::id()))
+}
+
+/// A process without a `rank` fact takes its parent's (a forked child), found by ppid on the
+/// same host.
+fn inherit_ranks(procs: &mut [Proc]) {
+    let by_pid: HashMap<(String, u32), i32> = procs
+        .iter()
+        .map(|p| ((p.host.clone(), p.raw.header.pid), p.rank))
+        .collect();
+    for _ in 0..8 {
+        let mut changed = false;
+        for p in procs
+            .iter_mut()
+            .filter(|p| p.rank < 0 && p.raw.job_fact("rank").is_none())
+        {
+            if let Some(&r) = by_pid.get(&(p.host.clone(), p.raw.header.ppid)) {
+                if r >= 0 {
+                    p.rank = r;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// Fits every process's ticks → ns line (rules in `clock`); returns notes on fallbacks.
+fn fit_clocks(procs: &mut [Proc]) -> Vec<String> {
+    let own: Vec<OwnFit> = procs
+        .iter()
+        .map(|p| OwnFit::of(&p.raw.clock_pairs))
+        .collect();
+    let good = |host: Option<&str>, same: bool| {
+        median(
+            procs
+                .iter()
+                .zip(&own)
+                .filter(|(p, _)| p.raw.header.clock_kind == clock_kind::TSC)
+                .filter(|(p, _)| host.is_none_or(|h| (h == p.host) == same))
+                .filter_map(|(_, o)| o.good_rate())
+                .collect(),
+        )
+    };
+    let mut notes = Vec::new();
+    let fits: Vec<TickFit> = procs
+        .iter()
+        .zip(&own)
+        .map(|(p, o)| {
+            let hz = p.raw.job_fact("tsc_hz").and_then(|v| v.trim().parse::<f64>().ok());
+            let neighbours = if p.raw.header.clock_kind == clock_kind::TSC && o.good_rate().is_none() {
+                Neighbours { same_host: good(Some(&p.host), true), other_hosts: good(Some(&p.host), false) }
+            } else {
+                Neighbours::default()
+            };
+            let fit = resolve_fit(p.raw.header.clock_kind, &p.raw.clock_pairs, o, hz, neighbours);
+            if fit.method == FitMethod::Assumed {
+                notes.push(format!(
+                    "{}: a single clock pair and no other process to learn the TSC rate from; 1 ns per tick assumed, its durations are unreliable",
+                    p.label()
+                ));
+            }
+            fit
+        })
+        .collect();
+    for (p, fit) in procs.iter_mut().zip(fits) {
+        p.fit = fit;
+        p.clock_span_ns = clock::span_ns(&p.raw.clock_pairs);
+    }
+    notes
+}
+
+/// Offsets from each process's own CLOCK_SYNC records, or its parent's (same host, so same
+/// CLOCK_MONOTONIC) when it has none: a forked child or a program started by a rank.
+fn resolve_offsets(procs: &mut [Proc]) {
+    let own: Vec<OffsetModel> = procs
+        .iter()
+        .map(|p| OffsetModel::from_syncs(&p.raw.clock_syncs))
+        .collect();
+    let by_pid: HashMap<(&str, u32), usize> = procs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| ((p.host.as_str(), p.raw.header.pid), i))
+        .collect();
+    let mut models = own.clone();
+    for i in 0..procs.len() {
+        if own[i].source != OffsetSource::None {
+            continue;
+        }
+        let mut cur = i;
+        for _ in 0..16 {
+            let key = (procs[cur].host.as_str(), procs[cur].raw.header.ppid);
+            match by_pid.get(&key) {
+                Some(&parent) if parent != cur => {
+                    if own[parent].source != OffsetSource::None {
+                        models[i] = own[parent].inherited();
+                        break;
+                    }
+                    cur = parent;
+                }
+                _ => break,
+            }
+        }
+    }
+    for (p, m) in procs.iter_mut().zip(models) {
+        p.offset = m;
+    }
+}
+
+/// One event of a rank while it is sorted.
+struct Row {
+    start_ns: i64,
+    duration_ns: i64,
+    process: u32,
+    thread: u32,
+    depth: u8,
+    flags: u8,
+    func: u16,
+    object: u32,
+    size: u64,
+    offset: u64,
+    result: i64,
+    error: i32,
+    link: u64,
+    parent: u32,
+}
+
+const NONE: u32 = u32::MAX;
+
+type FileStats = HashMap<usize, (i64, BTreeSet<i32>)>;
+
+fn write_store(
+    dir: &Path,
+    procs: &mut [Proc],
+    job_start: i64,
+    instance_of: &HashMap<u64, i32>,
+    names: &[String],
+    prog: &mut Progress,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(BTreeMap<Layer, LayerTotals>, FileStats, i64, u64), MergeError> {
+    let epath = dir.join(EVENTS_FILE);
+    let store_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source: StoreError| MergeError::Store { path, source }
+    };
+    let mut writer = EventWriter::create(&epath).map_err(store_err(&epath))?;
+    let mut layers: BTreeMap<Layer, LayerTotals> = BTreeMap::new();
+    let mut file_stats: FileStats = HashMap::new();
+    let mut max_end = 0i64;
+    let mut func_names: HashMap<u16, (Layer, String, OpKind)> = HashMap::new();
+
+    let mut ranks: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
+    for (i, p) in procs.iter().enumerate() {
+        ranks.entry(p.rank).or_default().push(i);
+    }
+    for (&rank, members) in &ranks {
+        let mut rows: Vec<Row> = Vec::new();
+        for &pi in members {
+            let p = &procs[pi];
+            let raw = read_raw_file(&p.raw.path)
+                .map_err(|e| MergeError::RawFileChanged(e.to_string()))?;
+            if raw.event_count != p.raw.event_count {
+                return Err(MergeError::RawFileChanged(p.raw.file_name()));
+            }
+            prog.done += p.file_size;
+            progress(*prog);
+            let base = rows.len();
+            // Parents per thread, on the process's own ticks.
+            let mut by_thread: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+            for (i, e) in raw.events.iter().enumerate() {
+                by_thread.entry(e.thread).or_default().push(i);
+            }
+            let mut parent = vec![NONE; raw.events.len()];
+            for idx in by_thread.values() {
+                let spans: Vec<Span> = idx
+                    .iter()
+                    .map(|&i| {
+                        let e = &raw.events[i];
+                        Span {
+                            start: e.start,
+                            end: e.start.saturating_add(e.duration),
+                            depth: e.depth,
+                        }
+                    })
+                    .collect();
+                for (k, par) in reconstruct_parents(&spans).into_iter().enumerate() {
+                    if let Some(j) = par {
+                        parent[idx[k]] = (base + idx[j]) as u32;
+                    }
+                }
+            }
+            for (i, e) in raw.events.iter().enumerate() {
+                rows.push(Row {
+                    start_ns: p.abs_ns(e.start) - job_start,
+                    duration_ns: p.fit.duration_ns(e.duration),
+                    process: p.index as u32,
+                    thread: e.thread,
+                    depth: e.depth,
+                    flags: e.flags & !flags::EXT,
+                    func: e.func,
+                    object: e.object,
+                    size: e.size,
+                    offset: e.offset,
+                    result: e.result,
+                    error: e.error,
+                    link: e.link,
+                    parent: parent[i],
+                });
+            }
+        }
+        let mut order: Vec<u32> = (0..rows.len() as u32).collect();
+        order.sort_by_key(|&i| {
+            let r = &rows[i as usize];
+            (r.start_ns, r.process, r.thread, r.depth, i)
+        });
+        let mut pos = vec![0u32; rows.len()];
+        for (k, &i) in order.iter().enumerate() {
+            pos[i as usize] = k as u32;
+        }
+        let base_id = writer.rows() as i64;
+        // Innermost region of each row, filled in store order (parents come first).
+        let mut region = vec![NONE; rows.len()];
+        for &i in &order {
+            let r = &rows[i as usize];
+            let p = &procs[r.process as usize];
+            let (layer, name, kind) = func_names.entry(r.func).or_insert_with(|| {
+                let (layer, name) = functions::describe(r.func);
+                let kind = functions::kind_of(layer, &name);
+                (layer, name, kind)
+            });
+            let (layer, kind) = (*layer, *kind);
+            let lookup = |kind: u16| -> Option<usize> {
+                if r.object == 0 {
+                    None
+                } else {
+                    p.strings.get(&(kind, r.object)).copied()
+                }
+            };
+            let own_region = if layer == Layer::Region {
+                lookup(string_kind::REGION)
+            } else {
+                None
+            };
+            region[i as usize] = match own_region {
+                Some(n) => n as u32,
+                None if r.parent != NONE => region[r.parent as usize],
+                None => NONE,
+            };
+            let file_id = match layer {
+                Layer::Posix | Layer::Stdio | Layer::MpiIo | Layer::Tracer => {
+                    lookup(string_kind::FILE)
+                }
+                _ => None,
+            };
+            let comm = if layer == Layer::Mpi {
+                lookup(string_kind::COMMUNICATOR)
+            } else {
+                None
+            };
+            let hi = (r.offset >> 32) as u32 as i32;
+            let lo = r.offset as u32 as i32;
+            let (mut peer, mut tag, mut root, mut comm_size) = (None, None, None, None);
+            if layer == Layer::Mpi {
+                if functions::is_point_to_point(name) {
+                    (peer, tag) = (Some(hi), Some(lo));
+                } else if functions::is_mpi_collective(name) || r.flags & flags::COLLECTIVE != 0 {
+                    (root, comm_size) = (Some(hi), Some(lo));
+                }
+            }
+            let file_layer = matches!(layer, Layer::Posix | Layer::Stdio | Layer::MpiIo);
+            let event = Event {
+                id: base_id + pos[i as usize] as i64,
+                rank,
+                process: r.process as i32,
+                thread: r.thread as i32,
+                start_ns: r.start_ns,
+                duration_ns: r.duration_ns,
+                layer,
+                func: name,
+                depth: r.depth,
+                parent: (r.parent != NONE).then(|| base_id + pos[r.parent as usize] as i64),
+                file_id: file_id.map(|f| f as i32),
+                offset: (file_layer && r.flags & flags::OFFSET_UNKNOWN == 0)
+                    .then_some(r.offset as i64),
+                size: r.size as i64,
+                result: r.result,
+                error: r.error,
+                flags: r.flags,
+                collective: r.flags & flags::COLLECTIVE != 0,
+                instance: if is_collective_instance(r.func, r.flags, r.link) {
+                    instance_of.get(&r.link).copied()
+                } else {
+                    None
+                },
+                request: (r.flags & (flags::NONBLOCKING | flags::COMPLETION) != 0 && r.link != 0)
+                    .then_some(r.link as i64),
+                peer,
+                tag,
+                root,
+                comm_size,
+                comm: comm.map(|c| names[c].as_str()),
+                region: (region[i as usize] != NONE)
+                    .then(|| names[region[i as usize] as usize].as_str()),
+            };
+            writer.push(&event).map_err(store_err(&epath))?;
+
+            let t = layers.entry(layer).or_default();
+            t.operations += 1;
+            match kind {
+                OpKind::Read => t.bytes_read += functions::bytes_moved(r.size, r.result, r.error),
+                OpKind::Write => {
+                    t.bytes_written += functions::bytes_moved(r.size, r.result, r.error)
+                }
+                _ => {}
+            }
+            if let Some(f) = file_id {
+                let s = file_stats.entry(f).or_default();
+                s.0 += 1;
+                s.1.insert(rank);
+            }
+            max_end = max_end.max(event.end_ns());
+        }
+        for &pi in members {
+            procs[pi].events_written = 0;
+        }
+        for r in &rows {
+            procs[r.process as usize].events_written += 1;
+        }
+    }
+    writer.finish().map_err(store_err(&epath))?;
+
+    // Settings (hints, views), in rank then time order.
+    let mut settings = Vec::new();
+    for p in procs.iter() {
+        for s in &p.raw.settings {
+            let (_, func) = functions::describe(s.func);
+            let file_id = p
+                .strings
+                .get(&(string_kind::FILE, s.object))
+                .map(|&f| f as i32);
+            for (key, value) in &s.values {
+                settings.push(SettingRow {
+                    rank: p.rank,
+                    process: p.index as i32,
+                    time_ns: p.abs_ns(s.ticks) - job_start,
+                    file_id,
+                    func: func.clone(),
+                    key: key.clone(),
+                    value: value.clone(),
+                });
+            }
+        }
+    }
+    settings.sort_by_key(|s| (s.rank, s.time_ns, s.process));
+    let spath = dir.join(SETTINGS_FILE);
+    write_settings(&spath, &settings).map_err(store_err(&spath))?;
+    Ok((layers, file_stats, max_end, settings.len() as u64))
+}
+
+fn build_meta(
+    procs: &[Proc],
+    unusable: &[String],
+    job_start: i64,
+    max_end: i64,
+    files: u64,
+    settings: u64,
+    paths: &[PathBuf],
+) -> Meta {
+    let mut partial_reasons: Vec<String> = Vec::new();
+    let processes: Vec<ProcessMeta> = procs
+        .iter()
+        .map(|p| {
+            let partial = p.raw.partial_reason();
+            if let Some(reason) = &partial {
+                partial_reasons.push(format!("{}: {reason}", p.label()));
+            }
+            ProcessMeta {
+                process: p.index as u32,
+                rank: p.rank,
+                pid: p.raw.header.pid,
+                ppid: p.raw.header.ppid,
+                host: p.host.clone(),
+                exe: p.raw.job_fact("exe").map(str::to_string),
+                cmdline: p.raw.job_fact("cmdline").map(str::to_string),
+                forked_from: p.raw.job_fact("forked_from").map(str::to_string),
+                threads: p.raw.threads.len() as u32,
+                events: p.events_written,
+                raw_file: p.raw.file_name(),
+                clock: ClockMeta {
+                    kind: if p.raw.header.clock_kind == clock_kind::TSC {
+                        "tsc"
+                    } else {
+                        "monotonic"
+                    }
+                    .to_string(),
+                    fit: p.fit.method,
+                    pairs: p.fit.pairs,
+                    span_ns: p.clock_span_ns,
+                    ns_per_tick: p.fit.ns_per_tick,
+                    max_residual_ns: p.fit.max_residual_ns,
+                    offset_source: p.offset.source,
+                    init: p.offset.init,
+                    finalize: p.offset.finalize,
+                    start_ns: p.start_abs - job_start,
+                },
+                partial,
+                facts: p.raw.job.iter().cloned().collect(),
+            }
+        })
+        .collect();
+    partial_reasons.extend(unusable.iter().cloned());
+
+    let max_rank = procs.iter().map(|p| p.rank).max().unwrap_or(-1);
+    let size_fact = procs
+        .iter()
+        .filter_map(|p| {
+            p.raw
+                .job_fact("size")
+                .and_then(|s| s.trim().parse::<u32>().ok())
+        })
+        .max()
+        .unwrap_or(0);
+    let ranks = size_fact.max((max_rank + 1).max(0) as u32);
+    let mut hosts = vec![String::new(); ranks as usize];
+    for p in procs.iter().filter(|p| p.rank >= 0) {
+        if let Some(h) = hosts.get_mut(p.rank as usize) {
+            if h.is_empty() {
+                h.clone_from(&p.host);
+            }
+        }
+    }
+    // The reference process: the lowest rank's first process (procs are sorted that way).
+    let reference = procs.iter().find(|p| p.rank >= 0).or(procs.first());
+    let start_unix_ns = reference.map_or(0, |p| {
+        p.raw.header.start_unix_ns as i64 - (p.start_abs - job_start)
+    });
+    let fact = |key: &str| {
+        procs
+            .iter()
+            .find_map(|p| p.raw.job_fact(key).map(str::to_string))
+    };
+    let counts = Counts {
+        events: procs.iter().map(|p| p.events_written).sum(),
+        files,
+        settings,
+        processes: procs.len() as u64,
+        unusable_raw_files: unusable.len() as u64,
+    };
+    Meta {
+        format: FORMAT_NAME.to_string(),
+        version: FORMAT_VERSION,
+        tracer_version: fact("tracer_version"),
+        merged_by: format!("pioscope-trace {}", env!("CARGO_PKG_VERSION")),
+        time_unit: "ns".to_string(),
+        job: JobMeta {
+            command: reference.and_then(|p| {
+                p.raw
+                    .job_fact("cmdline")
+                    .or(p.raw.job_fact("exe"))
+                    .map(str::to_string)
+            }),
+            start_unix_ns,
+            duration_ns: max_end,
+            ranks,
+            hosts,
+            mpi_library: fact("mpi_library"),
+        },
+        processes,
+        partial: !partial_reasons.is_empty(),
+        partial_reasons,
+        counts,
+        raw_files: paths
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raw::fixture::{FixtureEvent as E, RawFileBuilder};
+    use crate::raw::format::sync_phase;
+    use crate::store::Trace;
+
+    const OPEN: u16 = 300;
+    const WRITE_ALL: u16 = 318;
+    const PWRITE: u16 = 14;
+    const STAT: u16 = 40;
+    const BARRIER: u16 = 430;
+    const SEND: u16 = 410;
+    const REGION: u16 = 500;
+
+    /// A row read back from the store, owned.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Row {
+        id: i64,
+        rank: i32,
+        process: i32,
+        start: i64,
+        dur: i64,
+        func: String,
+        depth: u8,
+        parent: Option<i64>,
+        file: Option<i32>,
+        offset: Option<i64>,
+        result: i64,
+        instance: Option<i32>,
+        peer: Option<i32>,
+        tag: Option<i32>,
+        root: Option<i32>,
+        comm_size: Option<i32>,
+        comm: Option<String>,
+        region: Option<String>,
+    }
+
+    fn rows(trace: &Trace) -> Vec<Row> {
+        let mut out = Vec::new();
+        for b in trace.events().expect("events") {
+            let b = b.expect("batch");
+            for e in b.iter() {
+                out.push(Row {
+                    id: e.id,
+                    rank: e.rank,
+                    process: e.process,
+                    start: e.start_ns,
+                    dur: e.duration_ns,
+                    func: e.func.to_string(),
+                    depth: e.depth,
+                    parent: e.parent,
+                    file: e.file_id,
+                    offset: e.offset,
+                    result: e.result,
+                    instance: e.instance,
+                    peer: e.peer,
+                    tag: e.tag,
+                    root: e.root,
+                    comm_size: e.comm_size,
+                    comm: e.comm.map(str::to_string),
+                    region: e.region.map(str::to_string),
+                });
+            }
+        }
+        out
+    }
+
+    /// One rank of a small MPI-IO job: open, two collective writes of two pwrites each inside
+    /// a region, a barrier and a send. `t0` is the rank's local CLOCK_MONOTONIC at start.
+    fn rank_file(
+        rank: u32,
+        pid: u32,
+        host: &str,
+        t0: u64,
+        offset_ns: i64,
+        drift_ns: i64,
+    ) -> RawFileBuilder {
+        let mut b = RawFileBuilder::monotonic(pid, 1, t0);
+        b.job(&[
+            ("rank", &rank.to_string()),
+            ("size", "2"),
+            ("host", host),
+            ("cmdline", "./app out.dat"),
+            ("mpi_library", "MPICH 4.1"),
+            ("tracer_version", "0.1.0"),
+        ]);
+        b.string(string_kind::FILE, 1, "/scratch/out.dat", 0x0BD0_0BD0);
+        b.string(string_kind::COMMUNICATOR, 1, "world", 0);
+        b.string(string_kind::REGION, 2, "checkpoint", 0);
+        b.clock_sync(sync_phase::INIT, offset_ns, 500, t0 + 100);
+        b.settings(1, OPEN, t0 + 1_100, &[("cb_nodes", "2")]);
+        let r = rank as u64;
+        let link = |n: u64| 7u64 << 32 | n;
+        // Written at call exit: children first.
+        b.events(
+            0,
+            &[
+                E::new(OPEN, t0 + 1_000, 200)
+                    .object(1)
+                    .flags(flags::COLLECTIVE)
+                    .result(0),
+                E::new(PWRITE, t0 + 2_100, 50)
+                    .object(1)
+                    .size(32)
+                    .offset(r * 64)
+                    .depth(2),
+                E::new(PWRITE, t0 + 2_400, 60)
+                    .object(1)
+                    .size(32)
+                    .offset(128 + r * 64)
+                    .depth(2),
+                E::new(WRITE_ALL, t0 + 2_000, 900)
+                    .object(1)
+                    .size(64)
+                    .depth(1)
+                    .flags(flags::COLLECTIVE)
+                    .link(link(1)),
+                E::new(PWRITE, t0 + 3_100, 50)
+                    .object(1)
+                    .size(32)
+                    .offset(256 + r * 64)
+                    .depth(2),
+                E::new(WRITE_ALL, t0 + 3_000, 500)
+                    .object(1)
+                    .size(32)
+                    .depth(1)
+                    .flags(flags::COLLECTIVE)
+                    .link(link(2)),
+                E::new(REGION, t0 + 1_900, 2_000).object(2),
+                E::new(BARRIER, t0 + 5_000, 300)
+                    .object(1)
+                    .flags(flags::COLLECTIVE)
+                    .offset(2),
+                E::new(SEND, t0 + 6_000, 100)
+                    .object(1)
+                    .size(8)
+                    .offset((1 - r) << 32 | 99),
+            ],
+        );
+        b.clock_sync(
+            sync_phase::FINALIZE,
+            offset_ns + drift_ns,
+            500,
+            t0 + 1_000_100,
+        );
+        b.end();
+        b
+    }
+
+    fn job(dir: &Path) {
+        rank_file(0, 100, "n1", 10_000_000, 0, 0)
+            .write_to(&dir.join("n1-100.praw"))
+            .expect("write");
+        // Rank 1's clock is 5 µs behind rank 0's, drifting by 100 ns over 1 ms.
+        rank_file(1, 200, "n2", 9_990_000, 15_000, 100)
+            .write_to(&dir.join("n2-200.praw"))
+            .expect("write");
+        // A forked child of rank 1: no rank fact, no clock sync.
+        let mut c = RawFileBuilder::monotonic(201, 200, 9_998_000);
+        c.job(&[("host", "n2"), ("forked_from", "200")]);
+        c.string(string_kind::FILE, 1, "/etc/hosts", 0xEF53);
+        c.events(0, &[E::new(STAT, 9_998_500, 40).object(1)]);
+        c.end();
+        c.write_to(&dir.join("n2-201.praw")).expect("write");
+    }
+
+    fn merged(dir: &Path) -> (MergeSummary, Trace) {
+        let out = dir.join("trace");
+        let mut calls = 0;
+        let s = merge(&dir.join("raw"), &out, &mut |_| calls += 1).expect("merge");
+        assert!(calls >= 3);
+        (s, Trace::open(&out).expect("open"))
+    }
+
+    fn setup() -> tempfile::TempDir {
+        let t = tempfile::tempdir().expect("tmp");
+        fs::create_dir(t.path().join("raw")).expect("mkdir");
+        t
+    }
+
+    #[test]
+    fn merges_a_small_mpi_job() {
+        let t = setup();
+        job(&t.path().join("raw"));
+        let (summary, trace) = merged(t.path());
+        let m = &trace.meta;
+        assert_eq!(m.format, "pioscope-trace");
+        assert!(!m.partial, "{:?}", m.partial_reasons);
+        assert_eq!(m.job.ranks, 2);
+        assert_eq!(m.job.hosts, vec!["n1", "n2"]);
+        assert_eq!(m.job.mpi_library.as_deref(), Some("MPICH 4.1"));
+        assert_eq!(m.job.command.as_deref(), Some("./app out.dat"));
+        assert_eq!(m.tracer_version.as_deref(), Some("0.1.0"));
+        assert_eq!(m.counts.events, 19);
+        assert_eq!(m.counts.processes, 3);
+        assert_eq!(m.counts.settings, 2);
+        // Processes: rank 0, rank 1, then the forked child of rank 1 (it inherits the rank).
+        let p: Vec<(i32, u32)> = m.processes.iter().map(|p| (p.rank, p.pid)).collect();
+        assert_eq!(p, vec![(0, 100), (1, 200), (1, 201)]);
+        assert_eq!(m.processes[2].forked_from.as_deref(), Some("200"));
+        assert_eq!(m.processes[2].clock.offset_source, OffsetSource::Parent);
+        assert_eq!(
+            m.processes[1].clock.offset_source,
+            OffsetSource::InitFinalize
+        );
+        // All pairs lie within 1 ms: a MONOTONIC clock falls back to rate 1.
+        assert_eq!(m.processes[0].clock.fit, FitMethod::Monotonic);
+
+        // Files: sorted by path.
+        assert_eq!(trace.files.len(), 2);
+        assert_eq!(trace.file_path(0), Some("/etc/hosts"));
+        assert_eq!(trace.files[1].fs_type, "lustre");
+        assert_eq!((trace.files[1].ranks, trace.files[1].events), (2, 12));
+
+        let rows = rows(&trace);
+        assert_eq!(rows.len(), 19);
+        assert!(rows.iter().enumerate().all(|(i, r)| r.id == i as i64));
+        assert!(rows
+            .windows(2)
+            .all(|w| (w[0].rank, w[0].start) <= (w[1].rank, w[1].start)));
+
+        // Job start: rank 1's clock reads 9_990_000 at its start, i.e. 10_005_000 on rank 0's.
+        // The earliest thing is rank 0's tracer start at 10_000_000.
+        let r0: Vec<&Row> = rows.iter().filter(|r| r.rank == 0).collect();
+        assert_eq!(r0[0].func, "MPI_File_open");
+        assert_eq!(r0[0].start, 1_000);
+        assert_eq!(r0[0].result, 0);
+        assert_eq!(summary.meta.job.duration_ns, m.job.duration_ns);
+
+        // Nesting: region > write_all > pwrite.
+        let region = r0.iter().find(|r| r.func == "region").expect("region");
+        let wa: Vec<&&Row> = r0
+            .iter()
+            .filter(|r| r.func == "MPI_File_write_all")
+            .collect();
+        let pw: Vec<&&Row> = r0.iter().filter(|r| r.func == "pwrite").collect();
+        assert_eq!(region.parent, None);
+        assert_eq!(region.region.as_deref(), Some("checkpoint"));
+        assert!(wa.iter().all(|w| w.parent == Some(region.id)));
+        assert_eq!(pw[0].parent, Some(wa[0].id));
+        assert_eq!(pw[1].parent, Some(wa[0].id));
+        assert_eq!(pw[2].parent, Some(wa[1].id));
+        assert!(pw.iter().all(|p| p.region.as_deref() == Some("checkpoint")));
+        assert_eq!(pw[1].offset, Some(128));
+        // Collective instances are dense and shared across ranks.
+        assert_eq!((wa[0].instance, wa[1].instance), (Some(1), Some(2)));
+        let wa1: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.rank == 1 && r.func == "MPI_File_write_all")
+            .collect();
+        assert_eq!((wa1[0].instance, wa1[1].instance), (Some(1), Some(2)));
+        assert_eq!(r0[0].instance, None, "open is collective but has no link");
+        // MPI fields.
+        let barrier = r0
+            .iter()
+            .find(|r| r.func == "MPI_Barrier")
+            .expect("barrier");
+        assert_eq!(
+            (barrier.root, barrier.comm_size, barrier.offset),
+            (Some(0), Some(2), None)
+        );
+        assert_eq!(barrier.comm.as_deref(), Some("world"));
+        let send = r0.iter().find(|r| r.func == "MPI_Send").expect("send");
+        assert_eq!((send.peer, send.tag), (Some(1), Some(99)));
+
+        // Rank 1 is corrected onto rank 0's clock: its open at local 9_991_000 + 15_000 offset
+        // (+ drift 100 ns/ms * 0.9 µs = 0) = 10_006_000 → 6_000 after the job start.
+        let r1_open = rows
+            .iter()
+            .find(|r| r.rank == 1 && r.func == "MPI_File_open")
+            .expect("open");
+        assert_eq!(r1_open.start, 6_000);
+        // The drift: the send at local +6_000 is 5_900 ns after the INIT sync → +0.59 ns.
+        let r1_send = rows
+            .iter()
+            .find(|r| r.rank == 1 && r.func == "MPI_Send")
+            .expect("send");
+        assert_eq!(r1_send.start, 6_000 + 5_000 + 1);
+        assert_eq!((r1_send.peer, r1_send.tag), (Some(0), Some(99)));
+        // The forked child: same clock as its parent, so the parent's offset applies.
+        let stat = rows.iter().find(|r| r.func == "stat").expect("stat");
+        assert_eq!((stat.rank, stat.process), (1, 2));
+        assert_eq!(stat.start, 9_998_500 + 15_000 - 10_000_000);
+        assert_eq!(stat.file, Some(0));
+
+        // Settings table.
+        let s = trace.settings().expect("settings");
+        assert_eq!(s.len(), 2);
+        assert_eq!(
+            (s[0].rank, s[0].key.as_str(), s[0].value.as_str()),
+            (0, "cb_nodes", "2")
+        );
+        assert_eq!(
+            (s[0].func.as_str(), s[0].file_id, s[0].time_ns),
+            ("MPI_File_open", Some(1), 1_100)
+        );
+
+        assert_eq!(summary.layers[&Layer::Posix].bytes_written, 6 * 32);
+        assert_eq!(summary.layers[&Layer::MpiIo].bytes_written, 2 * 96);
+    }
+
+    #[test]
+    fn damaged_file_makes_a_partial_trace() {
+        let t = setup();
+        let raw = t.path().join("raw");
+        job(&raw);
+        let mut b = rank_file(1, 200, "n2", 9_990_000, 15_000, 100);
+        let mut damaged = RawFileBuilder::monotonic(300, 1, 10_000_000);
+        damaged.job(&[("rank", "3"), ("host", "host-123")]);
+        damaged.events(0, &[E::new(PWRITE, 10_000_100, 10).size(1)]);
+        let at = damaged.len();
+        damaged.events(0, &[E::new(PWRITE, 10_000_200, 10).size(1)]);
+        damaged.bytes_mut()[at + 1] = 0;
+        damaged
+            .write_to(&raw.join("host-123-0.praw"))
+            .expect("write");
+        // And a file that is not a raw file at all.
+        fs::write(raw.join("junk.praw"), b"hello").expect("write");
+        b.bytes_mut().clear();
+        let (_, trace) = merged(t.path());
+        let m = &trace.meta;
+        assert!(m.partial);
+        assert_eq!(m.partial_reasons.len(), 2, "{:?}", m.partial_reasons);
+        assert_eq!(
+            m.partial_reasons[0],
+            format!(
+                "rank-3 raw file host-123-0.praw: corrupt chunk header at byte {at} (bad magic)"
+            )
+        );
+        assert!(
+            m.partial_reasons[1].starts_with("raw file junk.praw: truncated file header at byte 0")
+        );
+        assert_eq!(m.counts.unusable_raw_files, 1);
+        let p3 = m.processes.iter().find(|p| p.rank == 3).expect("rank 3");
+        assert_eq!(p3.events, 1);
+        assert_eq!(m.job.ranks, 4);
+        assert_eq!(m.raw_files.len(), 5);
+    }
+
+    #[test]
+    fn killed_process_is_reported() {
+        let t = setup();
+        let mut b = RawFileBuilder::monotonic(5, 1, 1_000);
+        b.job(&[("rank", "0")]);
+        b.events(0, &[E::new(PWRITE, 2_000, 10).size(1)]);
+        b.write_to(&t.path().join("raw/a.praw")).expect("write");
+        let (_, trace) = merged(t.path());
+        assert_eq!(
+            trace.meta.partial_reasons,
+            vec![format!(
+                "rank-0 raw file a.praw: {}",
+                crate::raw::UNFINISHED_REASON
+            )]
+        );
+    }
+
+    #[test]
+    fn tsc_clocks_are_fitted_and_shared_on_a_host() {
+        let t = setup();
+        let raw = t.path().join("raw");
+        // 2 GHz TSC: 0.5 ns per tick. Chunks every 10 ms give a least-squares fit.
+        let mut a =
+            RawFileBuilder::with_clock(clock_kind::TSC, 10, 1, 1_000_000_000, 50_000_000, 0.5);
+        a.job(&[("host", "n1")]);
+        for i in 0..5u64 {
+            let t = 1_000_000_000 + i * 20_000_000;
+            a.events(0, &[E::new(PWRITE, t, 2_000).size(1)]);
+        }
+        a.end();
+        a.write_to(&raw.join("a.praw")).expect("write");
+        // A short-lived process on the same host: only the header pair and one chunk close by.
+        let mut b =
+            RawFileBuilder::with_clock(clock_kind::TSC, 11, 10, 1_050_000_000, 75_000_000, 0.5);
+        b.job(&[("host", "n1")]);
+        b.events(0, &[E::new(STAT, 1_050_000_100, 400)]);
+        b.end();
+        b.write_to(&raw.join("b.praw")).expect("write");
+        let (summary, trace) = merged(t.path());
+        assert!(summary.notes.is_empty(), "{:?}", summary.notes);
+        let m = &trace.meta;
+        assert_eq!(m.job.ranks, 0);
+        assert_eq!(m.processes[0].clock.fit, FitMethod::LeastSquares);
+        assert!((m.processes[0].clock.ns_per_tick - 0.5).abs() < 1e-9);
+        assert_eq!(m.processes[1].clock.fit, FitMethod::SameHost);
+        let rows = rows(&trace);
+        assert_eq!(rows[0].dur, 1_000);
+        let stat = rows.iter().find(|r| r.func == "stat").expect("stat");
+        assert_eq!((stat.start, stat.dur), (25_000_050, 200));
+        assert_eq!(rows.iter().filter(|r| r.rank == -1).count(), 6);
+    }
+
+    #[test]
+    fn lone_tsc_process_assumes_and_says_so() {
+        let t = setup();
+        // Only the header's pair (the END chunk repeats it): no rate can be learnt.
+        let mut a = RawFileBuilder::with_clock(clock_kind::TSC, 10, 1, 1_000, 1_000, 0.5);
+        a.end();
+        a.write_to(&t.path().join("raw/a.praw")).expect("write");
+        let (summary, trace) = merged(t.path());
+        assert_eq!(trace.meta.processes[0].clock.fit, FitMethod::Assumed);
+        assert_eq!(summary.notes.len(), 1);
+        assert!(
+            summary.notes[0].contains("1 ns per tick assumed"),
+            "{}",
+            summary.notes[0]
+        );
+        assert!(
+            summary.notes[0].starts_with("pid-10 raw file a.praw: a single clock pair"),
+            "{}",
+            summary.notes[0]
+        );
+    }
+
+    #[test]
+    fn error_cases() {
+        let t = setup();
+        let out = t.path().join("trace");
+        let err = merge(&t.path().join("nope"), &out, &mut |_| {}).expect_err("missing");
+        assert!(matches!(err, MergeError::RawDirNotFound(_)));
+        let err = merge(&t.path().join("raw"), &out, &mut |_| {}).expect_err("empty");
+        assert!(err.to_string().contains("holds no .praw files"), "{err}");
+        fs::write(
+            t.path().join("raw/bad.praw"),
+            b"not a trace at all, certainly not 64 bytes... ......",
+        )
+        .expect("w");
+        let err = merge(&t.path().join("raw"), &out, &mut |_| {}).expect_err("unusable");
+        assert!(err.to_string().contains("no usable raw file"), "{err}");
+        fs::create_dir(&out).expect("mkdir");
+        let err = merge(&t.path().join("raw"), &out, &mut |_| {}).expect_err("exists");
+        assert!(matches!(err, MergeError::OutputExists(_)));
+        // Nothing half-written is left behind.
+        let leftovers: Vec<_> = fs::read_dir(t.path())
+            .expect("ls")
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains("merging"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+}

@@ -1,0 +1,67 @@
+//! One row of `events.parquet`, as the merge writes it and the reader hands it back.
+
+use crate::functions::Layer;
+
+/// One traced call. Times are ns since the job's start on the reference (rank 0) clock.
+///
+/// Field meanings are documented column by column in docs/FORMAT.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event<'a> {
+    /// Row number in events.parquet (0-based); `parent` refers to it.
+    pub id: i64,
+    /// MPI rank, -1 for processes without MPI.
+    pub rank: i32,
+    /// Index into meta.json `processes`.
+    pub process: i32,
+    /// Tracer thread number inside the process (0 = first thread).
+    pub thread: i32,
+    /// Start, ns since job start.
+    pub start_ns: i64,
+    /// Duration in ns.
+    pub duration_ns: i64,
+    /// Layer.
+    pub layer: Layer,
+    /// Function name as in functions.def.
+    pub func: &'a str,
+    /// Traced calls enclosing this one on its thread.
+    pub depth: u8,
+    /// `id` of the enclosing record, if it was recorded.
+    pub parent: Option<i64>,
+    /// File (files.parquet `file_id`) for POSIX, STDIO and MPI-IO records.
+    pub file_id: Option<i32>,
+    /// File offset in bytes (file layers; None when the tracer did not know it).
+    pub offset: Option<i64>,
+    /// Bytes requested (file layers) or message bytes (MPI).
+    pub size: i64,
+    /// Return value: bytes transferred, new offset, or -1.
+    pub result: i64,
+    /// errno (POSIX/STDIO) or MPI error class; 0 = success.
+    pub error: i32,
+    /// Raw `PIOSCOPE_F_*` flags (EXT cleared).
+    pub flags: u8,
+    /// A collective call.
+    pub collective: bool,
+    /// Dense collective instance (MPI-IO collectives), same on every rank for one call.
+    pub instance: Option<i32>,
+    /// Request id of a nonblocking start or completion (unique within a process).
+    pub request: Option<i64>,
+    /// MPI point-to-point peer rank.
+    pub peer: Option<i32>,
+    /// MPI point-to-point tag.
+    pub tag: Option<i32>,
+    /// MPI collective root.
+    pub root: Option<i32>,
+    /// MPI collective communicator size.
+    pub comm_size: Option<i32>,
+    /// MPI communicator description.
+    pub comm: Option<&'a str>,
+    /// User region: its name for region records, the innermost enclosing region otherwise.
+    pub region: Option<&'a str>,
+}
+
+impl Event<'_> {
+    /// End time in ns since job start.
+    pub fn end_ns(&self) -> i64 {
+        self.start_ns + self.duration_ns
+    }
+}

@@ -1,0 +1,195 @@
+//! The Arrow schemas of the store's tables and the Parquet settings that keep them small.
+//!
+//! Encoding choices (measured on an HPIO-like pattern, see `tests/store_size.rs`):
+//! - sorted or slowly changing integers (id, start_ns, offset, parent, request) use
+//!   DELTA_BINARY_PACKED: a pwrite every ~300 ns costs ~9 bits of start_ns, a constant stride
+//!   costs nothing;
+//! - durations are noise around a typical value: PLAIN + zstd (~1 byte each) beats delta (~1.7);
+//! - low-cardinality columns (rank, process, thread, layer, func, depth, file, sizes, errors,
+//!   MPI fields, strings) use dictionary + RLE, falling back to DELTA_BINARY_PACKED for
+//!   integers when the dictionary grows too big;
+//! - everything is zstd compressed; row groups hold ~1M rows; statistics are written per page
+//!   so that a rank or a time window is a range read.
+
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::file::metadata::SortingColumn;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::schema::types::ColumnPath;
+
+/// Rows per row group of events.parquet.
+pub const ROW_GROUP_ROWS: usize = 1 << 20;
+
+/// The zstd level: 3 is zstd's own default, a good size/speed point for this data.
+const ZSTD_LEVEL: i32 = 3;
+
+/// Column names of events.parquet, in order.
+pub mod events {
+    #![allow(missing_docs)]
+    pub const ID: &str = "id";
+    pub const RANK: &str = "rank";
+    pub const PROCESS: &str = "process";
+    pub const THREAD: &str = "thread";
+    pub const START_NS: &str = "start_ns";
+    pub const DURATION_NS: &str = "duration_ns";
+    pub const LAYER: &str = "layer";
+    pub const FUNC: &str = "func";
+    pub const DEPTH: &str = "depth";
+    pub const PARENT: &str = "parent";
+    pub const FILE_ID: &str = "file_id";
+    pub const OFFSET: &str = "offset";
+    pub const SIZE: &str = "size";
+    pub const RESULT: &str = "result";
+    pub const ERROR: &str = "error";
+    pub const FLAGS: &str = "flags";
+    pub const COLLECTIVE: &str = "collective";
+    pub const INSTANCE: &str = "instance";
+    pub const REQUEST: &str = "request";
+    pub const PEER: &str = "peer";
+    pub const TAG: &str = "tag";
+    pub const ROOT: &str = "root";
+    pub const COMM_SIZE: &str = "comm_size";
+    pub const COMM: &str = "comm";
+    pub const REGION: &str = "region";
+}
+
+fn dict_str() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+}
+
+/// The schema of events.parquet.
+pub fn events_schema() -> SchemaRef {
+    use events::*;
+    Arc::new(Schema::new(vec![
+        Field::new(ID, DataType::Int64, false),
+        Field::new(RANK, DataType::Int32, false),
+        Field::new(PROCESS, DataType::Int32, false),
+        Field::new(THREAD, DataType::Int32, false),
+        Field::new(START_NS, DataType::Int64, false),
+        Field::new(DURATION_NS, DataType::Int64, false),
+        Field::new(LAYER, dict_str(), false),
+        Field::new(FUNC, dict_str(), false),
+        Field::new(DEPTH, DataType::UInt8, false),
+        Field::new(PARENT, DataType::Int64, true),
+        Field::new(FILE_ID, DataType::Int32, true),
+        Field::new(OFFSET, DataType::Int64, true),
+        Field::new(SIZE, DataType::Int64, false),
+        Field::new(RESULT, DataType::Int64, false),
+        Field::new(ERROR, DataType::Int32, false),
+        Field::new(FLAGS, DataType::UInt8, false),
+        Field::new(COLLECTIVE, DataType::Boolean, false),
+        Field::new(INSTANCE, DataType::Int32, true),
+        Field::new(REQUEST, DataType::Int64, true),
+        Field::new(PEER, DataType::Int32, true),
+        Field::new(TAG, DataType::Int32, true),
+        Field::new(ROOT, DataType::Int32, true),
+        Field::new(COMM_SIZE, DataType::Int32, true),
+        Field::new(COMM, dict_str(), true),
+        Field::new(REGION, dict_str(), true),
+    ]))
+}
+
+/// Column names of files.parquet.
+pub mod files {
+    #![allow(missing_docs)]
+    pub const FILE_ID: &str = "file_id";
+    pub const PATH: &str = "path";
+    pub const FS_TYPE: &str = "fs_type";
+    pub const FS_MAGIC: &str = "fs_magic";
+    pub const RANKS: &str = "ranks";
+    pub const EVENTS: &str = "events";
+}
+
+/// The schema of files.parquet.
+pub fn files_schema() -> SchemaRef {
+    use files::*;
+    Arc::new(Schema::new(vec![
+        Field::new(FILE_ID, DataType::Int32, false),
+        Field::new(PATH, DataType::Utf8, false),
+        Field::new(FS_TYPE, DataType::Utf8, false),
+        Field::new(FS_MAGIC, DataType::Int64, false),
+        Field::new(RANKS, DataType::Int32, false),
+        Field::new(EVENTS, DataType::Int64, false),
+    ]))
+}
+
+/// Column names of settings.parquet.
+pub mod settings {
+    #![allow(missing_docs)]
+    pub const RANK: &str = "rank";
+    pub const PROCESS: &str = "process";
+    pub const TIME_NS: &str = "time_ns";
+    pub const FILE_ID: &str = "file_id";
+    pub const FUNC: &str = "func";
+    pub const KEY: &str = "key";
+    pub const VALUE: &str = "value";
+}
+
+/// The schema of settings.parquet.
+pub fn settings_schema() -> SchemaRef {
+    use settings::*;
+    Arc::new(Schema::new(vec![
+        Field::new(RANK, DataType::Int32, false),
+        Field::new(PROCESS, DataType::Int32, false),
+        Field::new(TIME_NS, DataType::Int64, false),
+        Field::new(FILE_ID, DataType::Int32, true),
+        Field::new(FUNC, dict_str(), false),
+        Field::new(KEY, dict_str(), false),
+        Field::new(VALUE, DataType::Utf8, false),
+    ]))
+}
+
+fn base_properties() -> parquet::file::properties::WriterPropertiesBuilder {
+    // Level 3 is always valid; fall back to the codec's default level rather than fail.
+    let level = ZstdLevel::try_new(ZSTD_LEVEL).unwrap_or_default();
+    WriterProperties::builder()
+        .set_writer_version(WriterVersion::PARQUET_1_0)
+        .set_compression(Compression::ZSTD(level))
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_created_by(format!("pioscope-trace {}", env!("CARGO_PKG_VERSION")))
+}
+
+/// Writer settings of events.parquet.
+pub fn events_properties() -> WriterProperties {
+    use events::*;
+    let mut b = base_properties()
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_max_row_group_bytes(None)
+        .set_dictionary_enabled(true)
+        .set_sorting_columns(Some(vec![
+            SortingColumn {
+                column_idx: 1,
+                descending: false,
+                nulls_first: false,
+            },
+            SortingColumn {
+                column_idx: 4,
+                descending: false,
+                nulls_first: false,
+            },
+        ]));
+    for col in [ID, START_NS, PARENT, OFFSET, REQUEST] {
+        b = b
+            .set_column_dictionary_enabled(ColumnPath::from(col), false)
+            .set_column_encoding(ColumnPath::from(col), Encoding::DELTA_BINARY_PACKED);
+    }
+    // Durations are independent noise: delta doubles their spread and one long call widens a
+    // whole miniblock; plain bytes leave zstd to squeeze out the always-zero high bytes.
+    b = b
+        .set_column_dictionary_enabled(ColumnPath::from(DURATION_NS), false)
+        .set_column_encoding(ColumnPath::from(DURATION_NS), Encoding::PLAIN);
+    // Dictionary columns of integers: fall back to delta when the dictionary overflows.
+    for col in [
+        RANK, PROCESS, THREAD, FILE_ID, SIZE, RESULT, ERROR, INSTANCE, PEER, TAG, ROOT, COMM_SIZE,
+    ] {
+        b = b.set_column_encoding(ColumnPath::from(col), Encoding::DELTA_BINARY_PACKED);
+    }
+    b.build()
+}
+
+/// Writer settings of the small tables (files, settings).
+pub fn small_table_properties() -> WriterProperties {
+    base_properties().set_dictionary_enabled(true).build()
+}
