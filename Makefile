@@ -4,7 +4,7 @@ BUILD := build
 CARGO ?= cargo
 PYTHON ?= python3
 
-.PHONY: all deps runtime bench cli demo test test-runtime test-rust test-e2e clean
+.PHONY: all deps runtime bench cli demo test test-runtime test-bench test-rust test-e2e clean
 
 all: runtime bench cli
 
@@ -27,10 +27,13 @@ demo: deps
 
 test: deps
 	$(MAKE) all
-	$(MAKE) test-runtime test-rust test-e2e
+	$(MAKE) test-runtime test-bench test-rust test-e2e
 
 test-runtime:
 	$(MAKE) -C runtime test
+
+test-bench:
+	$(MAKE) -C bench check
 
 test-rust:
 	$(CARGO) test --release --locked --workspace

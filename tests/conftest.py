@@ -48,8 +48,9 @@ def programs(tmp_path_factory):
         compiler = "mpicc" if name in MPI_PROGRAMS else "cc"
         exe = out / name
         # -U_FORTIFY_SOURCE keeps calls on their plain names (open, not __open_2).
-        subprocess.run([compiler, "-O0", "-U_FORTIFY_SOURCE", "-pthread", "-o", str(exe),
-                        str(source)], check=True)
+        subprocess.run([compiler, "-O0", "-U_FORTIFY_SOURCE", "-pthread",
+                        "-I", str(ROOT / "runtime" / "include"), "-o", str(exe), str(source)],
+                       check=True)
         built[name] = exe
     return built
 
