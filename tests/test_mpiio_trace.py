@@ -113,3 +113,5 @@ def test_rank_facts_and_clock_sync(programs, tmp_path):
     assert ranks == list(range(RANKS))
     assert set(trace.events["rank"]) == set(range(RANKS))
     assert "MPICH" in trace.meta["job"]["mpi_library"]
+    # One host: every rank reads rank 0's own CLOCK_MONOTONIC, no offset is applied.
+    assert {p["clock"]["offset_source"] for p in trace.meta["processes"]} == {"shared_clock"}

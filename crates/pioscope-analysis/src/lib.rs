@@ -2,6 +2,8 @@
 //! (never the whole trace in memory). Today: per-group statistics (`stats`).
 #![warn(missing_docs)]
 
+pub mod scope;
 pub mod stats;
 
+pub use scope::Scope;
 pub use stats::{compute, GroupBy, Stats, StatsRow};

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
+use crate::scope::{Scope, ScopeFilter};
 use pioscope_trace::functions::{self, Layer, OpKind};
 use pioscope_trace::store::{Event, StoreError, Trace};
 use serde::Serialize;
@@ -109,8 +110,12 @@ pub struct StatsRow {
 pub struct Stats {
     /// The grouping.
     pub group_by: GroupBy,
+    /// What was counted.
+    pub scope: Scope,
     /// Records read.
     pub events: u64,
+    /// Records read but left out by the scope.
+    pub left_out: u64,
     /// Ranks in the job.
     pub ranks: u32,
     /// Processes.
@@ -198,8 +203,11 @@ impl Acc {
     }
 }
 
-/// Computes statistics grouped by `by`, streaming the trace's events.
-pub fn compute(trace: &Trace, by: GroupBy) -> Result<Stats, StoreError> {
+/// Computes statistics grouped by `by` over the records `scope` counts, streaming the trace's
+/// events.
+pub fn compute(trace: &Trace, by: GroupBy, scope: Scope) -> Result<Stats, StoreError> {
+    let filter = ScopeFilter::new(trace, scope);
+    let mut left_out = 0u64;
     let mut groups: HashMap<Key, Acc> = HashMap::new();
     // Function kinds by name, resolved once per distinct name.
     let mut kinds: HashMap<(Layer, String), OpKind> = HashMap::new();
@@ -208,6 +216,10 @@ pub fn compute(trace: &Trace, by: GroupBy) -> Result<Stats, StoreError> {
         let batch = batch?;
         for e in batch.iter() {
             events += 1;
+            if !filter.keeps(&e) {
+                left_out += 1;
+                continue;
+            }
             let kind = match kinds.get(&(e.layer, e.func.to_string())) {
                 Some(k) => *k,
                 None => {
@@ -242,7 +254,9 @@ pub fn compute(trace: &Trace, by: GroupBy) -> Result<Stats, StoreError> {
     let m = &trace.meta;
     Ok(Stats {
         group_by: by,
+        scope,
         events,
+        left_out,
         ranks: m.job.ranks,
         processes: m.counts.processes,
         duration_ns: m.job.duration_ns,
@@ -303,7 +317,7 @@ mod tests {
     #[test]
     fn arithmetic_by_layer() {
         let dir = tempfile::tempdir().expect("tmp");
-        let s = compute(&trace(dir.path()), GroupBy::Layer).expect("stats");
+        let s = compute(&trace(dir.path()), GroupBy::Layer, Scope::All).expect("stats");
         assert_eq!(s.events, 6);
         assert_eq!(s.rows.len(), 2);
         let posix = &s.rows[0];
@@ -330,15 +344,45 @@ mod tests {
     }
 
     #[test]
+    fn application_scope_leaves_out_system_files_and_fileless_records() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let raw = dir.path().join("raw");
+        std::fs::create_dir_all(&raw).expect("mkdir");
+        let mut a = RawFileBuilder::monotonic(1, 0, 0);
+        a.job(&[("rank", "0"), ("size", "1")]);
+        a.string(string_kind::FILE, 1, "/scratch/out.dat", 0);
+        a.string(string_kind::FILE, 2, "/proc/self/maps", 0);
+        a.events(
+            0,
+            &[
+                E::new(14, 1_000, 100).object(1).size(64),
+                E::new(10, 2_000, 100).object(2).size(4096),
+                E::new(10, 3_000, 100).size(8),
+            ],
+        );
+        a.end();
+        a.write_to(&raw.join("a.praw")).expect("write");
+        let out = dir.path().join("trace");
+        merge(&raw, &out, &mut |_| {}).expect("merge");
+        let t = Trace::open(&out).expect("open");
+
+        let app = compute(&t, GroupBy::Layer, Scope::Application).expect("stats");
+        assert_eq!((app.events, app.left_out), (3, 2));
+        assert_eq!((app.rows[0].operations, app.rows[0].bytes), (1, 64));
+        let all = compute(&t, GroupBy::Layer, Scope::All).expect("stats");
+        assert_eq!((all.left_out, all.rows[0].operations, all.rows[0].bytes), (0, 3, 4168));
+    }
+
+    #[test]
     fn by_func_rank_and_file() {
         let dir = tempfile::tempdir().expect("tmp");
         let t = trace(dir.path());
-        let f = compute(&t, GroupBy::Func).expect("stats");
+        let f = compute(&t, GroupBy::Func, Scope::All).expect("stats");
         let names: Vec<&str> = f.rows.iter().map(|r| r.group.as_str()).collect();
         assert_eq!(names, vec!["open", "pread", "pwrite", "MPI_File_write_all"]);
         let open = &f.rows[0];
         assert_eq!((open.operations, open.bytes, open.size_mean), (1, 0, None));
-        let r = compute(&t, GroupBy::Rank).expect("stats");
+        let r = compute(&t, GroupBy::Rank, Scope::All).expect("stats");
         let keys: Vec<(&str, Layer, u64)> = r
             .rows
             .iter()
@@ -352,7 +396,7 @@ mod tests {
                 ("1", Layer::Posix, 400)
             ]
         );
-        let by_file = compute(&t, GroupBy::File).expect("stats");
+        let by_file = compute(&t, GroupBy::File, Scope::All).expect("stats");
         assert_eq!(by_file.rows.len(), 2);
         assert_eq!(
             (by_file.rows[0].group.as_str(), by_file.rows[0].operations),

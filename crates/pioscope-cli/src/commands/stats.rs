@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
-use pioscope_analysis::{compute, GroupBy, Stats};
+use pioscope_analysis::{compute, GroupBy, Scope, Stats};
 
 use crate::human;
 
@@ -41,6 +41,10 @@ impl From<By> for GroupBy {
 ///
 /// Every row is one layer. Layers nest (an MPI_File_write_all issues pwrites), so the same
 /// bytes show once at mpiio and again at posix: compare rows of one layer, do not add layers.
+///
+/// By default POSIX and STDIO records on system files (/proc, /sys, /dev but not /dev/shm,
+/// /etc, /usr, /lib, /run) and on descriptors without a file (sockets, pipes) are left out:
+/// an MPI library's start-up reads hundreds of them. --all counts them.
 #[derive(Parser, Debug)]
 #[command(after_help = crate::EXIT_CODES)]
 pub struct Args {
@@ -53,12 +57,16 @@ pub struct Args {
     /// Print JSON (for scripts) instead of a table
     #[arg(long)]
     pub json: bool,
+    /// Count every record, system files and sockets included
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// Prints the statistics.
 pub fn run(args: Args) -> Result<u8> {
     let trace = super::open_trace(&args.trace)?;
-    let stats = compute(&trace, args.by.into())?;
+    let scope = if args.all { Scope::All } else { Scope::Application };
+    let stats = compute(&trace, args.by.into(), scope)?;
     let mut out = super::Output::stdout();
     if args.json {
         out.line(format_args!("{}", serde_json::to_string_pretty(&stats)?))?;
@@ -139,6 +147,12 @@ pub fn render(s: &Stats) -> String {
         text.push_str("no records\n");
     } else {
         text.push_str(&human::table(&header, &rows, left));
+    }
+    if s.left_out > 0 {
+        text.push_str(&format!(
+            "\n{} POSIX/STDIO records on system files or descriptors without a file left out (--all counts them)\n",
+            s.left_out
+        ));
     }
     text
 }

@@ -251,6 +251,9 @@ pub enum OffsetSource {
     Finalize,
     /// No measurement of its own: the parent process's model (a fork shares its clock).
     Parent,
+    /// On the reference rank's host: the very same CLOCK_MONOTONIC, so offset 0 whatever
+    /// the ping-pong measured (on an oversubscribed node its error reaches milliseconds).
+    SharedClock,
     /// No measurement: offset 0.
     None,
 }
@@ -317,9 +320,18 @@ impl OffsetModel {
         }
     }
 
+    /// The same measurements, not applied: the process reads the reference's own clock.
+    pub fn shared_clock(self) -> OffsetModel {
+        OffsetModel {
+            source: OffsetSource::SharedClock,
+            ..self
+        }
+    }
+
     /// Reference minus ours at our CLOCK_MONOTONIC `mono_ns`.
     pub fn offset_at(&self, mono_ns: i64) -> i64 {
         match (self.source, self.init, self.finalize) {
+            (OffsetSource::SharedClock, _, _) => 0,
             (OffsetSource::InitFinalize, Some(i), Some(f)) => {
                 let (t0, t1) = (i.local_mono_ns as f64, f.local_mono_ns as f64);
                 let slope = (f.offset_ns - i.offset_ns) as f64 / (t1 - t0);
@@ -482,6 +494,8 @@ mod tests {
         assert_eq!(only_init.source, OffsetSource::Init);
         assert_eq!(only_init.offset_at(1 << 40), -700);
         assert_eq!(OffsetModel::from_syncs(&[]).offset_at(123), 0);
+        let measured = OffsetModel::from_syncs(&[sync(sync_phase::INIT, 2_500_000, 5_000_000, 1)]);
+        assert_eq!(measured.shared_clock().offset_at(1 << 40), 0);
         assert_eq!(only_init.inherited().source, OffsetSource::Parent);
         assert_eq!(OffsetModel::NONE.inherited().source, OffsetSource::None);
     }

@@ -493,7 +493,8 @@ fn fit_clocks(procs: &mut [Proc]) -> Vec<String> {
 }
 
 /// Offsets from each process's own CLOCK_SYNC records, or its parent's (same host, so same
-/// CLOCK_MONOTONIC) when it has none: a forked child or a program started by a rank.
+/// CLOCK_MONOTONIC) when it has none: a forked child or a program started by a rank. Processes
+/// on the reference rank's host share its clock and get offset 0.
 fn resolve_offsets(procs: &mut [Proc]) {
     let own: Vec<OffsetModel> = procs
         .iter()
@@ -524,8 +525,13 @@ fn resolve_offsets(procs: &mut [Proc]) {
             }
         }
     }
+    let reference_host = procs.iter().find(|p| p.rank == 0).map(|p| p.host.clone());
     for (p, m) in procs.iter_mut().zip(models) {
-        p.offset = m;
+        p.offset = if reference_host.as_deref() == Some(p.host.as_str()) {
+            m.shared_clock()
+        } else {
+            m
+        };
     }
 }
 
@@ -1108,6 +1114,8 @@ mod tests {
             m.processes[1].clock.offset_source,
             OffsetSource::InitFinalize
         );
+        // Rank 0 is the reference: its own host's clock, whatever it measured.
+        assert_eq!(m.processes[0].clock.offset_source, OffsetSource::SharedClock);
         // All pairs lie within 1 ms: a MONOTONIC clock falls back to rate 1.
         assert_eq!(m.processes[0].clock.fit, FitMethod::Monotonic);
 
