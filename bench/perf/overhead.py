@@ -35,26 +35,26 @@ def raw_bytes(raw_dir: Path) -> int:
 
 
 def posix_call_cost(work: Path, calls: int, repeats: int) -> dict:
-    probe = work / "pwrite_loop"
-    subprocess.run(["cc", "-O2", "-o", probe, Path(__file__).with_name("pwrite_loop.c")],
+    """ns the tracer adds to a one-byte pwrite to /dev/shm: the probe alternates blocks of
+    traced and untraced calls in one process; the raw files go to /dev/shm too."""
+    probe = work / "pwrite_probe"
+    subprocess.run(["cc", "-O2", "-o", probe, Path(__file__).with_name("pwrite_probe.c")],
                    check=True)
-    target = Path("/dev/shm") / f"pioscope-perf-{os.getpid()}.bin"
+    shm = Path(tempfile.mkdtemp(prefix="pioscope-perf-", dir="/dev/shm"))
     added, raw_per_event = [], []
     try:
         for i in range(repeats):
-            raw_dir = work / f"raw-posix-{i}"
-            plain = int(subprocess.run([probe, str(calls), target], capture_output=True,
-                                       text=True, check=True).stdout)
-            traced = int(subprocess.run([probe, str(calls), target], capture_output=True,
-                                        text=True, check=True,
-                                        env=traced_env(LIB_POSIX, raw_dir)).stdout)
-            added.append((traced - plain) / calls)
+            raw_dir = shm / f"raw-{i}"
+            out = subprocess.run([probe, str(calls), shm / "target.bin"], capture_output=True,
+                                 text=True, check=True, env=traced_env(LIB_POSIX, raw_dir))
+            traced, plain = map(float, out.stdout.split())
+            added.append(traced - plain)
             raw_per_event.append(raw_bytes(raw_dir) / calls)
             shutil.rmtree(raw_dir)
-            print(f"  posix repeat {i + 1}/{repeats}: untraced {plain / calls:.1f} ns/call, "
-                  f"traced {traced / calls:.1f} ns/call", file=sys.stderr)
+            print(f"  posix repeat {i + 1}/{repeats}: untraced {plain:.1f} ns/call, traced "
+                  f"{traced:.1f} ns/call", file=sys.stderr)
     finally:
-        target.unlink(missing_ok=True)
+        shutil.rmtree(shm)
     return {"calls": calls, "repeats": repeats,
             "added_ns_per_call_median": statistics.median(added),
             "added_ns_per_call_all": [round(a, 2) for a in added],
@@ -83,7 +83,7 @@ def hpio_overhead(work: Path, mode: str, repeats: int) -> dict:
             store = work / f"store-{mode}"
             subprocess.run([PIOSCOPE, "merge", raw_dir, "-o", store], check=True,
                            stdout=subprocess.DEVNULL)
-            events = json.loads((store / "meta.json").read_text())["tables"]["events"]["rows"]
+            events = json.loads((store / "meta.json").read_text())["counts"]["events"]
             store_bytes_per_event = (store / "events.parquet").stat().st_size / events
             raw_per_event = raw_bytes(raw_dir) / events
             shutil.rmtree(store)

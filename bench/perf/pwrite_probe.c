@@ -1,8 +1,8 @@
-/* overhead: the tracer's cost per call. N one-byte pwrite calls to one file, made in
+/* pwrite_probe: the tracer's cost per POSIX call. N one-byte pwrite calls to one file, made in
  * alternating blocks through the program's own `pwrite` (traced when libpioscope is preloaded)
  * and through libc's pwrite found with dlsym (never traced), so machine noise hits both
- * alike. Prints "<ns per call through pwrite> <ns per call through libc>" (tests/overhead.sh).
- * usage: overhead N FILE */
+ * alike. Prints "<ns per call through pwrite> <ns per call through libc>" (overhead.py).
+ * usage: pwrite_probe N FILE */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
