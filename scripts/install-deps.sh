@@ -35,7 +35,14 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 python=${PYTHON:-python3}
+if ! command -v "$python" >/dev/null 2>&1 || ! "$python" -m pip --version >/dev/null 2>&1; then
+    echo "install-deps: installing python3 and pip"
+    apt_install python3 python3-pip
+fi
 if ! "$python" -c 'import pytest, pyarrow, pandas, duckdb' >/dev/null 2>&1; then
     echo "install-deps: installing Python modules (pytest pyarrow pandas duckdb)"
-    "$python" -m pip install -q pytest pyarrow pandas duckdb
+    modules=(pytest pyarrow pandas duckdb)
+    # A distribution's own Python refuses plain pip installs (PEP 668); these are test tools.
+    "$python" -m pip install -q "${modules[@]}" ||
+        "$python" -m pip install -q --break-system-packages "${modules[@]}"
 fi

@@ -13,6 +13,10 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 PIOSCOPE = BUILD / "bin" / "pioscope"
 PROGRAMS = Path(__file__).resolve().parent / "programs"
+# The runtime's own test programs serve here too: "lifecycle" ends a process every way there
+# is, "threads" writes from 4 threads.
+SHARED_PROGRAMS = [ROOT / "runtime" / "tests" / "prog_lifecycle.c",
+                   ROOT / "runtime" / "tests" / "prog_threads.c"]
 MPI_PROGRAMS = {"mpi_checksum", "mpi_hints"}
 
 
@@ -40,11 +44,11 @@ class Trace:
 
 @pytest.fixture(scope="session")
 def programs(tmp_path_factory):
-    """Compiles tests/programs/*.c once; returns {name: path}."""
+    """Compiles tests/programs/*.c and SHARED_PROGRAMS once; returns {name: path}."""
     out = tmp_path_factory.mktemp("programs")
     built = {}
-    for source in sorted(PROGRAMS.glob("*.c")):
-        name = source.stem
+    for source in sorted(PROGRAMS.glob("*.c")) + SHARED_PROGRAMS:
+        name = source.stem.removeprefix("prog_")
         compiler = "mpicc" if name in MPI_PROGRAMS else "cc"
         exe = out / name
         # -U_FORTIFY_SOURCE keeps calls on their plain names (open, not __open_2).
