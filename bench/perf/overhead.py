@@ -61,12 +61,15 @@ def posix_call_cost(work: Path, calls: int, repeats: int) -> dict:
             "raw_bytes_per_event": statistics.median(raw_per_event)}
 
 
+HPIO_ITERATIONS = 40  # per run: 4 ranks on 2 cores make single iterations jitter by ~15%
+
+
 def hpio_seconds(mode: str, path: Path, env=None) -> float:
     """Seconds of I/O one HPIO run reports (4 ranks, 32-byte regions, default pattern): the
     sum of its timed iterations (open, write, sync, close; slowest rank)."""
     out = subprocess.run(["mpiexec", "-n", "4", HPIO, "--region-size", "32", "--mode", mode,
-                          "--path", path, "--json"], check=True, capture_output=True, text=True,
-                         env=env).stdout
+                          "--iterations", str(HPIO_ITERATIONS), "--path", path, "--json"],
+                         check=True, capture_output=True, text=True, env=env).stdout
     return sum(json.loads(out)["write"]["time_s"])
 
 

@@ -370,7 +370,10 @@ mod tests {
         assert_eq!((app.events, app.left_out), (3, 2));
         assert_eq!((app.rows[0].operations, app.rows[0].bytes), (1, 64));
         let all = compute(&t, GroupBy::Layer, Scope::All).expect("stats");
-        assert_eq!((all.left_out, all.rows[0].operations, all.rows[0].bytes), (0, 3, 4168));
+        assert_eq!(
+            (all.left_out, all.rows[0].operations, all.rows[0].bytes),
+            (0, 3, 4168)
+        );
     }
 
     #[test]

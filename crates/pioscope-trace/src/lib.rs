@@ -7,6 +7,7 @@
 pub mod functions;
 pub mod merge;
 pub mod raw;
+pub mod scope;
 pub mod store;
 
 pub use functions::{FuncInfo, Layer, OpKind};

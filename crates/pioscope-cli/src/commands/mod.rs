@@ -130,7 +130,7 @@ pub fn summary_text(summary: &MergeSummary, wall: Option<Duration>) -> String {
         ));
     }
     s.push('\n');
-    for (layer, t) in &summary.layers {
+    for (layer, t) in &summary.totals.layers {
         if t.bytes_read + t.bytes_written == 0 {
             s.push_str(&format!("  {:<7} {} calls\n", layer.name(), t.operations));
         } else {
@@ -142,6 +142,12 @@ pub fn summary_text(summary: &MergeSummary, wall: Option<Duration>) -> String {
                 human::bytes(t.bytes_read)
             ));
         }
+    }
+    if summary.totals.left_out > 0 {
+        s.push_str(&format!(
+            "  ({} POSIX/STDIO records on system files or descriptors without a file not counted)\n",
+            summary.totals.left_out
+        ));
     }
     if m.partial {
         let n = m.partial_reasons.len();

@@ -65,7 +65,11 @@ pub struct Args {
 /// Prints the statistics.
 pub fn run(args: Args) -> Result<u8> {
     let trace = super::open_trace(&args.trace)?;
-    let scope = if args.all { Scope::All } else { Scope::Application };
+    let scope = if args.all {
+        Scope::All
+    } else {
+        Scope::Application
+    };
     let stats = compute(&trace, args.by.into(), scope)?;
     let mut out = super::Output::stdout();
     if args.json {

@@ -24,6 +24,7 @@ use thiserror::Error;
 use crate::functions::{self, Layer, OpKind};
 use crate::raw::format::{clock_kind, flags, string_kind, RAW_SUFFIX};
 use crate::raw::{read_raw_file, read_raw_file_with, RawFile};
+use crate::scope;
 use crate::store::meta::{
     ClockMeta, Counts, JobMeta, Meta, ProcessMeta, FORMAT_NAME, FORMAT_VERSION,
 };
@@ -107,6 +108,15 @@ pub struct LayerTotals {
     pub bytes_written: u64,
 }
 
+/// The application's records per layer, for a run summary (`crate::scope`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ApplicationTotals {
+    /// Totals per layer of the records `scope::is_application_record` counts.
+    pub layers: BTreeMap<Layer, LayerTotals>,
+    /// Records left out: POSIX and STDIO on system files or descriptors without a file.
+    pub left_out: u64,
+}
+
 /// What a merge produced.
 #[derive(Clone, Debug)]
 pub struct MergeSummary {
@@ -114,8 +124,8 @@ pub struct MergeSummary {
     pub trace_dir: PathBuf,
     /// Its meta.json.
     pub meta: Meta,
-    /// Totals per layer.
-    pub layers: BTreeMap<Layer, LayerTotals>,
+    /// Totals of the application's records.
+    pub totals: ApplicationTotals,
     /// Things worth telling the user that are not data loss (clock fallbacks).
     pub notes: Vec<String>,
 }
@@ -332,16 +342,18 @@ pub fn merge(
             .map_err(io_context(format!("removing stale {}", tmp.display())))?;
     }
     fs::create_dir_all(&tmp).map_err(io_context(format!("creating {}", tmp.display())))?;
-    let result = write_store(
-        &tmp,
-        &mut procs,
+    let system_files: Vec<bool> = paths_seen
+        .keys()
+        .map(|p| scope::is_system_path(p))
+        .collect();
+    let numbering = Numbering {
         job_start,
-        &instance_of,
-        &names,
-        &mut prog,
-        progress,
-    );
-    let (layers, file_stats, max_end, settings_count) = match result {
+        instance_of: &instance_of,
+        names: &names,
+        system_files: &system_files,
+    };
+    let result = write_store(&tmp, &mut procs, &numbering, &mut prog, progress);
+    let (totals, file_stats, max_end, settings_count) = match result {
         Ok(r) => r,
         Err(e) => {
             let _ = fs::remove_dir_all(&tmp);
@@ -396,7 +408,7 @@ pub fn merge(
     Ok(MergeSummary {
         trace_dir: out.to_path_buf(),
         meta,
-        layers,
+        totals,
         notes,
     })
 }
@@ -557,22 +569,38 @@ const NONE: u32 = u32::MAX;
 
 type FileStats = HashMap<usize, (i64, BTreeSet<i32>)>;
 
+/// What pass 1 settled for the whole job and pass 2 applies to every event.
+struct Numbering<'a> {
+    /// Corrected ns of the job's start: store times are relative to it.
+    job_start: i64,
+    /// Raw collective link → dense instance number.
+    instance_of: &'a HashMap<u64, i32>,
+    /// Region and communicator names by global id.
+    names: &'a [String],
+    /// By global file id: the path is a system file (`scope::is_system_path`).
+    system_files: &'a [bool],
+}
+
 fn write_store(
     dir: &Path,
     procs: &mut [Proc],
-    job_start: i64,
-    instance_of: &HashMap<u64, i32>,
-    names: &[String],
+    numbering: &Numbering<'_>,
     prog: &mut Progress,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(BTreeMap<Layer, LayerTotals>, FileStats, i64, u64), MergeError> {
+) -> Result<(ApplicationTotals, FileStats, i64, u64), MergeError> {
+    let Numbering {
+        job_start,
+        instance_of,
+        names,
+        system_files,
+    } = *numbering;
     let epath = dir.join(EVENTS_FILE);
     let store_err = |path: &Path| {
         let path = path.to_path_buf();
         move |source: StoreError| MergeError::Store { path, source }
     };
     let mut writer = EventWriter::create(&epath).map_err(store_err(&epath))?;
-    let mut layers: BTreeMap<Layer, LayerTotals> = BTreeMap::new();
+    let mut totals = ApplicationTotals::default();
     let mut file_stats: FileStats = HashMap::new();
     let mut max_end = 0i64;
     let mut func_names: HashMap<u16, (Layer, String, OpKind)> = HashMap::new();
@@ -732,14 +760,21 @@ fn write_store(
             };
             writer.push(&event).map_err(store_err(&epath))?;
 
-            let t = layers.entry(layer).or_default();
-            t.operations += 1;
-            match kind {
-                OpKind::Read => t.bytes_read += functions::bytes_moved(r.size, r.result, r.error),
-                OpKind::Write => {
-                    t.bytes_written += functions::bytes_moved(r.size, r.result, r.error)
+            let system_file = file_id.map(|f| system_files[f]);
+            if !scope::is_application_record(layer, system_file) {
+                totals.left_out += 1;
+            } else {
+                let t = totals.layers.entry(layer).or_default();
+                t.operations += 1;
+                match kind {
+                    OpKind::Read => {
+                        t.bytes_read += functions::bytes_moved(r.size, r.result, r.error)
+                    }
+                    OpKind::Write => {
+                        t.bytes_written += functions::bytes_moved(r.size, r.result, r.error)
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
             if let Some(f) = file_id {
                 let s = file_stats.entry(f).or_default();
@@ -782,7 +817,7 @@ fn write_store(
     settings.sort_by_key(|s| (s.rank, s.time_ns, s.process));
     let spath = dir.join(SETTINGS_FILE);
     write_settings(&spath, &settings).map_err(store_err(&spath))?;
-    Ok((layers, file_stats, max_end, settings.len() as u64))
+    Ok((totals, file_stats, max_end, settings.len() as u64))
 }
 
 fn build_meta(
@@ -1115,7 +1150,10 @@ mod tests {
             OffsetSource::InitFinalize
         );
         // Rank 0 is the reference: its own host's clock, whatever it measured.
-        assert_eq!(m.processes[0].clock.offset_source, OffsetSource::SharedClock);
+        assert_eq!(
+            m.processes[0].clock.offset_source,
+            OffsetSource::SharedClock
+        );
         // All pairs lie within 1 ms: a MONOTONIC clock falls back to rate 1.
         assert_eq!(m.processes[0].clock.fit, FitMethod::Monotonic);
 
@@ -1208,8 +1246,8 @@ mod tests {
             ("MPI_File_open", Some(1), 1_100)
         );
 
-        assert_eq!(summary.layers[&Layer::Posix].bytes_written, 6 * 32);
-        assert_eq!(summary.layers[&Layer::MpiIo].bytes_written, 2 * 96);
+        assert_eq!(summary.totals.layers[&Layer::Posix].bytes_written, 6 * 32);
+        assert_eq!(summary.totals.layers[&Layer::MpiIo].bytes_written, 2 * 96);
     }
 
     #[test]
