@@ -329,47 +329,47 @@ static size_t count_args(const char *arg, va_list ap)
     return n + 1;
 }
 
+enum exec_form { EXEC_V, EXEC_VP, EXEC_VE };
+
+/* argv from arg and the rest of the list (execle: then envp), passed to the vector form. */
+static inline int exec_list(int form, const char *path, const char *arg, va_list ap)
+{
+    va_list counting;
+    va_copy(counting, ap);
+    size_t n = count_args(arg, counting);
+    va_end(counting);
+    char *argv[n];
+    argv[0] = (char *)arg;
+    for (size_t i = 1; i < n; i++) argv[i] = va_arg(ap, char *);
+    if (form == EXEC_VE) return execve(path, argv, va_arg(ap, char *const *));
+    return form == EXEC_VP ? execvp(path, argv) : execv(path, argv);
+}
+
 PIOSCOPE_EXPORT int execl(const char *path, const char *arg, ...)
 {
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(arg, ap);
+    int r = exec_list(EXEC_V, path, arg, ap);
     va_end(ap);
-    char *argv[n];
-    argv[0] = (char *)arg;
-    va_start(ap, arg);
-    for (size_t i = 1; i < n; i++) argv[i] = va_arg(ap, char *);
-    va_end(ap);
-    return execv(path, argv);
+    return r;
 }
 
 PIOSCOPE_EXPORT int execlp(const char *file, const char *arg, ...)
 {
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(arg, ap);
+    int r = exec_list(EXEC_VP, file, arg, ap);
     va_end(ap);
-    char *argv[n];
-    argv[0] = (char *)arg;
-    va_start(ap, arg);
-    for (size_t i = 1; i < n; i++) argv[i] = va_arg(ap, char *);
-    va_end(ap);
-    return execvp(file, argv);
+    return r;
 }
 
 PIOSCOPE_EXPORT int execle(const char *path, const char *arg, ...)
 {
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(arg, ap);
+    int r = exec_list(EXEC_VE, path, arg, ap);
     va_end(ap);
-    char *argv[n];
-    argv[0] = (char *)arg;
-    va_start(ap, arg);
-    for (size_t i = 1; i < n; i++) argv[i] = va_arg(ap, char *);
-    char *const *envp = va_arg(ap, char *const *);
-    va_end(ap);
-    return execve(path, argv, envp);
+    return r;
 }
 
 /* ---- MPI rank ---- */

@@ -1,15 +1,27 @@
 /* mpi_coll_wrappers.c: MPI collective wrappers (Barrier ... Exscan). object = communicator,
  * offset = root (world rank, or none) << 32 | communicator size, size = bytes this rank
- * contributes (see coll_* below), flags PIOSCOPE_F_COLLECTIVE. */
+ * contributes (see coll_bytes below), flags PIOSCOPE_F_COLLECTIVE. */
 #include "mpi_common.h"
 
-/* What a finished collective knows after the real call; the byte count is computed by the
- * wrapper because each collective spells its buffers differently. */
+/* What a finished collective knows after the real call. */
 typedef struct {
     pioscope_call call;
     pioscope_mpi_comm_ref ref;
     int have_ref;
 } coll_op;
+
+/* The arguments a collective's size is computed from; those a function does not have are 0. */
+typedef struct {
+    int count;                 /* Bcast, the reductions (Reduce_scatter_block: its recvcount) */
+    MPI_Datatype datatype;     /* ... and their datatype (Reduce_scatter's too) */
+    const void *sendbuf;
+    int sendcount, recvcount;
+    MPI_Datatype sendtype, recvtype;
+    const int *sendcounts, *recvcounts;
+    const MPI_Datatype *sendtypes, *recvtypes;
+} coll_args;
+
+#define COLL_NO_ROOT (-1)
 
 static inline void coll_begin(coll_op *op)
 {
@@ -40,26 +52,6 @@ static inline int coll_is_root(const coll_op *op, int root)
     return op->have_ref && (op->ref.inter ? root == MPI_ROOT : root == op->ref.rank);
 }
 
-static inline void coll_end(coll_op *op, uint16_t func, int rc, int root, uint64_t bytes)
-{
-    pioscope_event ev = {0};
-    if (op->call.recording) {
-        ev.func = func;
-        ev.flags = PIOSCOPE_F_COLLECTIVE;
-        ev.object = op->have_ref ? op->ref.object : 0;
-        ev.offset = coll_offset(op, root);
-        ev.size = bytes;
-        ev.result = (int64_t)bytes;
-        if (rc != MPI_SUCCESS) {
-            pioscope_internal_begin();
-            ev.error = pioscope_mpi_error_class(rc);
-            pioscope_internal_end();
-            ev.result = -1;
-        }
-    }
-    pioscope_leave(&op->call, &ev);
-}
-
 static inline int64_t sum_counts(const int counts[], int n)
 {
     int64_t total = 0;
@@ -78,7 +70,190 @@ static inline int coll_peers(const coll_op *op, MPI_Comm comm)
     return n;
 }
 
-#define COLL_NO_ROOT (-1)
+/* The record's size: the bytes this rank contributes, as each collective spells its buffers.
+ * Between internal_begin/end, after coll_describe. */
+static inline uint64_t coll_bytes(uint16_t func, const coll_op *op, MPI_Comm comm, int root,
+                                  const coll_args *a)
+{
+    int in_place = a->sendbuf == MPI_IN_PLACE;
+    switch (func) {
+    /* Bcast: the message (count x type) on every rank, root included. Reduce, Allreduce, Scan,
+     * Exscan: count x type. */
+    case PIOSCOPE_FN_MPI_Bcast:
+    case PIOSCOPE_FN_MPI_Reduce:
+    case PIOSCOPE_FN_MPI_Allreduce:
+    case PIOSCOPE_FN_MPI_Scan:
+    case PIOSCOPE_FN_MPI_Exscan:
+        return pioscope_mpi_type_bytes(a->datatype, a->count);
+    /* sum(recvcounts) x type: the whole vector each rank contributes to. */
+    case PIOSCOPE_FN_MPI_Reduce_scatter:
+        if (!op->have_ref)
+            return 0;
+        return pioscope_mpi_type_bytes(a->datatype, sum_counts(a->recvcounts, op->ref.size));
+    /* recvcount x comm size x type. */
+    case PIOSCOPE_FN_MPI_Reduce_scatter_block:
+        if (!op->have_ref)
+            return 0;
+        return pioscope_mpi_type_bytes(a->datatype, (MPI_Count)a->count * op->ref.size);
+    /* Gather, Gatherv: sendcount x sendtype (MPI_IN_PLACE at the root: its own block). */
+    case PIOSCOPE_FN_MPI_Gather:
+        if (!op->have_ref || root == MPI_ROOT || root == MPI_PROC_NULL)
+            return 0;
+        return in_place ? pioscope_mpi_type_bytes(a->recvtype, a->recvcount)
+                        : pioscope_mpi_type_bytes(a->sendtype, a->sendcount);
+    case PIOSCOPE_FN_MPI_Gatherv:
+        if (!op->have_ref || root == MPI_ROOT || root == MPI_PROC_NULL)
+            return 0;
+        return in_place ? pioscope_mpi_type_bytes(a->recvtype, a->recvcounts[op->ref.rank])
+                        : pioscope_mpi_type_bytes(a->sendtype, a->sendcount);
+    /* Scatter, Scatterv: the root's size = everything it scatters (its own block included);
+     * the other ranks send nothing (0). */
+    case PIOSCOPE_FN_MPI_Scatter:
+        if (!coll_is_root(op, root))
+            return 0;
+        return pioscope_mpi_type_bytes(a->sendtype,
+                                       (MPI_Count)a->sendcount * coll_peers(op, comm));
+    case PIOSCOPE_FN_MPI_Scatterv:
+        if (!coll_is_root(op, root))
+            return 0;
+        return pioscope_mpi_type_bytes(a->sendtype, sum_counts(a->sendcounts,
+                                                               coll_peers(op, comm)));
+    /* Allgather, Allgatherv: sendcount x sendtype (MPI_IN_PLACE: this rank's block). */
+    case PIOSCOPE_FN_MPI_Allgather:
+        return in_place ? pioscope_mpi_type_bytes(a->recvtype, a->recvcount)
+                        : pioscope_mpi_type_bytes(a->sendtype, a->sendcount);
+    case PIOSCOPE_FN_MPI_Allgatherv:
+        if (!op->have_ref)
+            return 0;
+        return in_place ? pioscope_mpi_type_bytes(a->recvtype, a->recvcounts[op->ref.rank])
+                        : pioscope_mpi_type_bytes(a->sendtype, a->sendcount);
+    /* Alltoall family: everything this rank sends (its own block included). */
+    case PIOSCOPE_FN_MPI_Alltoall: {
+        if (!op->have_ref)
+            return 0;
+        MPI_Count n = coll_peers(op, comm);
+        return in_place ? pioscope_mpi_type_bytes(a->recvtype, a->recvcount * n)
+                        : pioscope_mpi_type_bytes(a->sendtype, a->sendcount * n);
+    }
+    case PIOSCOPE_FN_MPI_Alltoallv: {
+        if (!op->have_ref)
+            return 0;
+        int n = coll_peers(op, comm);
+        return in_place ? pioscope_mpi_type_bytes(a->recvtype, sum_counts(a->recvcounts, n))
+                        : pioscope_mpi_type_bytes(a->sendtype, sum_counts(a->sendcounts, n));
+    }
+    case PIOSCOPE_FN_MPI_Alltoallw: {
+        if (!op->have_ref)
+            return 0;
+        int n = coll_peers(op, comm);
+        uint64_t bytes = 0;
+        for (int i = 0; i < n; i++)
+            bytes += in_place ? pioscope_mpi_type_bytes(a->recvtypes[i], a->recvcounts[i])
+                              : pioscope_mpi_type_bytes(a->sendtypes[i], a->sendcounts[i]);
+        return bytes;
+    }
+    default: /* Barrier */
+        return 0;
+    }
+}
+
+/* After the real call (errno saved, end time taken): describes the communicator, sizes the
+ * call and records it. */
+static inline void coll_end(coll_op *op, uint16_t func, MPI_Comm comm, int rc, int root,
+                            const coll_args *a)
+{
+    uint64_t bytes = 0;
+    op->have_ref = 0;
+    if (op->call.recording && rc == MPI_SUCCESS) {
+        pioscope_internal_begin();
+        coll_describe(op, comm);
+        bytes = coll_bytes(func, op, comm, root, a);
+        pioscope_internal_end();
+    }
+    pioscope_event ev = {0};
+    if (op->call.recording) {
+        ev.func = func;
+        ev.flags = PIOSCOPE_F_COLLECTIVE;
+        ev.object = op->have_ref ? op->ref.object : 0;
+        ev.offset = coll_offset(op, root);
+        ev.size = bytes;
+        ev.result = (int64_t)bytes;
+        if (rc != MPI_SUCCESS) {
+            pioscope_internal_begin();
+            ev.error = pioscope_mpi_error_class(rc);
+            pioscope_internal_end();
+            ev.result = -1;
+        }
+    }
+    pioscope_leave(&op->call, &ev);
+}
+
+/* ---- one helper per signature that several functions share ---- */
+
+typedef __typeof__(PMPI_Allreduce) allreduce_fn;
+typedef __typeof__(PMPI_Gather) gather_fn;
+typedef __typeof__(PMPI_Allgather) allgather_fn;
+
+/* Allreduce, Scan, Exscan, Reduce_scatter_block (count: its recvcount). */
+static inline int do_allreduce(void **slot, const char *name, uint16_t func, const void *sendbuf,
+                               void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op_,
+                               MPI_Comm comm)
+{
+    allreduce_fn *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    coll_op op;
+    coll_begin(&op);
+    int rc = real(sendbuf, recvbuf, count, datatype, op_, comm);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    coll_args a = {.count = count, .datatype = datatype};
+    coll_end(&op, func, comm, rc, COLL_NO_ROOT, &a);
+    errno = saved_errno;
+    return rc;
+}
+
+/* Gather, Scatter. */
+static inline int do_gather(void **slot, const char *name, uint16_t func, const void *sendbuf,
+                            int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    gather_fn *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    coll_op op;
+    coll_begin(&op);
+    int rc = real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    coll_args a = {.sendbuf = sendbuf, .sendcount = sendcount, .recvcount = recvcount,
+                   .sendtype = sendtype, .recvtype = recvtype};
+    coll_end(&op, func, comm, rc, root, &a);
+    errno = saved_errno;
+    return rc;
+}
+
+/* Allgather, Alltoall. */
+static inline int do_allgather(void **slot, const char *name, uint16_t func, const void *sendbuf,
+                               int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    allgather_fn *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    coll_op op;
+    coll_begin(&op);
+    int rc = real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    coll_args a = {.sendbuf = sendbuf, .sendcount = sendcount, .recvcount = recvcount,
+                   .sendtype = sendtype, .recvtype = recvtype};
+    coll_end(&op, func, comm, rc, COLL_NO_ROOT, &a);
+    errno = saved_errno;
+    return rc;
+}
+
+/* ---- the exported functions ---- */
 
 PIOSCOPE_EXPORT int PMPI_Barrier(MPI_Comm comm)
 {
@@ -91,19 +266,13 @@ PIOSCOPE_EXPORT int PMPI_Barrier(MPI_Comm comm)
     int rc = real(comm);
     int saved_errno = errno;
     pioscope_stop(&op.call);
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        coll_describe(&op, comm);
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Barrier, rc, COLL_NO_ROOT, 0);
+    coll_args a = {0};
+    coll_end(&op, PIOSCOPE_FN_MPI_Barrier, comm, rc, COLL_NO_ROOT, &a);
     errno = saved_errno;
     return rc;
 }
 PIOSCOPE_MPI_ALIAS(MPI_Barrier);
 
-/* size = the message (count x type) on every rank, root included. */
 PIOSCOPE_EXPORT int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
                                MPI_Comm comm)
 {
@@ -116,45 +285,12 @@ PIOSCOPE_EXPORT int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, i
     int rc = real(buffer, count, datatype, root, comm);
     int saved_errno = errno;
     pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        coll_describe(&op, comm);
-        bytes = pioscope_mpi_type_bytes(datatype, count);
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Bcast, rc, root, bytes);
+    coll_args a = {.count = count, .datatype = datatype};
+    coll_end(&op, PIOSCOPE_FN_MPI_Bcast, comm, rc, root, &a);
     errno = saved_errno;
     return rc;
 }
 PIOSCOPE_MPI_ALIAS(MPI_Bcast);
-
-/* Reduce, Allreduce, Scan, Exscan: size = count x type. */
-typedef int (*reduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
-
-static inline int reduction(reduce_fn real, uint16_t func, const void *sendbuf, void *recvbuf,
-                            int count, MPI_Datatype datatype, MPI_Op op_, MPI_Comm comm)
-{
-    if (!real)
-        return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
-    int rc = real(sendbuf, recvbuf, count, datatype, op_, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        coll_describe(&op, comm);
-        bytes = pioscope_mpi_type_bytes(datatype, count);
-        pioscope_internal_end();
-    }
-    coll_end(&op, func, rc, COLL_NO_ROOT, bytes);
-    errno = saved_errno;
-    return rc;
-}
 
 PIOSCOPE_EXPORT int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
                                 MPI_Datatype datatype, MPI_Op op_, int root, MPI_Comm comm)
@@ -168,15 +304,8 @@ PIOSCOPE_EXPORT int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
     int rc = real(sendbuf, recvbuf, count, datatype, op_, root, comm);
     int saved_errno = errno;
     pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        coll_describe(&op, comm);
-        bytes = pioscope_mpi_type_bytes(datatype, count);
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Reduce, rc, root, bytes);
+    coll_args a = {.count = count, .datatype = datatype};
+    coll_end(&op, PIOSCOPE_FN_MPI_Reduce, comm, rc, root, &a);
     errno = saved_errno;
     return rc;
 }
@@ -186,9 +315,8 @@ PIOSCOPE_EXPORT int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count
                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Allreduce) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Allreduce");
-    return reduction(real, PIOSCOPE_FN_MPI_Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
+    return do_allreduce(&real_slot, "PMPI_Allreduce", PIOSCOPE_FN_MPI_Allreduce, sendbuf, recvbuf,
+                        count, datatype, op, comm);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Allreduce);
 
@@ -196,8 +324,8 @@ PIOSCOPE_EXPORT int PMPI_Scan(const void *sendbuf, void *recvbuf, int count,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Scan) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Scan");
-    return reduction(real, PIOSCOPE_FN_MPI_Scan, sendbuf, recvbuf, count, datatype, op, comm);
+    return do_allreduce(&real_slot, "PMPI_Scan", PIOSCOPE_FN_MPI_Scan, sendbuf, recvbuf, count,
+                        datatype, op, comm);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Scan);
 
@@ -205,12 +333,11 @@ PIOSCOPE_EXPORT int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count,
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Exscan) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Exscan");
-    return reduction(real, PIOSCOPE_FN_MPI_Exscan, sendbuf, recvbuf, count, datatype, op, comm);
+    return do_allreduce(&real_slot, "PMPI_Exscan", PIOSCOPE_FN_MPI_Exscan, sendbuf, recvbuf,
+                        count, datatype, op, comm);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Exscan);
 
-/* size = sum(recvcounts) x type: the whole vector each rank contributes to. */
 PIOSCOPE_EXPORT int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
                                         const int recvcounts[], MPI_Datatype datatype, MPI_Op op_,
                                         MPI_Comm comm)
@@ -225,74 +352,30 @@ PIOSCOPE_EXPORT int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
     int rc = real(sendbuf, recvbuf, recvcounts, datatype, op_, comm);
     int saved_errno = errno;
     pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        if (coll_describe(&op, comm))
-            bytes = pioscope_mpi_type_bytes(datatype, sum_counts(recvcounts, op.ref.size));
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Reduce_scatter, rc, COLL_NO_ROOT, bytes);
+    coll_args a = {.datatype = datatype, .recvcounts = recvcounts};
+    coll_end(&op, PIOSCOPE_FN_MPI_Reduce_scatter, comm, rc, COLL_NO_ROOT, &a);
     errno = saved_errno;
     return rc;
 }
 PIOSCOPE_MPI_ALIAS(MPI_Reduce_scatter);
 
-/* size = recvcount x comm size x type. */
 PIOSCOPE_EXPORT int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                                              MPI_Datatype datatype, MPI_Op op_, MPI_Comm comm)
+                                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Reduce_scatter_block) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Reduce_scatter_block");
-    if (!real)
-        return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
-    int rc = real(sendbuf, recvbuf, recvcount, datatype, op_, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        if (coll_describe(&op, comm))
-            bytes = pioscope_mpi_type_bytes(datatype, (MPI_Count)recvcount * op.ref.size);
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Reduce_scatter_block, rc, COLL_NO_ROOT, bytes);
-    errno = saved_errno;
-    return rc;
+    return do_allreduce(&real_slot, "PMPI_Reduce_scatter_block",
+                        PIOSCOPE_FN_MPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount,
+                        datatype, op, comm);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Reduce_scatter_block);
 
-/* Gather, Gatherv: size = sendcount x sendtype (MPI_IN_PLACE at the root: its own block). */
 PIOSCOPE_EXPORT int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                                 MPI_Comm comm)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Gather) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Gather");
-    if (!real)
-        return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
-    int rc = real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        if (coll_describe(&op, comm) && root != MPI_ROOT && root != MPI_PROC_NULL)
-            bytes = sendbuf == MPI_IN_PLACE ? pioscope_mpi_type_bytes(recvtype, recvcount)
-                                            : pioscope_mpi_type_bytes(sendtype, sendcount);
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Gather, rc, root, bytes);
-    errno = saved_errno;
-    return rc;
+    return do_gather(&real_slot, "PMPI_Gather", PIOSCOPE_FN_MPI_Gather, sendbuf, sendcount,
+                     sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Gather);
 
@@ -309,48 +392,21 @@ PIOSCOPE_EXPORT int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatyp
     int rc = real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
     int saved_errno = errno;
     pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        if (coll_describe(&op, comm) && root != MPI_ROOT && root != MPI_PROC_NULL)
-            bytes = sendbuf == MPI_IN_PLACE
-                        ? pioscope_mpi_type_bytes(recvtype, recvcounts[op.ref.rank])
-                        : pioscope_mpi_type_bytes(sendtype, sendcount);
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Gatherv, rc, root, bytes);
+    coll_args a = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                   .recvtype = recvtype, .recvcounts = recvcounts};
+    coll_end(&op, PIOSCOPE_FN_MPI_Gatherv, comm, rc, root, &a);
     errno = saved_errno;
     return rc;
 }
 PIOSCOPE_MPI_ALIAS(MPI_Gatherv);
 
-/* Scatter, Scatterv: the root's size = everything it scatters (its own block included); the
- * other ranks send nothing (0). */
 PIOSCOPE_EXPORT int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                                  MPI_Comm comm)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Scatter) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Scatter");
-    if (!real)
-        return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
-    int rc = real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        if (coll_describe(&op, comm) && coll_is_root(&op, root))
-            bytes = pioscope_mpi_type_bytes(sendtype, (MPI_Count)sendcount * coll_peers(&op, comm));
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Scatter, rc, root, bytes);
-    errno = saved_errno;
-    return rc;
+    return do_gather(&real_slot, "PMPI_Scatter", PIOSCOPE_FN_MPI_Scatter, sendbuf, sendcount,
+                     sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Scatter);
 
@@ -368,48 +424,21 @@ PIOSCOPE_EXPORT int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], c
     int rc = real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
     int saved_errno = errno;
     pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        if (coll_describe(&op, comm) && coll_is_root(&op, root))
-            bytes = pioscope_mpi_type_bytes(sendtype,
-                                            sum_counts(sendcounts, coll_peers(&op, comm)));
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Scatterv, rc, root, bytes);
+    coll_args a = {.sendbuf = sendbuf, .recvcount = recvcount, .sendtype = sendtype,
+                   .recvtype = recvtype, .sendcounts = sendcounts};
+    coll_end(&op, PIOSCOPE_FN_MPI_Scatterv, comm, rc, root, &a);
     errno = saved_errno;
     return rc;
 }
 PIOSCOPE_MPI_ALIAS(MPI_Scatterv);
 
-/* Allgather, Allgatherv: size = sendcount x sendtype (MPI_IN_PLACE: this rank's block). */
 PIOSCOPE_EXPORT int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                    MPI_Comm comm)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Allgather) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Allgather");
-    if (!real)
-        return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
-    int rc = real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        coll_describe(&op, comm);
-        bytes = sendbuf == MPI_IN_PLACE ? pioscope_mpi_type_bytes(recvtype, recvcount)
-                                        : pioscope_mpi_type_bytes(sendtype, sendcount);
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Allgather, rc, COLL_NO_ROOT, bytes);
-    errno = saved_errno;
-    return rc;
+    return do_allgather(&real_slot, "PMPI_Allgather", PIOSCOPE_FN_MPI_Allgather, sendbuf,
+                        sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Allgather);
 
@@ -427,51 +456,21 @@ PIOSCOPE_EXPORT int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Data
     int rc = real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     int saved_errno = errno;
     pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        if (coll_describe(&op, comm))
-            bytes = sendbuf == MPI_IN_PLACE
-                        ? pioscope_mpi_type_bytes(recvtype, recvcounts[op.ref.rank])
-                        : pioscope_mpi_type_bytes(sendtype, sendcount);
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Allgatherv, rc, COLL_NO_ROOT, bytes);
+    coll_args a = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                   .recvtype = recvtype, .recvcounts = recvcounts};
+    coll_end(&op, PIOSCOPE_FN_MPI_Allgatherv, comm, rc, COLL_NO_ROOT, &a);
     errno = saved_errno;
     return rc;
 }
 PIOSCOPE_MPI_ALIAS(MPI_Allgatherv);
 
-/* Alltoall family: size = everything this rank sends (its own block included). */
 PIOSCOPE_EXPORT int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                   MPI_Comm comm)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Alltoall) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Alltoall");
-    if (!real)
-        return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
-    int rc = real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        if (coll_describe(&op, comm)) {
-            MPI_Count n = coll_peers(&op, comm);
-            bytes = sendbuf == MPI_IN_PLACE ? pioscope_mpi_type_bytes(recvtype, recvcount * n)
-                                            : pioscope_mpi_type_bytes(sendtype, sendcount * n);
-        }
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Alltoall, rc, COLL_NO_ROOT, bytes);
-    errno = saved_errno;
-    return rc;
+    return do_allgather(&real_slot, "PMPI_Alltoall", PIOSCOPE_FN_MPI_Alltoall, sendbuf,
+                        sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Alltoall);
 
@@ -491,19 +490,9 @@ PIOSCOPE_EXPORT int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
                   comm);
     int saved_errno = errno;
     pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        if (coll_describe(&op, comm)) {
-            int n = coll_peers(&op, comm);
-            bytes = sendbuf == MPI_IN_PLACE
-                        ? pioscope_mpi_type_bytes(recvtype, sum_counts(recvcounts, n))
-                        : pioscope_mpi_type_bytes(sendtype, sum_counts(sendcounts, n));
-        }
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Alltoallv, rc, COLL_NO_ROOT, bytes);
+    coll_args a = {.sendbuf = sendbuf, .sendtype = sendtype, .recvtype = recvtype,
+                   .sendcounts = sendcounts, .recvcounts = recvcounts};
+    coll_end(&op, PIOSCOPE_FN_MPI_Alltoallv, comm, rc, COLL_NO_ROOT, &a);
     errno = saved_errno;
     return rc;
 }
@@ -525,20 +514,9 @@ PIOSCOPE_EXPORT int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[],
                   recvtypes, comm);
     int saved_errno = errno;
     pioscope_stop(&op.call);
-    uint64_t bytes = 0;
-    op.have_ref = 0;
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        if (coll_describe(&op, comm)) {
-            int n = coll_peers(&op, comm);
-            int in_place = sendbuf == MPI_IN_PLACE;
-            for (int i = 0; i < n; i++)
-                bytes += in_place ? pioscope_mpi_type_bytes(recvtypes[i], recvcounts[i])
-                                  : pioscope_mpi_type_bytes(sendtypes[i], sendcounts[i]);
-        }
-        pioscope_internal_end();
-    }
-    coll_end(&op, PIOSCOPE_FN_MPI_Alltoallw, rc, COLL_NO_ROOT, bytes);
+    coll_args a = {.sendbuf = sendbuf, .sendcounts = sendcounts, .recvcounts = recvcounts,
+                   .sendtypes = sendtypes, .recvtypes = recvtypes};
+    coll_end(&op, PIOSCOPE_FN_MPI_Alltoallw, comm, rc, COLL_NO_ROOT, &a);
     errno = saved_errno;
     return rc;
 }

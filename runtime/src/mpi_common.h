@@ -140,8 +140,9 @@ void pioscope_mpi_file_remove(pioscope_mpi_file *file);
 uint64_t pioscope_mpi_file_next_collective(pioscope_mpi_file *file);
 
 /* ---- mpi_io_info.c: hints and file views ---- */
-/* Writes one SETTINGS chunk for object: `extra` lines (may be NULL), every hint of
- * MPI_File_get_info, and with_view the current view (view.* keys). Internal MPI calls. */
+/* Writes the SETTINGS of object, as two chunks each written only when its text differs from
+ * the last one written for object in this process: `extra` lines (may be NULL) with every hint
+ * of MPI_File_get_info, and with_view the current view (view.* keys). Internal MPI calls. */
 void pioscope_mpi_io_settings(MPI_File fh, uint32_t object, uint16_t func, uint64_t ticks,
                               const char *extra, int with_view);
 

@@ -1,6 +1,7 @@
-/* mpi_io_info.c: the SETTINGS chunk of an MPI file: the hints the library really uses
- * (MPI_File_get_info, every key) and the file view, flattened to (offset, length) runs.
- * Called at open, set_view and set_info; not a hot path, so it may allocate. */
+/* mpi_io_info.c: the SETTINGS chunks of an MPI file: the hints the library really uses
+ * (MPI_File_get_info, every key) and the file view, flattened to (offset, length) runs, each
+ * written when it changes. Called at open, set_view and set_info; not a hot path, so it may
+ * allocate. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,18 +174,100 @@ static void append_view(text_buffer *b, MPI_File fh)
     free_if_derived(&filetype);
 }
 
+/* ---- what was last written, per file ----
+ *
+ * RATIONALE: HPIO opens the same file and sets the same view 40 times per run, and ~1 KB of
+ * identical hints per call was most of its raw trace. So the hints (with the open.* lines at
+ * open) and the view are two chunks, each written only when it differs from what was last
+ * written for the file in this process, compared as 64-bit hashes per file string id. A reader
+ * takes, per key, the latest value at or before a time. The open.* lines are compared with the
+ * last open's and the hint lines with the last hints of any call, so the hints a set_view
+ * reports unchanged are not written again for lack of open.* lines. The view at a reopen is
+ * the default one again: written whenever the last view written differs. When the table is
+ * full, a new file's parts count as changed every time. */
+
+#define SEEN_SLOTS 1024u /* power of two */
+
+enum settings_part { PART_OPEN, PART_HINTS, PART_VIEW, PARTS };
+
+typedef struct {
+    uint32_t object;         /* file string id; 0 = free slot */
+    uint64_t hash[PARTS];    /* of the part last written; 0 = none yet */
+} seen_slot;
+
+static seen_slot seen[SEEN_SLOTS];
+static int seen_lock;
+
+/* FNV-1a; never 0, which means "absent". */
+static uint64_t text_hash(const char *text, size_t length)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < length; i++) {
+        h ^= (unsigned char)text[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h ? h : 1;
+}
+
+/* The parts present (hash != 0) that differ from those last written for object, as bits
+ * 1 << part; remembers them as written. */
+static unsigned changed_parts(uint32_t object, const uint64_t hash[PARTS])
+{
+    unsigned present = 0, changed = 0;
+    for (int part = 0; part < PARTS; part++)
+        if (hash[part])
+            present |= 1u << part;
+    if (!object)
+        return present;
+    changed = present; /* if the table is full */
+    uint32_t home = object * 0x9e3779b1u;
+    pioscope_mpi_lock(&seen_lock);
+    for (uint32_t i = 0; i < SEEN_SLOTS; i++) {
+        seen_slot *slot = &seen[(home + i) & (SEEN_SLOTS - 1)];
+        if (slot->object != object && slot->object != 0)
+            continue;
+        slot->object = object;
+        changed = 0;
+        for (int part = 0; part < PARTS; part++)
+            if (hash[part] && slot->hash[part] != hash[part]) {
+                slot->hash[part] = hash[part];
+                changed |= 1u << part;
+            }
+        break;
+    }
+    pioscope_mpi_unlock(&seen_lock);
+    return changed;
+}
+
+static int usable(const text_buffer *b)
+{
+    return !b->failed && b->length;
+}
+
 void pioscope_mpi_io_settings(MPI_File fh, uint32_t object, uint16_t func, uint64_t ticks,
                               const char *extra, int with_view)
 {
-    text_buffer b = {0};
+    text_buffer hints = {0}, view = {0};
     pioscope_internal_begin();
     if (extra)
-        append_str(&b, extra);
-    append_hints(&b, fh);
+        append_str(&hints, extra);
+    size_t extra_length = hints.length;
+    append_hints(&hints, fh);
     if (with_view)
-        append_view(&b, fh);
+        append_view(&view, fh);
     pioscope_internal_end();
-    if (!b.failed && b.length)
-        pioscope_write_settings(object, func, ticks, b.text, b.length);
-    free(b.text);
+    uint64_t hash[PARTS] = {0};
+    if (usable(&hints)) {
+        hash[PART_OPEN] = extra_length ? text_hash(hints.text, extra_length) : 0;
+        hash[PART_HINTS] = text_hash(hints.text + extra_length, hints.length - extra_length);
+    }
+    if (usable(&view))
+        hash[PART_VIEW] = text_hash(view.text, view.length);
+    unsigned changed = changed_parts(object, hash);
+    if (changed & (1u << PART_OPEN | 1u << PART_HINTS))
+        pioscope_write_settings(object, func, ticks, hints.text, hints.length);
+    if (changed & 1u << PART_VIEW)
+        pioscope_write_settings(object, func, ticks, view.text, view.length);
+    free(hints.text);
+    free(view.text);
 }

@@ -197,10 +197,33 @@ static const char *strip_fs_prefix(const char *filename)
     return filename;
 }
 
+/* ---- the real functions: one prototype per signature, as mpi.h declares it ----
+ * The read and the write of a family differ only in the constness of the buffer, so the
+ * family's helper takes the buffer const and calls through the prototype `dir` names (a read's
+ * buffer came in non-const from the program). */
+enum io_dir { IO_READ, IO_WRITE };
+
+typedef __typeof__(PMPI_File_read_at) read_at_fn;
+typedef __typeof__(PMPI_File_write_at) write_at_fn;
+typedef __typeof__(PMPI_File_read) read_fn;
+typedef __typeof__(PMPI_File_write) write_fn;
+typedef __typeof__(PMPI_File_iread_at) iread_at_fn;
+typedef __typeof__(PMPI_File_iwrite_at) iwrite_at_fn;
+typedef __typeof__(PMPI_File_iread) iread_fn;
+typedef __typeof__(PMPI_File_iwrite) iwrite_fn;
+typedef __typeof__(PMPI_File_read_at_all_begin) read_at_begin_fn;
+typedef __typeof__(PMPI_File_write_at_all_begin) write_at_begin_fn;
+typedef __typeof__(PMPI_File_read_all_begin) read_begin_fn;
+typedef __typeof__(PMPI_File_write_all_begin) write_begin_fn;
+typedef __typeof__(PMPI_File_read_all_end) read_end_fn;
+typedef __typeof__(PMPI_File_write_all_end) write_end_fn;
+typedef __typeof__(PMPI_File_set_size) resize_fn;
+typedef __typeof__(PMPI_File_seek) seek_fn;
+
 /* ---- open, close, delete ---- */
 
-/* link = handle id << 32 | 0; the SETTINGS chunk has open.amode, open.comm_size, the hints and
- * the default view. */
+/* link = handle id << 32 | 0; then the SETTINGS of the file (open.amode, open.comm_size and the
+ * hints; the default view), each written when it differs from the last one of this file. */
 PIOSCOPE_EXPORT int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                                    MPI_File *fh)
 {
@@ -298,7 +321,8 @@ PIOSCOPE_MPI_ALIAS(MPI_File_delete);
 
 /* ---- metadata ---- */
 
-/* offset = disp; then a SETTINGS chunk with the hints and the new view. */
+/* offset = disp; then the SETTINGS of the file (hints, new view), each written when it
+ * differs from the last one of this file. */
 PIOSCOPE_EXPORT int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
                                        MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
@@ -321,7 +345,7 @@ PIOSCOPE_EXPORT int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatyp
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_set_view);
 
-/* A SETTINGS chunk with the hints in force after the call. */
+/* Then the SETTINGS of the hints in force after the call, if they changed. */
 PIOSCOPE_EXPORT int PMPI_File_set_info(MPI_File fh, MPI_Info info)
 {
     static void *real_slot;
@@ -343,44 +367,6 @@ PIOSCOPE_EXPORT int PMPI_File_set_info(MPI_File fh, MPI_Info info)
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_set_info);
 
-/* size = the new file size. */
-PIOSCOPE_EXPORT int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
-{
-    static void *real_slot;
-    __typeof__(&PMPI_File_set_size) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_set_size");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_set_size, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
-    int rc = real(fh, size);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_meta(&op, rc, 0, size > 0 ? (uint64_t)size : 0);
-    errno = saved_errno;
-    return rc;
-}
-PIOSCOPE_MPI_ALIAS(MPI_File_set_size);
-
-/* size = the size to preallocate. */
-PIOSCOPE_EXPORT int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
-{
-    static void *real_slot;
-    __typeof__(&PMPI_File_preallocate) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_preallocate");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_preallocate, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
-    int rc = real(fh, size);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_meta(&op, rc, 0, size > 0 ? (uint64_t)size : 0);
-    errno = saved_errno;
-    return rc;
-}
-PIOSCOPE_MPI_ALIAS(MPI_File_preallocate);
-
 PIOSCOPE_EXPORT int PMPI_File_sync(MPI_File fh)
 {
     static void *real_slot;
@@ -399,72 +385,132 @@ PIOSCOPE_EXPORT int PMPI_File_sync(MPI_File fh)
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_sync);
 
-/* offset = the file byte the individual pointer points to after the seek. */
-PIOSCOPE_EXPORT int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+/* set_size, preallocate: size = the size asked for. */
+static inline int do_resize(void **slot, const char *name, uint16_t func, MPI_File fh,
+                            MPI_Offset size)
 {
-    static void *real_slot;
-    __typeof__(&PMPI_File_seek) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_seek");
+    resize_fn *real = pioscope_resolve(slot, name);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_seek, fh, IO_NONE, 0, 0);
+    io_begin(&op, func, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, size);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_meta(&op, rc, 0, size > 0 ? (uint64_t)size : 0);
+    errno = saved_errno;
+    return rc;
+}
+
+PIOSCOPE_EXPORT int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
+{
+    static void *real_slot;
+    return do_resize(&real_slot, "PMPI_File_set_size", PIOSCOPE_FN_MPI_File_set_size, fh, size);
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_set_size);
+
+PIOSCOPE_EXPORT int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
+{
+    static void *real_slot;
+    return do_resize(&real_slot, "PMPI_File_preallocate", PIOSCOPE_FN_MPI_File_preallocate, fh,
+                     size);
+}
+PIOSCOPE_MPI_ALIAS(MPI_File_preallocate);
+
+/* seek (position IO_NONE): offset = the file byte the individual pointer points to after the
+ * seek. seek_shared (IO_SHARED): the shared pointer is not read back (that is file I/O in
+ * ROMIO), offset unknown. */
+static inline int do_seek(void **slot, const char *name, uint16_t func, int position,
+                          uint8_t flags, MPI_File fh, MPI_Offset offset, int whence)
+{
+    seek_fn *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, func, fh, position, flags, 0);
     int rc = real(fh, offset, whence);
     int saved_errno = errno;
     pioscope_stop(&op.call);
-    if (op.call.recording && rc == MPI_SUCCESS) {
-        pioscope_internal_begin();
-        io_resolve_pointer(&op, fh);
-        pioscope_internal_end();
+    if (position != IO_SHARED) {
+        if (op.call.recording && rc == MPI_SUCCESS) {
+            pioscope_internal_begin();
+            io_resolve_pointer(&op, fh);
+            pioscope_internal_end();
+        }
+        if (!op.resolved)
+            op.flags |= PIOSCOPE_F_OFFSET_UNKNOWN;
     }
-    if (!op.resolved)
-        op.flags |= PIOSCOPE_F_OFFSET_UNKNOWN;
     io_end_meta(&op, rc, op.byte_offset, 0);
     errno = saved_errno;
     return rc;
 }
+
+PIOSCOPE_EXPORT int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+{
+    static void *real_slot;
+    return do_seek(&real_slot, "PMPI_File_seek", PIOSCOPE_FN_MPI_File_seek, IO_NONE, 0, fh,
+                   offset, whence);
+}
 PIOSCOPE_MPI_ALIAS(MPI_File_seek);
 
-/* The shared pointer is not read back (that is file I/O in ROMIO): offset unknown. */
 PIOSCOPE_EXPORT int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_seek_shared) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_seek_shared");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_seek_shared, fh, IO_SHARED, PIOSCOPE_F_COLLECTIVE, 0);
-    int rc = real(fh, offset, whence);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_meta(&op, rc, 0, 0);
-    errno = saved_errno;
-    return rc;
+    return do_seek(&real_slot, "PMPI_File_seek_shared", PIOSCOPE_FN_MPI_File_seek_shared,
+                   IO_SHARED, PIOSCOPE_F_COLLECTIVE, fh, offset, whence);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_seek_shared);
 
-/* ---- data access ---- */
-/* Blocking: explicit offset, individual pointer, shared pointer. */
+/* ---- data access, blocking: explicit offset, individual pointer, shared pointer ---- */
 
-PIOSCOPE_EXPORT int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                                      MPI_Datatype datatype, MPI_Status *status)
+/* read_at, write_at and their _all. */
+static inline int do_at(void **slot, const char *name, uint16_t func, uint8_t flags, int dir,
+                        MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                        MPI_Datatype type, MPI_Status *status)
 {
-    static void *real_slot;
-    __typeof__(&PMPI_File_read_at) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_at");
+    void *real = pioscope_resolve(slot, name);
     if (!real)
         return MPI_ERR_INTERN;
     MPI_Status local;
     MPI_Status *st = io_status(status, &local);
     io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_read_at, fh, IO_EXPLICIT, 0, offset);
-    int rc = real(fh, offset, buf, count, datatype, st);
+    io_begin(&op, func, fh, IO_EXPLICIT, flags, offset);
+    int rc = dir == IO_WRITE ? ((write_at_fn *)real)(fh, offset, buf, count, type, st)
+                             : ((read_at_fn *)real)(fh, offset, (void *)buf, count, type, st);
     int saved_errno = errno;
     pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
+    io_end_transfer(&op, fh, rc, count, type, st, NULL);
     errno = saved_errno;
     return rc;
+}
+
+/* read, write, their _all (IO_INDIVIDUAL), _shared and _ordered (IO_SHARED). */
+static inline int do_ptr(void **slot, const char *name, uint16_t func, int position,
+                         uint8_t flags, int dir, MPI_File fh, const void *buf, int count,
+                         MPI_Datatype type, MPI_Status *status)
+{
+    void *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, func, fh, position, flags, 0);
+    int rc = dir == IO_WRITE ? ((write_fn *)real)(fh, buf, count, type, st)
+                             : ((read_fn *)real)(fh, (void *)buf, count, type, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, type, st, NULL);
+    errno = saved_errno;
+    return rc;
+}
+
+PIOSCOPE_EXPORT int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                      MPI_Datatype datatype, MPI_Status *status)
+{
+    static void *real_slot;
+    return do_at(&real_slot, "PMPI_File_read_at", PIOSCOPE_FN_MPI_File_read_at, 0, IO_READ, fh,
+                 offset, buf, count, datatype, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_read_at);
 
@@ -472,20 +518,8 @@ PIOSCOPE_EXPORT int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *
                                           MPI_Datatype datatype, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_read_at_all) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_at_all");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_read_at_all, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE, offset);
-    int rc = real(fh, offset, buf, count, datatype, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_at(&real_slot, "PMPI_File_read_at_all", PIOSCOPE_FN_MPI_File_read_at_all,
+                 PIOSCOPE_F_COLLECTIVE, IO_READ, fh, offset, buf, count, datatype, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_read_at_all);
 
@@ -493,20 +527,8 @@ PIOSCOPE_EXPORT int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const voi
                                        MPI_Datatype datatype, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_write_at) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_at");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_write_at, fh, IO_EXPLICIT, 0, offset);
-    int rc = real(fh, offset, buf, count, datatype, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_at(&real_slot, "PMPI_File_write_at", PIOSCOPE_FN_MPI_File_write_at, 0, IO_WRITE,
+                 fh, offset, buf, count, datatype, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_write_at);
 
@@ -514,21 +536,8 @@ PIOSCOPE_EXPORT int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const
                                            int count, MPI_Datatype datatype, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_write_at_all) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_at_all");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_write_at_all, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE,
-             offset);
-    int rc = real(fh, offset, buf, count, datatype, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_at(&real_slot, "PMPI_File_write_at_all", PIOSCOPE_FN_MPI_File_write_at_all,
+                 PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, offset, buf, count, datatype, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_write_at_all);
 
@@ -536,20 +545,8 @@ PIOSCOPE_EXPORT int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Dataty
                                    MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_read) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_read, fh, IO_INDIVIDUAL, 0, 0);
-    int rc = real(fh, buf, count, datatype, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_ptr(&real_slot, "PMPI_File_read", PIOSCOPE_FN_MPI_File_read, IO_INDIVIDUAL, 0,
+                  IO_READ, fh, buf, count, datatype, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_read);
 
@@ -557,20 +554,8 @@ PIOSCOPE_EXPORT int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Da
                                        MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_read_all) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_all");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_read_all, fh, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, 0);
-    int rc = real(fh, buf, count, datatype, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_ptr(&real_slot, "PMPI_File_read_all", PIOSCOPE_FN_MPI_File_read_all, IO_INDIVIDUAL,
+                  PIOSCOPE_F_COLLECTIVE, IO_READ, fh, buf, count, datatype, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_read_all);
 
@@ -578,20 +563,8 @@ PIOSCOPE_EXPORT int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI
                                     MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_write) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_write, fh, IO_INDIVIDUAL, 0, 0);
-    int rc = real(fh, buf, count, datatype, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_ptr(&real_slot, "PMPI_File_write", PIOSCOPE_FN_MPI_File_write, IO_INDIVIDUAL, 0,
+                  IO_WRITE, fh, buf, count, datatype, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_write);
 
@@ -599,20 +572,9 @@ PIOSCOPE_EXPORT int PMPI_File_write_all(MPI_File fh, const void *buf, int count,
                                         MPI_Datatype datatype, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_write_all) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_all");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_write_all, fh, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, 0);
-    int rc = real(fh, buf, count, datatype, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_ptr(&real_slot, "PMPI_File_write_all", PIOSCOPE_FN_MPI_File_write_all,
+                  IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, buf, count, datatype,
+                  status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_write_all);
 
@@ -620,20 +582,8 @@ PIOSCOPE_EXPORT int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI
                                           MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_read_shared) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_shared");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_read_shared, fh, IO_SHARED, 0, 0);
-    int rc = real(fh, buf, count, datatype, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_ptr(&real_slot, "PMPI_File_read_shared", PIOSCOPE_FN_MPI_File_read_shared,
+                  IO_SHARED, 0, IO_READ, fh, buf, count, datatype, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_read_shared);
 
@@ -641,20 +591,8 @@ PIOSCOPE_EXPORT int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MP
                                            MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_read_ordered) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_ordered");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_read_ordered, fh, IO_SHARED, PIOSCOPE_F_COLLECTIVE, 0);
-    int rc = real(fh, buf, count, datatype, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_ptr(&real_slot, "PMPI_File_read_ordered", PIOSCOPE_FN_MPI_File_read_ordered,
+                  IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_READ, fh, buf, count, datatype, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_read_ordered);
 
@@ -662,20 +600,8 @@ PIOSCOPE_EXPORT int PMPI_File_write_shared(MPI_File fh, const void *buf, int cou
                                            MPI_Datatype datatype, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_write_shared) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_shared");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_write_shared, fh, IO_SHARED, 0, 0);
-    int rc = real(fh, buf, count, datatype, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_ptr(&real_slot, "PMPI_File_write_shared", PIOSCOPE_FN_MPI_File_write_shared,
+                  IO_SHARED, 0, IO_WRITE, fh, buf, count, datatype, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_write_shared);
 
@@ -683,41 +609,58 @@ PIOSCOPE_EXPORT int PMPI_File_write_ordered(MPI_File fh, const void *buf, int co
                                             MPI_Datatype datatype, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_write_ordered) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_ordered");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_write_ordered, fh, IO_SHARED, PIOSCOPE_F_COLLECTIVE, 0);
-    int rc = real(fh, buf, count, datatype, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, st, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_ptr(&real_slot, "PMPI_File_write_ordered", PIOSCOPE_FN_MPI_File_write_ordered,
+                  IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, buf, count, datatype, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_write_ordered);
 
-/* Nonblocking: link = request id (collective ones too), completed in Wait/Test. */
+/* ---- data access, nonblocking: link = request id (collective ones too), completed in
+ * Wait/Test ---- */
+
+/* iread_at, iwrite_at and their _all. */
+static inline int do_iat(void **slot, const char *name, uint16_t func, uint8_t flags, int dir,
+                         MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                         MPI_Datatype type, MPI_Request *request)
+{
+    void *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, func, fh, IO_EXPLICIT, flags, offset);
+    int rc = dir == IO_WRITE ? ((iwrite_at_fn *)real)(fh, offset, buf, count, type, request)
+                             : ((iread_at_fn *)real)(fh, offset, (void *)buf, count, type, request);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, type, NULL, request);
+    errno = saved_errno;
+    return rc;
+}
+
+/* iread, iwrite, their _all (IO_INDIVIDUAL) and _shared (IO_SHARED). */
+static inline int do_iptr(void **slot, const char *name, uint16_t func, int position,
+                          uint8_t flags, int dir, MPI_File fh, const void *buf, int count,
+                          MPI_Datatype type, MPI_Request *request)
+{
+    void *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, func, fh, position, flags, 0);
+    int rc = dir == IO_WRITE ? ((iwrite_fn *)real)(fh, buf, count, type, request)
+                             : ((iread_fn *)real)(fh, (void *)buf, count, type, request);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, type, NULL, request);
+    errno = saved_errno;
+    return rc;
+}
 
 PIOSCOPE_EXPORT int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
                                        MPI_Datatype datatype, MPI_Request *request)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_iread_at) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iread_at");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_iread_at, fh, IO_EXPLICIT, 0, offset);
-    int rc = real(fh, offset, buf, count, datatype, request);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
-    errno = saved_errno;
-    return rc;
+    return do_iat(&real_slot, "PMPI_File_iread_at", PIOSCOPE_FN_MPI_File_iread_at, 0, IO_READ,
+                  fh, offset, buf, count, datatype, request);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_iread_at);
 
@@ -725,19 +668,8 @@ PIOSCOPE_EXPORT int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void 
                                            MPI_Datatype datatype, MPI_Request *request)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_iread_at_all) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iread_at_all");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_iread_at_all, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE,
-             offset);
-    int rc = real(fh, offset, buf, count, datatype, request);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
-    errno = saved_errno;
-    return rc;
+    return do_iat(&real_slot, "PMPI_File_iread_at_all", PIOSCOPE_FN_MPI_File_iread_at_all,
+                  PIOSCOPE_F_COLLECTIVE, IO_READ, fh, offset, buf, count, datatype, request);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_iread_at_all);
 
@@ -745,18 +677,8 @@ PIOSCOPE_EXPORT int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const vo
                                         MPI_Datatype datatype, MPI_Request *request)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_iwrite_at) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iwrite_at");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_iwrite_at, fh, IO_EXPLICIT, 0, offset);
-    int rc = real(fh, offset, buf, count, datatype, request);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
-    errno = saved_errno;
-    return rc;
+    return do_iat(&real_slot, "PMPI_File_iwrite_at", PIOSCOPE_FN_MPI_File_iwrite_at, 0, IO_WRITE,
+                  fh, offset, buf, count, datatype, request);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_iwrite_at);
 
@@ -764,19 +686,8 @@ PIOSCOPE_EXPORT int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, cons
                                             int count, MPI_Datatype datatype, MPI_Request *request)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_iwrite_at_all) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iwrite_at_all");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_iwrite_at_all, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE,
-             offset);
-    int rc = real(fh, offset, buf, count, datatype, request);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
-    errno = saved_errno;
-    return rc;
+    return do_iat(&real_slot, "PMPI_File_iwrite_at_all", PIOSCOPE_FN_MPI_File_iwrite_at_all,
+                  PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, offset, buf, count, datatype, request);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_iwrite_at_all);
 
@@ -784,18 +695,8 @@ PIOSCOPE_EXPORT int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datat
                                     MPI_Request *request)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_iread) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iread");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_iread, fh, IO_INDIVIDUAL, 0, 0);
-    int rc = real(fh, buf, count, datatype, request);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
-    errno = saved_errno;
-    return rc;
+    return do_iptr(&real_slot, "PMPI_File_iread", PIOSCOPE_FN_MPI_File_iread, IO_INDIVIDUAL, 0,
+                   IO_READ, fh, buf, count, datatype, request);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_iread);
 
@@ -803,18 +704,9 @@ PIOSCOPE_EXPORT int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_D
                                         MPI_Request *request)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_iread_all) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iread_all");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_iread_all, fh, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, 0);
-    int rc = real(fh, buf, count, datatype, request);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
-    errno = saved_errno;
-    return rc;
+    return do_iptr(&real_slot, "PMPI_File_iread_all", PIOSCOPE_FN_MPI_File_iread_all,
+                   IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_READ, fh, buf, count, datatype,
+                   request);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_iread_all);
 
@@ -822,18 +714,8 @@ PIOSCOPE_EXPORT int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MP
                                      MPI_Request *request)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_iwrite) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iwrite");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_iwrite, fh, IO_INDIVIDUAL, 0, 0);
-    int rc = real(fh, buf, count, datatype, request);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
-    errno = saved_errno;
-    return rc;
+    return do_iptr(&real_slot, "PMPI_File_iwrite", PIOSCOPE_FN_MPI_File_iwrite, IO_INDIVIDUAL, 0,
+                   IO_WRITE, fh, buf, count, datatype, request);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_iwrite);
 
@@ -841,18 +723,9 @@ PIOSCOPE_EXPORT int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count
                                          MPI_Datatype datatype, MPI_Request *request)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_iwrite_all) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iwrite_all");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_iwrite_all, fh, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, 0);
-    int rc = real(fh, buf, count, datatype, request);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
-    errno = saved_errno;
-    return rc;
+    return do_iptr(&real_slot, "PMPI_File_iwrite_all", PIOSCOPE_FN_MPI_File_iwrite_all,
+                   IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, buf, count, datatype,
+                   request);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_iwrite_all);
 
@@ -860,18 +733,8 @@ PIOSCOPE_EXPORT int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MP
                                            MPI_Request *request)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_iread_shared) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iread_shared");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_iread_shared, fh, IO_SHARED, 0, 0);
-    int rc = real(fh, buf, count, datatype, request);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
-    errno = saved_errno;
-    return rc;
+    return do_iptr(&real_slot, "PMPI_File_iread_shared", PIOSCOPE_FN_MPI_File_iread_shared,
+                   IO_SHARED, 0, IO_READ, fh, buf, count, datatype, request);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_iread_shared);
 
@@ -879,63 +742,87 @@ PIOSCOPE_EXPORT int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int co
                                             MPI_Datatype datatype, MPI_Request *request)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_iwrite_shared) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_iwrite_shared");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_iwrite_shared, fh, IO_SHARED, 0, 0);
-    int rc = real(fh, buf, count, datatype, request);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, request);
-    errno = saved_errno;
-    return rc;
+    return do_iptr(&real_slot, "PMPI_File_iwrite_shared", PIOSCOPE_FN_MPI_File_iwrite_shared,
+                   IO_SHARED, 0, IO_WRITE, fh, buf, count, datatype, request);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_iwrite_shared);
 
-/* Split collectives. The begin takes the next instance number and records the request (size,
- * offset); the end repeats them with the bytes transferred as result. (ROMIO does all the I/O in
- * the begin.) */
+/* ---- split collectives ----
+ * The begin takes the next instance number and records the request (size, offset); the end
+ * repeats them with the bytes transferred as result. (ROMIO does all the I/O in the begin.) */
+
+/* read_at_all_begin, write_at_all_begin. */
+static inline int do_begin_at(void **slot, const char *name, uint16_t func, int dir, MPI_File fh,
+                              MPI_Offset offset, const void *buf, int count, MPI_Datatype type)
+{
+    void *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, func, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE, offset);
+    int rc = dir == IO_WRITE ? ((write_at_begin_fn *)real)(fh, offset, buf, count, type)
+                             : ((read_at_begin_fn *)real)(fh, offset, (void *)buf, count, type);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, type, NULL, NULL);
+    errno = saved_errno;
+    return rc;
+}
+
+/* read_all_begin, write_all_begin (IO_INDIVIDUAL), the _ordered_begin ones (IO_SHARED). */
+static inline int do_begin_ptr(void **slot, const char *name, uint16_t func, int position,
+                               int dir, MPI_File fh, const void *buf, int count,
+                               MPI_Datatype type)
+{
+    void *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, func, fh, position, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = dir == IO_WRITE ? ((write_begin_fn *)real)(fh, buf, count, type)
+                             : ((read_begin_fn *)real)(fh, (void *)buf, count, type);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_transfer(&op, fh, rc, count, type, NULL, NULL);
+    errno = saved_errno;
+    return rc;
+}
+
+/* Every _end: no new instance, the end shares its begin's. */
+static inline int do_end(void **slot, const char *name, uint16_t func, int dir, MPI_File fh,
+                         const void *buf, MPI_Status *status)
+{
+    void *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    MPI_Status local;
+    MPI_Status *st = io_status(status, &local);
+    io_op op;
+    io_begin(&op, func, fh, IO_NONE, 0, 0);
+    int rc = dir == IO_WRITE ? ((write_end_fn *)real)(fh, buf, st)
+                             : ((read_end_fn *)real)(fh, (void *)buf, st);
+    int saved_errno = errno;
+    pioscope_stop(&op.call);
+    io_end_split(&op, rc, st);
+    errno = saved_errno;
+    return rc;
+}
 
 PIOSCOPE_EXPORT int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf,
                                                 int count, MPI_Datatype datatype)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_read_at_all_begin) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_at_all_begin");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_read_at_all_begin, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE,
-             offset);
-    int rc = real(fh, offset, buf, count, datatype);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_begin_at(&real_slot, "PMPI_File_read_at_all_begin",
+                       PIOSCOPE_FN_MPI_File_read_at_all_begin, IO_READ, fh, offset, buf, count,
+                       datatype);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_read_at_all_begin);
 
 PIOSCOPE_EXPORT int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_read_at_all_end) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_at_all_end");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    /* No new instance: the end shares its begin's. */
-    io_begin(&op, PIOSCOPE_FN_MPI_File_read_at_all_end, fh, IO_NONE, 0, 0);
-    int rc = real(fh, buf, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_split(&op, rc, st);
-    errno = saved_errno;
-    return rc;
+    return do_end(&real_slot, "PMPI_File_read_at_all_end", PIOSCOPE_FN_MPI_File_read_at_all_end,
+                  IO_READ, fh, buf, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_read_at_all_end);
 
@@ -943,39 +830,17 @@ PIOSCOPE_EXPORT int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count,
                                              MPI_Datatype datatype)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_read_all_begin) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_all_begin");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_read_all_begin, fh, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, 0);
-    int rc = real(fh, buf, count, datatype);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_begin_ptr(&real_slot, "PMPI_File_read_all_begin",
+                        PIOSCOPE_FN_MPI_File_read_all_begin, IO_INDIVIDUAL, IO_READ, fh, buf,
+                        count, datatype);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_read_all_begin);
 
 PIOSCOPE_EXPORT int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_read_all_end) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_all_end");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    /* No new instance: the end shares its begin's. */
-    io_begin(&op, PIOSCOPE_FN_MPI_File_read_all_end, fh, IO_NONE, 0, 0);
-    int rc = real(fh, buf, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_split(&op, rc, st);
-    errno = saved_errno;
-    return rc;
+    return do_end(&real_slot, "PMPI_File_read_all_end", PIOSCOPE_FN_MPI_File_read_all_end,
+                  IO_READ, fh, buf, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_read_all_end);
 
@@ -983,39 +848,17 @@ PIOSCOPE_EXPORT int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int cou
                                                  MPI_Datatype datatype)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_read_ordered_begin) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_ordered_begin");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_read_ordered_begin, fh, IO_SHARED, PIOSCOPE_F_COLLECTIVE, 0);
-    int rc = real(fh, buf, count, datatype);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_begin_ptr(&real_slot, "PMPI_File_read_ordered_begin",
+                        PIOSCOPE_FN_MPI_File_read_ordered_begin, IO_SHARED, IO_READ, fh, buf,
+                        count, datatype);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_read_ordered_begin);
 
 PIOSCOPE_EXPORT int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_read_ordered_end) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_read_ordered_end");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    /* No new instance: the end shares its begin's. */
-    io_begin(&op, PIOSCOPE_FN_MPI_File_read_ordered_end, fh, IO_NONE, 0, 0);
-    int rc = real(fh, buf, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_split(&op, rc, st);
-    errno = saved_errno;
-    return rc;
+    return do_end(&real_slot, "PMPI_File_read_ordered_end",
+                  PIOSCOPE_FN_MPI_File_read_ordered_end, IO_READ, fh, buf, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_read_ordered_end);
 
@@ -1023,40 +866,17 @@ PIOSCOPE_EXPORT int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset,
                                                  int count, MPI_Datatype datatype)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_write_at_all_begin) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_at_all_begin");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_write_at_all_begin, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE,
-             offset);
-    int rc = real(fh, offset, buf, count, datatype);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_begin_at(&real_slot, "PMPI_File_write_at_all_begin",
+                       PIOSCOPE_FN_MPI_File_write_at_all_begin, IO_WRITE, fh, offset, buf, count,
+                       datatype);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_write_at_all_begin);
 
 PIOSCOPE_EXPORT int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_write_at_all_end) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_at_all_end");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    /* No new instance: the end shares its begin's. */
-    io_begin(&op, PIOSCOPE_FN_MPI_File_write_at_all_end, fh, IO_NONE, 0, 0);
-    int rc = real(fh, buf, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_split(&op, rc, st);
-    errno = saved_errno;
-    return rc;
+    return do_end(&real_slot, "PMPI_File_write_at_all_end",
+                  PIOSCOPE_FN_MPI_File_write_at_all_end, IO_WRITE, fh, buf, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_write_at_all_end);
 
@@ -1064,40 +884,17 @@ PIOSCOPE_EXPORT int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int 
                                               MPI_Datatype datatype)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_write_all_begin) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_all_begin");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_write_all_begin, fh, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE,
-             0);
-    int rc = real(fh, buf, count, datatype);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_begin_ptr(&real_slot, "PMPI_File_write_all_begin",
+                        PIOSCOPE_FN_MPI_File_write_all_begin, IO_INDIVIDUAL, IO_WRITE, fh, buf,
+                        count, datatype);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_write_all_begin);
 
 PIOSCOPE_EXPORT int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_write_all_end) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_all_end");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    /* No new instance: the end shares its begin's. */
-    io_begin(&op, PIOSCOPE_FN_MPI_File_write_all_end, fh, IO_NONE, 0, 0);
-    int rc = real(fh, buf, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_split(&op, rc, st);
-    errno = saved_errno;
-    return rc;
+    return do_end(&real_slot, "PMPI_File_write_all_end", PIOSCOPE_FN_MPI_File_write_all_end,
+                  IO_WRITE, fh, buf, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_write_all_end);
 
@@ -1105,39 +902,16 @@ PIOSCOPE_EXPORT int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, 
                                                   MPI_Datatype datatype)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_write_ordered_begin) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_ordered_begin");
-    if (!real)
-        return MPI_ERR_INTERN;
-    io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_write_ordered_begin, fh, IO_SHARED, PIOSCOPE_F_COLLECTIVE,
-             0);
-    int rc = real(fh, buf, count, datatype);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, datatype, NULL, NULL);
-    errno = saved_errno;
-    return rc;
+    return do_begin_ptr(&real_slot, "PMPI_File_write_ordered_begin",
+                        PIOSCOPE_FN_MPI_File_write_ordered_begin, IO_SHARED, IO_WRITE, fh, buf,
+                        count, datatype);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_write_ordered_begin);
 
 PIOSCOPE_EXPORT int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_File_write_ordered_end) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_write_ordered_end");
-    if (!real)
-        return MPI_ERR_INTERN;
-    MPI_Status local;
-    MPI_Status *st = io_status(status, &local);
-    io_op op;
-    /* No new instance: the end shares its begin's. */
-    io_begin(&op, PIOSCOPE_FN_MPI_File_write_ordered_end, fh, IO_NONE, 0, 0);
-    int rc = real(fh, buf, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_split(&op, rc, st);
-    errno = saved_errno;
-    return rc;
+    return do_end(&real_slot, "PMPI_File_write_ordered_end",
+                  PIOSCOPE_FN_MPI_File_write_ordered_end, IO_WRITE, fh, buf, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_File_write_ordered_end);

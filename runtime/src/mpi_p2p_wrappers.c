@@ -43,12 +43,16 @@ static void recv_event(pioscope_event *ev, uint16_t func, int rc, int count, MPI
     ev->result = pioscope_mpi_status_bytes(status);
 }
 
-typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+/* ---- the real functions of the shared signatures, as mpi.h declares them ---- */
+typedef __typeof__(PMPI_Send) send_fn;   /* Ssend, Bsend, Rsend */
+typedef __typeof__(PMPI_Isend) isend_fn; /* Issend */
+typedef __typeof__(PMPI_Irecv) irecv_fn;
 
-/* The four blocking sends differ only in the function called and recorded. */
-static inline int blocking_send(send_fn real, uint16_t func, const void *buf, int count,
-                                MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+/* Send, Ssend, Bsend, Rsend. */
+static inline int do_send(void **slot, const char *name, uint16_t func, const void *buf,
+                          int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    send_fn *real = pioscope_resolve(slot, name);
     if (!real)
         return MPI_ERR_INTERN;
     pioscope_call call;
@@ -68,12 +72,48 @@ static inline int blocking_send(send_fn real, uint16_t func, const void *buf, in
     return rc;
 }
 
+/* Isend, Issend (kind PIOSCOPE_MPI_REQ_SEND) and Irecv (PIOSCOPE_MPI_REQ_RECV, whose buffer is
+ * not const: it came in non-const from the program). The start records the peer and tag as
+ * given (an Irecv's MPI_ANY_SOURCE: no rank, MPI_ANY_TAG: -1); an Irecv's completion records
+ * the actual ones. */
+static inline int do_nonblocking(void **slot, const char *name, uint16_t func, int kind,
+                                 const void *buf, int count, MPI_Datatype datatype, int peer,
+                                 int tag, MPI_Comm comm, MPI_Request *request)
+{
+    void *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    int recv = kind == PIOSCOPE_MPI_REQ_RECV;
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = recv ? ((irecv_fn *)real)((void *)buf, count, datatype, peer, tag, comm, request)
+                  : ((isend_fn *)real)(buf, count, datatype, peer, tag, comm, request);
+    int saved_errno = errno;
+    pioscope_stop(&call);
+    pioscope_event ev = {0};
+    if (call.recording) {
+        pioscope_mpi_comm_ref ref;
+        pioscope_internal_begin();
+        send_event(&ev, func, rc, count, datatype, peer, tag, comm, &ref);
+        pioscope_internal_end();
+        ev.flags = PIOSCOPE_F_NONBLOCKING;
+        if (rc == MPI_SUCCESS) {
+            ev.link = pioscope_mpi_request_id();
+            pioscope_mpi_request_track(*request, ev.link, kind, 0, ev.object, ev.offset,
+                                       ev.size, recv ? &ref : NULL);
+        }
+    }
+    pioscope_leave(&call, &ev);
+    errno = saved_errno;
+    return rc;
+}
+
 PIOSCOPE_EXPORT int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                               MPI_Comm comm)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Send) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Send");
-    return blocking_send(real, PIOSCOPE_FN_MPI_Send, buf, count, datatype, dest, tag, comm);
+    return do_send(&real_slot, "PMPI_Send", PIOSCOPE_FN_MPI_Send, buf, count, datatype, dest, tag,
+                   comm);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Send);
 
@@ -81,8 +121,8 @@ PIOSCOPE_EXPORT int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype
                                int tag, MPI_Comm comm)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Ssend) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Ssend");
-    return blocking_send(real, PIOSCOPE_FN_MPI_Ssend, buf, count, datatype, dest, tag, comm);
+    return do_send(&real_slot, "PMPI_Ssend", PIOSCOPE_FN_MPI_Ssend, buf, count, datatype, dest,
+                   tag, comm);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Ssend);
 
@@ -90,8 +130,8 @@ PIOSCOPE_EXPORT int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype
                                int tag, MPI_Comm comm)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Bsend) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Bsend");
-    return blocking_send(real, PIOSCOPE_FN_MPI_Bsend, buf, count, datatype, dest, tag, comm);
+    return do_send(&real_slot, "PMPI_Bsend", PIOSCOPE_FN_MPI_Bsend, buf, count, datatype, dest,
+                   tag, comm);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Bsend);
 
@@ -99,10 +139,37 @@ PIOSCOPE_EXPORT int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype
                                int tag, MPI_Comm comm)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Rsend) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Rsend");
-    return blocking_send(real, PIOSCOPE_FN_MPI_Rsend, buf, count, datatype, dest, tag, comm);
+    return do_send(&real_slot, "PMPI_Rsend", PIOSCOPE_FN_MPI_Rsend, buf, count, datatype, dest,
+                   tag, comm);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Rsend);
+
+PIOSCOPE_EXPORT int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest,
+                               int tag, MPI_Comm comm, MPI_Request *request)
+{
+    static void *real_slot;
+    return do_nonblocking(&real_slot, "PMPI_Isend", PIOSCOPE_FN_MPI_Isend, PIOSCOPE_MPI_REQ_SEND,
+                          buf, count, datatype, dest, tag, comm, request);
+}
+PIOSCOPE_MPI_ALIAS(MPI_Isend);
+
+PIOSCOPE_EXPORT int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest,
+                                int tag, MPI_Comm comm, MPI_Request *request)
+{
+    static void *real_slot;
+    return do_nonblocking(&real_slot, "PMPI_Issend", PIOSCOPE_FN_MPI_Issend,
+                          PIOSCOPE_MPI_REQ_SEND, buf, count, datatype, dest, tag, comm, request);
+}
+PIOSCOPE_MPI_ALIAS(MPI_Issend);
+
+PIOSCOPE_EXPORT int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                               MPI_Comm comm, MPI_Request *request)
+{
+    static void *real_slot;
+    return do_nonblocking(&real_slot, "PMPI_Irecv", PIOSCOPE_FN_MPI_Irecv, PIOSCOPE_MPI_REQ_RECV,
+                          buf, count, datatype, source, tag, comm, request);
+}
+PIOSCOPE_MPI_ALIAS(MPI_Irecv);
 
 PIOSCOPE_EXPORT int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
                               MPI_Comm comm, MPI_Status *status)
@@ -170,87 +237,3 @@ PIOSCOPE_EXPORT int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Dataty
     return rc;
 }
 PIOSCOPE_MPI_ALIAS(MPI_Sendrecv);
-
-typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
-
-static inline int nonblocking_send(isend_fn real, uint16_t func, const void *buf, int count,
-                                   MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                                   MPI_Request *request)
-{
-    if (!real)
-        return MPI_ERR_INTERN;
-    pioscope_call call;
-    pioscope_enter(&call);
-    int rc = real(buf, count, datatype, dest, tag, comm, request);
-    int saved_errno = errno;
-    pioscope_stop(&call);
-    pioscope_event ev = {0};
-    if (call.recording) {
-        pioscope_mpi_comm_ref ref;
-        pioscope_internal_begin();
-        send_event(&ev, func, rc, count, datatype, dest, tag, comm, &ref);
-        pioscope_internal_end();
-        ev.flags = PIOSCOPE_F_NONBLOCKING;
-        if (rc == MPI_SUCCESS) {
-            ev.link = pioscope_mpi_request_id();
-            pioscope_mpi_request_track(*request, ev.link, PIOSCOPE_MPI_REQ_SEND, 0, ev.object,
-                                       ev.offset, ev.size, NULL);
-        }
-    }
-    pioscope_leave(&call, &ev);
-    errno = saved_errno;
-    return rc;
-}
-
-PIOSCOPE_EXPORT int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest,
-                               int tag, MPI_Comm comm, MPI_Request *request)
-{
-    static void *real_slot;
-    __typeof__(&PMPI_Isend) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Isend");
-    return nonblocking_send(real, PIOSCOPE_FN_MPI_Isend, buf, count, datatype, dest, tag, comm,
-                            request);
-}
-PIOSCOPE_MPI_ALIAS(MPI_Isend);
-
-PIOSCOPE_EXPORT int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest,
-                                int tag, MPI_Comm comm, MPI_Request *request)
-{
-    static void *real_slot;
-    __typeof__(&PMPI_Issend) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Issend");
-    return nonblocking_send(real, PIOSCOPE_FN_MPI_Issend, buf, count, datatype, dest, tag, comm,
-                            request);
-}
-PIOSCOPE_MPI_ALIAS(MPI_Issend);
-
-/* The start records the requested source and tag (MPI_ANY_SOURCE: no rank, MPI_ANY_TAG: -1);
- * the completion records the actual ones. */
-PIOSCOPE_EXPORT int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                               MPI_Comm comm, MPI_Request *request)
-{
-    static void *real_slot;
-    __typeof__(&PMPI_Irecv) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Irecv");
-    if (!real)
-        return MPI_ERR_INTERN;
-    pioscope_call call;
-    pioscope_enter(&call);
-    int rc = real(buf, count, datatype, source, tag, comm, request);
-    int saved_errno = errno;
-    pioscope_stop(&call);
-    pioscope_event ev = {0};
-    if (call.recording) {
-        pioscope_mpi_comm_ref ref;
-        pioscope_internal_begin();
-        send_event(&ev, PIOSCOPE_FN_MPI_Irecv, rc, count, datatype, source, tag, comm, &ref);
-        pioscope_internal_end();
-        ev.flags = PIOSCOPE_F_NONBLOCKING;
-        if (rc == MPI_SUCCESS) {
-            ev.link = pioscope_mpi_request_id();
-            pioscope_mpi_request_track(*request, ev.link, PIOSCOPE_MPI_REQ_RECV, 0, ev.object,
-                                       ev.offset, ev.size, &ref);
-        }
-    }
-    pioscope_leave(&call, &ev);
-    errno = saved_errno;
-    return rc;
-}
-PIOSCOPE_MPI_ALIAS(MPI_Irecv);

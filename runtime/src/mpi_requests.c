@@ -360,56 +360,162 @@ static void wait_event(pioscope_event *ev, uint16_t func, int count, int rc, int
     }
 }
 
-/* ---- the wrappers ---- */
+/* ---- the wrappers ----
+ * A Wait and its Test share a helper: `testing` calls through the Test prototype (which adds
+ * the flag) and completes requests only when MPI set the flag. */
+
+typedef __typeof__(PMPI_Wait) wait_fn;
+typedef __typeof__(PMPI_Test) test_fn;
+typedef __typeof__(PMPI_Waitall) waitall_fn;
+typedef __typeof__(PMPI_Testall) testall_fn;
+typedef __typeof__(PMPI_Waitany) waitany_fn;
+typedef __typeof__(PMPI_Testany) testany_fn;
+typedef __typeof__(PMPI_Waitsome) waitsome_fn; /* Testsome */
+
+/* Before the call: claims the traced requests among requests[0..count); returns how many. */
+static inline int wait_collect(work *w, const MPI_Request *requests, int count)
+{
+    return work_open(w, count) ? collect(requests, count, w->pend) : 0;
+}
+
+/* The status to pass for one request: ours when the program ignores it and a traced request
+ * needs it (its byte count, an Irecv's source). */
+static inline MPI_Status *wait_status(work *w, int n, MPI_Status *status)
+{
+    if (!n || status != MPI_STATUS_IGNORE)
+        return status;
+    memset(&w->one_status, 0, sizeof w->one_status);
+    return &w->one_status;
+}
+
+/* The same for an array of statuses. */
+static inline MPI_Status *wait_statuses(work *w, int n, int count, MPI_Status *statuses)
+{
+    if (!n || statuses != MPI_STATUSES_IGNORE)
+        return statuses;
+    return work_statuses(w, count) ? w->statuses : MPI_STATUSES_IGNORE;
+}
+
+/* After the completions: releases the claims and records the call (size = requests passed,
+ * result = requests completed). */
+static inline void wait_finish(pioscope_call *call, work *w, int n, uint16_t func, int count,
+                               int rc, int64_t completed)
+{
+    pioscope_event ev = {0};
+    settle_all(w->pend, n);
+    if (call->recording)
+        wait_event(&ev, func, count, rc, completed);
+    work_close(w);
+    pioscope_leave(call, &ev);
+}
+
+/* Wait, Test. */
+static inline int do_wait(void **slot, const char *name, uint16_t func, int testing,
+                          MPI_Request *request, int *flag, MPI_Status *status)
+{
+    void *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    work w;
+    int n = wait_collect(&w, request, 1);
+    MPI_Status *st = wait_status(&w, n, status);
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = testing ? ((test_fn *)real)(request, flag, st) : ((wait_fn *)real)(request, st);
+    int saved_errno = errno;
+    int done = !testing || (rc == MPI_SUCCESS && *flag);
+    if (done)
+        complete_by_index(w.pend, n, request, st == MPI_STATUS_IGNORE ? NULL : st, rc,
+                          call.recording);
+    wait_finish(&call, &w, n, func, 1, rc, done);
+    errno = saved_errno;
+    return rc;
+}
+
+/* Waitall, Testall. */
+static inline int do_waitall(void **slot, const char *name, uint16_t func, int testing,
+                             int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    void *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    work w;
+    int n = wait_collect(&w, requests, count);
+    MPI_Status *st = wait_statuses(&w, n, count, statuses);
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = testing ? ((testall_fn *)real)(count, requests, flag, st)
+                     : ((waitall_fn *)real)(count, requests, st);
+    int saved_errno = errno;
+    if (!testing || ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *flag))
+        complete_by_index(w.pend, n, requests, st == MPI_STATUSES_IGNORE ? NULL : st, rc,
+                          call.recording);
+    wait_finish(&call, &w, n, func, count, rc,
+                !testing || (rc == MPI_SUCCESS && *flag) ? count : 0);
+    errno = saved_errno;
+    return rc;
+}
+
+/* Waitany, Testany: the one request at *indx completed (if it is defined). */
+static inline int do_waitany(void **slot, const char *name, uint16_t func, int testing,
+                             int count, MPI_Request requests[], int *indx, int *flag,
+                             MPI_Status *status)
+{
+    void *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    work w;
+    int n = wait_collect(&w, requests, count);
+    MPI_Status *st = wait_status(&w, n, status);
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = testing ? ((testany_fn *)real)(count, requests, indx, flag, st)
+                     : ((waitany_fn *)real)(count, requests, indx, st);
+    int saved_errno = errno;
+    int done = rc == MPI_SUCCESS && (!testing || *flag) && *indx != MPI_UNDEFINED;
+    if (done)
+        complete_one(w.pend, n, *indx, st == MPI_STATUS_IGNORE ? NULL : st, rc, call.recording);
+    wait_finish(&call, &w, n, func, count, rc, done);
+    errno = saved_errno;
+    return rc;
+}
+
+/* Waitsome, Testsome (one prototype). */
+static inline int do_waitsome(void **slot, const char *name, uint16_t func, int incount,
+                              MPI_Request requests[], int *outcount, int indices[],
+                              MPI_Status statuses[])
+{
+    waitsome_fn *real = pioscope_resolve(slot, name);
+    if (!real)
+        return MPI_ERR_INTERN;
+    work w;
+    int n = wait_collect(&w, requests, incount);
+    MPI_Status *st = wait_statuses(&w, n, incount, statuses);
+    pioscope_call call;
+    pioscope_enter(&call);
+    int rc = real(incount, requests, outcount, indices, st);
+    int saved_errno = errno;
+    int ok = rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS;
+    if (ok)
+        complete_some(w.pend, n, *outcount, indices, st == MPI_STATUSES_IGNORE ? NULL : st, rc,
+                      call.recording);
+    wait_finish(&call, &w, n, func, incount, rc,
+                ok && *outcount != MPI_UNDEFINED ? *outcount : 0);
+    errno = saved_errno;
+    return rc;
+}
 
 PIOSCOPE_EXPORT int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Wait) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Wait");
-    if (!real)
-        return MPI_ERR_INTERN;
-    pending p;
-    int n = collect(request, 1, &p);
-    MPI_Status local;
-    MPI_Status *st = n && status == MPI_STATUS_IGNORE ? memset(&local, 0, sizeof local) : status;
-    pioscope_call call;
-    pioscope_enter(&call);
-    int rc = real(request, st);
-    int saved_errno = errno;
-    pioscope_event ev = {0};
-    complete_by_index(&p, n, request, st == MPI_STATUS_IGNORE ? NULL : st, rc, call.recording);
-    settle_all(&p, n);
-    if (call.recording)
-        wait_event(&ev, PIOSCOPE_FN_MPI_Wait, 1, rc, 1);
-    pioscope_leave(&call, &ev);
-    errno = saved_errno;
-    return rc;
+    return do_wait(&real_slot, "PMPI_Wait", PIOSCOPE_FN_MPI_Wait, 0, request, NULL, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Wait);
 
 PIOSCOPE_EXPORT int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Test) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Test");
-    if (!real)
-        return MPI_ERR_INTERN;
-    pending p;
-    int n = collect(request, 1, &p);
-    MPI_Status local;
-    MPI_Status *st = n && status == MPI_STATUS_IGNORE ? memset(&local, 0, sizeof local) : status;
-    pioscope_call call;
-    pioscope_enter(&call);
-    int rc = real(request, flag, st);
-    int saved_errno = errno;
-    pioscope_event ev = {0};
-    if (rc == MPI_SUCCESS && *flag)
-        complete_by_index(&p, n, request, st == MPI_STATUS_IGNORE ? NULL : st, rc, call.recording);
-    settle_all(&p, n);
-    if (call.recording)
-        wait_event(&ev, PIOSCOPE_FN_MPI_Test, 1, rc, rc == MPI_SUCCESS && *flag);
-    pioscope_leave(&call, &ev);
-    errno = saved_errno;
-    return rc;
+    return do_wait(&real_slot, "PMPI_Test", PIOSCOPE_FN_MPI_Test, 1, request, flag, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Test);
 
@@ -417,28 +523,8 @@ PIOSCOPE_EXPORT int PMPI_Waitall(int count, MPI_Request array_of_requests[],
                                  MPI_Status array_of_statuses[])
 {
     static void *real_slot;
-    __typeof__(&PMPI_Waitall) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Waitall");
-    if (!real)
-        return MPI_ERR_INTERN;
-    work w;
-    int n = work_open(&w, count) ? collect(array_of_requests, count, w.pend) : 0;
-    MPI_Status *st = array_of_statuses;
-    if (n && st == MPI_STATUSES_IGNORE)
-        st = work_statuses(&w, count) ? w.statuses : MPI_STATUSES_IGNORE;
-    pioscope_call call;
-    pioscope_enter(&call);
-    int rc = real(count, array_of_requests, st);
-    int saved_errno = errno;
-    pioscope_event ev = {0};
-    complete_by_index(w.pend, n, array_of_requests, st == MPI_STATUSES_IGNORE ? NULL : st, rc,
-                      call.recording);
-    settle_all(w.pend, n);
-    if (call.recording)
-        wait_event(&ev, PIOSCOPE_FN_MPI_Waitall, count, rc, count);
-    work_close(&w);
-    pioscope_leave(&call, &ev);
-    errno = saved_errno;
-    return rc;
+    return do_waitall(&real_slot, "PMPI_Waitall", PIOSCOPE_FN_MPI_Waitall, 0, count,
+                      array_of_requests, NULL, array_of_statuses);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Waitall);
 
@@ -446,29 +532,8 @@ PIOSCOPE_EXPORT int PMPI_Testall(int count, MPI_Request array_of_requests[], int
                                  MPI_Status array_of_statuses[])
 {
     static void *real_slot;
-    __typeof__(&PMPI_Testall) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Testall");
-    if (!real)
-        return MPI_ERR_INTERN;
-    work w;
-    int n = work_open(&w, count) ? collect(array_of_requests, count, w.pend) : 0;
-    MPI_Status *st = array_of_statuses;
-    if (n && st == MPI_STATUSES_IGNORE)
-        st = work_statuses(&w, count) ? w.statuses : MPI_STATUSES_IGNORE;
-    pioscope_call call;
-    pioscope_enter(&call);
-    int rc = real(count, array_of_requests, flag, st);
-    int saved_errno = errno;
-    pioscope_event ev = {0};
-    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *flag)
-        complete_by_index(w.pend, n, array_of_requests, st == MPI_STATUSES_IGNORE ? NULL : st, rc,
-                          call.recording);
-    settle_all(w.pend, n);
-    if (call.recording)
-        wait_event(&ev, PIOSCOPE_FN_MPI_Testall, count, rc, rc == MPI_SUCCESS && *flag ? count : 0);
-    work_close(&w);
-    pioscope_leave(&call, &ev);
-    errno = saved_errno;
-    return rc;
+    return do_waitall(&real_slot, "PMPI_Testall", PIOSCOPE_FN_MPI_Testall, 1, count,
+                      array_of_requests, flag, array_of_statuses);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Testall);
 
@@ -476,27 +541,8 @@ PIOSCOPE_EXPORT int PMPI_Waitany(int count, MPI_Request array_of_requests[], int
                                  MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Waitany) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Waitany");
-    if (!real)
-        return MPI_ERR_INTERN;
-    work w;
-    int n = work_open(&w, count) ? collect(array_of_requests, count, w.pend) : 0;
-    MPI_Status local;
-    MPI_Status *st = n && status == MPI_STATUS_IGNORE ? memset(&local, 0, sizeof local) : status;
-    pioscope_call call;
-    pioscope_enter(&call);
-    int rc = real(count, array_of_requests, indx, st);
-    int saved_errno = errno;
-    pioscope_event ev = {0};
-    if (rc == MPI_SUCCESS)
-        complete_one(w.pend, n, *indx, st == MPI_STATUS_IGNORE ? NULL : st, rc, call.recording);
-    settle_all(w.pend, n);
-    if (call.recording)
-        wait_event(&ev, PIOSCOPE_FN_MPI_Waitany, count, rc, *indx != MPI_UNDEFINED);
-    work_close(&w);
-    pioscope_leave(&call, &ev);
-    errno = saved_errno;
-    return rc;
+    return do_waitany(&real_slot, "PMPI_Waitany", PIOSCOPE_FN_MPI_Waitany, 0, count,
+                      array_of_requests, indx, NULL, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Waitany);
 
@@ -504,28 +550,8 @@ PIOSCOPE_EXPORT int PMPI_Testany(int count, MPI_Request array_of_requests[], int
                                  int *flag, MPI_Status *status)
 {
     static void *real_slot;
-    __typeof__(&PMPI_Testany) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Testany");
-    if (!real)
-        return MPI_ERR_INTERN;
-    work w;
-    int n = work_open(&w, count) ? collect(array_of_requests, count, w.pend) : 0;
-    MPI_Status local;
-    MPI_Status *st = n && status == MPI_STATUS_IGNORE ? memset(&local, 0, sizeof local) : status;
-    pioscope_call call;
-    pioscope_enter(&call);
-    int rc = real(count, array_of_requests, indx, flag, st);
-    int saved_errno = errno;
-    pioscope_event ev = {0};
-    int done = rc == MPI_SUCCESS && *flag && *indx != MPI_UNDEFINED;
-    if (done)
-        complete_one(w.pend, n, *indx, st == MPI_STATUS_IGNORE ? NULL : st, rc, call.recording);
-    settle_all(w.pend, n);
-    if (call.recording)
-        wait_event(&ev, PIOSCOPE_FN_MPI_Testany, count, rc, done);
-    work_close(&w);
-    pioscope_leave(&call, &ev);
-    errno = saved_errno;
-    return rc;
+    return do_waitany(&real_slot, "PMPI_Testany", PIOSCOPE_FN_MPI_Testany, 1, count,
+                      array_of_requests, indx, flag, status);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Testany);
 
@@ -533,31 +559,8 @@ PIOSCOPE_EXPORT int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], 
                                   int array_of_indices[], MPI_Status array_of_statuses[])
 {
     static void *real_slot;
-    __typeof__(&PMPI_Waitsome) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Waitsome");
-    if (!real)
-        return MPI_ERR_INTERN;
-    work w;
-    int n = work_open(&w, incount) ? collect(array_of_requests, incount, w.pend) : 0;
-    MPI_Status *st = array_of_statuses;
-    if (n && st == MPI_STATUSES_IGNORE)
-        st = work_statuses(&w, incount) ? w.statuses : MPI_STATUSES_IGNORE;
-    pioscope_call call;
-    pioscope_enter(&call);
-    int rc = real(incount, array_of_requests, outcount, array_of_indices, st);
-    int saved_errno = errno;
-    pioscope_event ev = {0};
-    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
-        complete_some(w.pend, n, *outcount, array_of_indices,
-                      st == MPI_STATUSES_IGNORE ? NULL : st, rc, call.recording);
-    settle_all(w.pend, n);
-    if (call.recording)
-        wait_event(&ev, PIOSCOPE_FN_MPI_Waitsome, incount, rc,
-                   *outcount == MPI_UNDEFINED ? 0 : *outcount);
-    work_close(&w);
-    pioscope_leave(&call, &ev);
-    errno = saved_errno;
-    return rc;
+    return do_waitsome(&real_slot, "PMPI_Waitsome", PIOSCOPE_FN_MPI_Waitsome, incount,
+                       array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Waitsome);
 
@@ -565,31 +568,8 @@ PIOSCOPE_EXPORT int PMPI_Testsome(int incount, MPI_Request array_of_requests[], 
                                   int array_of_indices[], MPI_Status array_of_statuses[])
 {
     static void *real_slot;
-    __typeof__(&PMPI_Testsome) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Testsome");
-    if (!real)
-        return MPI_ERR_INTERN;
-    work w;
-    int n = work_open(&w, incount) ? collect(array_of_requests, incount, w.pend) : 0;
-    MPI_Status *st = array_of_statuses;
-    if (n && st == MPI_STATUSES_IGNORE)
-        st = work_statuses(&w, incount) ? w.statuses : MPI_STATUSES_IGNORE;
-    pioscope_call call;
-    pioscope_enter(&call);
-    int rc = real(incount, array_of_requests, outcount, array_of_indices, st);
-    int saved_errno = errno;
-    pioscope_event ev = {0};
-    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
-        complete_some(w.pend, n, *outcount, array_of_indices,
-                      st == MPI_STATUSES_IGNORE ? NULL : st, rc, call.recording);
-    settle_all(w.pend, n);
-    if (call.recording)
-        wait_event(&ev, PIOSCOPE_FN_MPI_Testsome, incount, rc,
-                   *outcount == MPI_UNDEFINED ? 0 : *outcount);
-    work_close(&w);
-    pioscope_leave(&call, &ev);
-    errno = saved_errno;
-    return rc;
+    return do_waitsome(&real_slot, "PMPI_Testsome", PIOSCOPE_FN_MPI_Testsome, incount,
+                       array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 PIOSCOPE_MPI_ALIAS(MPI_Testsome);
 

@@ -128,45 +128,49 @@ static inline void transfer_done(const pioscope_call *call, uint16_t func, FILE 
            failed, err, flags);
 }
 
-PIOSCOPE_EXPORT size_t fread(void *ptr, size_t size, size_t nmemb, FILE *fp)
+/* fread, __fread_chk (recorded as fread) and fwrite: one call each, picked by `kind`. A read's
+ * buffer came in non-const from the program. */
+enum stream_transfer { STREAM_FREAD, STREAM_FREAD_CHK, STREAM_FWRITE };
+
+static inline size_t do_transfer(void **slot, const char *name, uint16_t func, int kind,
+                                 const void *ptr, size_t ptrlen, size_t size, size_t nmemb,
+                                 FILE *fp)
 {
-    fread_fn *real = pioscope_resolve(&real_fread, "fread");
+    void *real = pioscope_resolve(slot, name);
     if (!real) return 0;
     pioscope_call call;
     pioscope_enter(&call);
-    size_t items = real(ptr, size, nmemb, fp);
+    size_t items;
+    if (kind == STREAM_FWRITE)
+        items = ((fwrite_fn *)real)(ptr, size, nmemb, fp);
+    else if (kind == STREAM_FREAD_CHK)
+        items = ((fread_chk_fn *)real)((void *)ptr, ptrlen, size, nmemb, fp);
+    else
+        items = ((fread_fn *)real)((void *)ptr, size, nmemb, fp);
     int err = errno;
-    transfer_done(&call, PIOSCOPE_FN_fread, fp, size, nmemb, items, err, 0);
+    transfer_done(&call, func, fp, size, nmemb, items, err, kind == STREAM_FWRITE);
     errno = err;
     return items;
+}
+
+PIOSCOPE_EXPORT size_t fread(void *ptr, size_t size, size_t nmemb, FILE *fp)
+{
+    return do_transfer(&real_fread, "fread", PIOSCOPE_FN_fread, STREAM_FREAD, ptr, 0, size, nmemb,
+                       fp);
 }
 
 size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t nmemb, FILE *fp);
 PIOSCOPE_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t nmemb,
                                    FILE *fp)
 {
-    fread_chk_fn *real = pioscope_resolve(&real___fread_chk, "__fread_chk");
-    if (!real) return 0;
-    pioscope_call call;
-    pioscope_enter(&call);
-    size_t items = real(ptr, ptrlen, size, nmemb, fp);
-    int err = errno;
-    transfer_done(&call, PIOSCOPE_FN_fread, fp, size, nmemb, items, err, 0);
-    errno = err;
-    return items;
+    return do_transfer(&real___fread_chk, "__fread_chk", PIOSCOPE_FN_fread, STREAM_FREAD_CHK, ptr,
+                       ptrlen, size, nmemb, fp);
 }
 
 PIOSCOPE_EXPORT size_t fwrite(const void *ptr, size_t size, size_t nmemb, FILE *fp)
 {
-    fwrite_fn *real = pioscope_resolve(&real_fwrite, "fwrite");
-    if (!real) return 0;
-    pioscope_call call;
-    pioscope_enter(&call);
-    size_t items = real(ptr, size, nmemb, fp);
-    int err = errno;
-    transfer_done(&call, PIOSCOPE_FN_fwrite, fp, size, nmemb, items, err, 1);
-    errno = err;
-    return items;
+    return do_transfer(&real_fwrite, "fwrite", PIOSCOPE_FN_fwrite, STREAM_FWRITE, ptr, 0, size,
+                       nmemb, fp);
 }
 
 PIOSCOPE_EXPORT int fflush(FILE *fp)

@@ -7,8 +7,10 @@ Every MPI and MPI-IO function of functions.def must be recorded by the program i
 on every rank (the point-to-point ones on the ranks that make them), with its family's flags,
 object and link: collective MPI-IO calls carry an instance link equal on all ranks, split
 collective ends share their begin's link, nonblocking starts carry a request id that one
-tracer_complete child of a Wait/Test carries too. Exit 0 when all checks pass.
+tracer_complete child of a Wait/Test carries too; SETTINGS chunks only where the hints or
+the view changed. Exit 0 when all checks pass.
 """
+import collections
 import os
 import sys
 
@@ -97,6 +99,16 @@ def main():
         scat = [e for e in top if e.name == "MPI_Scatter"]
         check(scat and scat[0].size == (8 * size if r == 1 else 0),
               f"rank {r}: Scatter bytes only at the root ({scat})")
+        # SETTINGS are written when they change: set_info changes cb_buffer_size (one hints
+        # chunk); set_view restores the view of the open with unchanged hints (no chunk).
+        by_func = collections.Counter(s[1] for s in raw.settings)
+        infos = [s for s in raw.settings if s[1] == "MPI_File_set_info"]
+        check(by_func["MPI_File_open"] == 2 and len(infos) == 1 and
+              infos[0][3].get("cb_buffer_size") == "1048576" and
+              not any(k.startswith("view.") for k in infos[0][3]),
+              f"rank {r}: open writes hints and view, set_info its new hints ({by_func})")
+        check(by_func["MPI_File_set_view"] == 0,
+              f"rank {r}: a set_view to the open's view with unchanged hints writes nothing")
         if verbose:
             for e in top:
                 print(r, e)
