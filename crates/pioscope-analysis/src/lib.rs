@@ -2,6 +2,7 @@
 //! (never the whole trace in memory). Today: per-group statistics (`stats`).
 #![warn(missing_docs)]
 
+pub mod pass;
 pub mod scope;
 pub mod stats;
 

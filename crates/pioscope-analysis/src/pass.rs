@@ -1,0 +1,77 @@
+//! One streaming pass over a trace's events, feeding every analysis at once. Statistics,
+//! access patterns and finding rules are visitors: each keeps its own small state, sees the
+//! events in store order (rank, then start time: a parent before its children) and concludes
+//! at the end. One read of events.parquet, row group by row group, serves them all, so the
+//! cost of a report grows with the trace once, not once per analysis.
+
+use pioscope_trace::store::{Event, SettingRow, StoreError, Trace};
+
+use crate::scope::{Scope, ScopeFilter};
+
+/// What every visitor may consult besides the events: the trace (meta.json, files) and its
+/// settings (MPI-IO hints and views, small).
+pub struct Context<'t> {
+    /// The open trace.
+    pub trace: &'t Trace,
+    /// settings.parquet, in rank then time order.
+    pub settings: Vec<SettingRow>,
+    /// What the pass counts.
+    pub scope: Scope,
+}
+
+/// An analysis fed by the pass.
+pub trait Visitor {
+    /// One event the scope keeps, in store order.
+    fn visit(&mut self, event: &Event<'_>, ctx: &Context<'_>);
+    /// After the last event.
+    fn finish(&mut self, _ctx: &Context<'_>) {}
+}
+
+/// Counts of one pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PassCounts {
+    /// Events read.
+    pub events: u64,
+    /// Events the scope left out (not shown to the visitors).
+    pub left_out: u64,
+}
+
+/// Builds the context of `trace` (reads settings.parquet).
+pub fn context(trace: &Trace, scope: Scope) -> Result<Context<'_>, StoreError> {
+    Ok(Context {
+        trace,
+        settings: trace.settings()?,
+        scope,
+    })
+}
+
+/// Streams every event of the trace once through `visitors` (those the scope keeps), then
+/// finishes them. `progress(done, total)` is called after each row group.
+pub fn run(
+    ctx: &Context<'_>,
+    visitors: &mut [&mut dyn Visitor],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<PassCounts, StoreError> {
+    let filter = ScopeFilter::new(ctx.trace, ctx.scope);
+    let mut counts = PassCounts::default();
+    let batches = ctx.trace.events()?;
+    let total = batches.row_groups();
+    for (done, batch) in batches.enumerate() {
+        let batch = batch?;
+        for e in batch.iter() {
+            counts.events += 1;
+            if !filter.keeps(&e) {
+                counts.left_out += 1;
+                continue;
+            }
+            for v in visitors.iter_mut() {
+                v.visit(&e, ctx);
+            }
+        }
+        progress(done + 1, total);
+    }
+    for v in visitors.iter_mut() {
+        v.finish(ctx);
+    }
+    Ok(counts)
+}
