@@ -1,10 +1,24 @@
 //! pioscope-analysis: what a trace says, computed by streaming over the store's row groups
-//! (never the whole trace in memory). Today: per-group statistics (`stats`).
+//! (never the whole trace in memory). Every analysis is a `pass::Visitor`: statistics
+//! (`stats`), time breakdowns (`breakdown`), access patterns (`patterns`), aggregators and data
+//! sieving (`aggregation`) and the finding rules (`findings`); `profile` runs them all in one
+//! pass for `pioscope report`.
 #![warn(missing_docs)]
 
+pub mod aggregation;
+pub mod breakdown;
+pub mod findings;
+pub mod hash;
+pub mod hints;
+pub mod nesting;
 pub mod pass;
+pub mod patterns;
+pub mod profile;
 pub mod scope;
 pub mod stats;
+#[cfg(test)]
+mod testutil;
 
+pub use profile::{profile, Profile};
 pub use scope::Scope;
 pub use stats::{compute, GroupBy, Stats, StatsRow};

@@ -15,7 +15,8 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0    success (a partial trace is still a success: a warning names what was lost)
   2    error: bad arguments, missing program or runtime library, TRACE exists, not a trace
-       directory, raw directory missing or empty, nothing usable to merge, I/O failure
+       directory, raw directory missing or empty, nothing usable to merge, invalid
+       findings config (report --config), I/O failure
   N    `run` and `bench`: the traced program's own exit status (128+S if killed by signal S)
   101  internal error (a bug in pioscope; please report it)";
 
@@ -27,7 +28,7 @@ Exit codes:
     long_about = "pioscope traces every I/O layer of an unmodified program (MPI-IO, MPI, POSIX, \
 STDIO, user regions) through LD_PRELOAD, merges the per-process raw files into a trace store \
 (Parquet tables + meta.json that pandas and DuckDB read as they are), and summarises it.\n\n\
-Typical use:\n  pioscope run -n 64 -- ./app input.nml\n  pioscope stats pioscope-trace-app-20250101-120000 --by func",
+Typical use:\n  pioscope run -n 64 -- ./app input.nml\n  pioscope report pioscope-trace-app-20250101-120000\n  pioscope stats pioscope-trace-app-20250101-120000 --by func",
     after_help = EXIT_CODES,
     propagate_version = true
 )]
@@ -41,6 +42,7 @@ enum Command {
     Run(commands::run::Args),
     Merge(commands::merge::Args),
     Stats(commands::stats::Args),
+    Report(commands::report::Args),
     Dump(commands::dump::Args),
     Bench(commands::bench::Args),
 }
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(args),
         Command::Merge(args) => commands::merge::run(args),
         Command::Stats(args) => commands::stats::run(args),
+        Command::Report(args) => commands::report::run(args),
         Command::Dump(args) => commands::dump::run(args),
         Command::Bench(args) => commands::bench::run(args),
     };

@@ -26,6 +26,7 @@ fn help_documents_exit_codes() {
         Some("run"),
         Some("merge"),
         Some("stats"),
+        Some("report"),
         Some("dump"),
         Some("bench"),
     ] {
@@ -50,6 +51,7 @@ fn usage_errors_exit_2() {
         .code(2);
     pioscope().args(["run"]).assert().code(2);
     pioscope().args(["bench", "nope"]).assert().code(2);
+    pioscope().args(["report"]).assert().code(2);
 }
 
 #[test]
@@ -490,4 +492,87 @@ fn bench_with_trace_uses_run() {
         .success()
         .stdout(predicate::str::contains("17 events"));
     assert!(t.join("events.parquet").is_file());
+}
+
+#[test]
+fn report_errors_are_one_line() {
+    let dir = tempfile::tempdir().expect("tmp");
+    pioscope()
+        .arg("report")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(one_line_error("is not a pioscope trace"));
+    let t = trace(dir.path());
+    pioscope()
+        .arg("report")
+        .arg(&t)
+        .args(["--config", "/nonexistent/findings.toml"])
+        .assert()
+        .code(2)
+        .stderr(one_line_error("/nonexistent/findings.toml"));
+    let bad = dir.path().join("bad.toml");
+    fs::write(&bad, "[no-such-rule]\nthreshold = 1\n").expect("write");
+    pioscope()
+        .arg("report")
+        .arg(&t)
+        .arg("--config")
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(one_line_error("no-such-rule"));
+}
+
+/// One JSON object with every section; the progress bar stays off a non-terminal stderr.
+#[test]
+fn report_json_has_every_section() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let t = trace(dir.path());
+    let out = pioscope()
+        .arg("report")
+        .arg(&t)
+        .arg("--json")
+        .assert()
+        .success()
+        .stderr("");
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
+    for key in [
+        "job",
+        "findings",
+        "breakdown",
+        "tables",
+        "patterns",
+        "aggregation",
+    ] {
+        assert!(v.get(key).is_some(), "{key}");
+    }
+    assert_eq!(v["job"]["ranks"], 4);
+    assert_eq!(v["breakdown"]["ranks"].as_array().map(Vec::len), Some(4));
+    let layer = v["tables"]["layer"].as_array().expect("rows");
+    assert_eq!(layer[0]["group"], "posix");
+    assert!(layer[0]["size_histogram"]
+        .as_array()
+        .is_some_and(|h| !h.is_empty()));
+    let agg = v["aggregation"]["aggregators"]
+        .as_array()
+        .expect("aggregators");
+    assert_eq!(agg.len(), 4);
+}
+
+#[test]
+fn report_config_file_is_read() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let t = trace(dir.path());
+    let empty = dir.path().join("findings.toml");
+    fs::write(&empty, "# defaults\n").expect("write");
+    pioscope()
+        .arg("report")
+        .arg(&t)
+        .arg("--config")
+        .arg(&empty)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "Time: share of the ranks' wall time",
+        ));
 }

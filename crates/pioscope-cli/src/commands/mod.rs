@@ -31,6 +31,7 @@
 pub mod bench;
 pub mod dump;
 pub mod merge;
+pub mod report;
 pub mod run;
 pub mod stats;
 

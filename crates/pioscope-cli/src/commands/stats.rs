@@ -1,10 +1,10 @@
-//! `pioscope stats`: per-layer, -function, -file or -rank statistics of a trace.
+//! `pioscope stats`: per-layer, -function, -file, -rank, -host or -phase statistics of a trace.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
-use pioscope_analysis::{compute, GroupBy, Scope, Stats};
+use pioscope_analysis::{compute, GroupBy, Scope, Stats, StatsRow};
 
 use crate::human;
 
@@ -19,6 +19,10 @@ pub enum By {
     File,
     /// One row per rank and layer
     Rank,
+    /// One row per host and layer (hosts of the processes in meta.json)
+    Host,
+    /// One row per user phase (innermost user region, "(none)" outside regions) and layer
+    Phase,
 }
 
 impl From<By> for GroupBy {
@@ -28,6 +32,8 @@ impl From<By> for GroupBy {
             By::Func => GroupBy::Func,
             By::File => GroupBy::File,
             By::Rank => GroupBy::Rank,
+            By::Host => GroupBy::Host,
+            By::Phase => GroupBy::Phase,
         }
     }
 }
@@ -37,7 +43,8 @@ impl From<By> for GroupBy {
 /// For each group: operations, bytes moved by successful reads and writes (message bytes for
 /// MPI), request size min/mean/max, total time (sum of call durations), busy time (per rank
 /// the union of the calls' intervals, summed over ranks), operations per second and
-/// throughput over the busy time, and failed calls.
+/// throughput over the busy time, and failed calls. --json adds bytes per operation and the
+/// request sizes in power-of-two bins (`size_histogram`).
 ///
 /// Every row is one layer. Layers nest (an MPI_File_write_all issues pwrites), so the same
 /// bytes show once at mpiio and again at posix: compare rows of one layer, do not add layers.
@@ -104,9 +111,24 @@ pub fn render(s: &Stats) -> String {
             ""
         }
     ));
-    let by = s.group_by.name();
-    let mut header = vec![by];
-    if s.group_by != GroupBy::Layer {
+    if s.rows.is_empty() {
+        text.push_str("no records\n");
+    } else {
+        text.push_str(&table(s.group_by, &s.rows));
+    }
+    if s.left_out > 0 {
+        text.push_str(&format!(
+            "\n{} POSIX/STDIO records on system files or descriptors without a file left out (--all counts them)\n",
+            s.left_out
+        ));
+    }
+    text
+}
+
+/// The statistics table of `rows` grouped by `by` (also used by `pioscope report`).
+pub fn table(by: GroupBy, rows: &[StatsRow]) -> String {
+    let mut header = vec![by.name()];
+    if by != GroupBy::Layer {
         header.push("layer");
     }
     let left = header.len();
@@ -122,12 +144,11 @@ pub fn render(s: &Stats) -> String {
         "throughput",
         "errors",
     ]);
-    let rows: Vec<Vec<String>> = s
-        .rows
+    let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let mut row = vec![r.group.clone()];
-            if s.group_by != GroupBy::Layer {
+            if by != GroupBy::Layer {
                 row.push(r.layer.name().to_string());
             }
             row.extend([
@@ -147,16 +168,5 @@ pub fn render(s: &Stats) -> String {
             row
         })
         .collect();
-    if rows.is_empty() {
-        text.push_str("no records\n");
-    } else {
-        text.push_str(&human::table(&header, &rows, left));
-    }
-    if s.left_out > 0 {
-        text.push_str(&format!(
-            "\n{} POSIX/STDIO records on system files or descriptors without a file left out (--all counts them)\n",
-            s.left_out
-        ));
-    }
-    text
+    human::table(&header, &rows, left)
 }

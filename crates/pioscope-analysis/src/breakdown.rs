@@ -1,0 +1,631 @@
+//! Where each rank's time goes: the share of its wall time in each layer, function and user
+//! phase, and its I/O time split into data, metadata, sync and close.
+//!
+//! Definitions (also in docs/CLI.md, `pioscope report`):
+//! - wall time of a rank: from its first record's start to its last record's end;
+//! - layer and function time: the durations of the *outermost* calls of each layer only, so a
+//!   call nested in a call of the same layer (an MPI_File_write_at that ROMIO issues inside
+//!   MPI_File_write_all, an MPI_Allreduce inside MPI_Bcast) never counts twice. Layers do nest
+//!   into each other (the pwrites of a collective write count at posix and their
+//!   MPI_File_write_all at mpiio), so layer shares do not add up;
+//! - I/O time: the outermost I/O call (POSIX, STDIO or MPI-IO, not inside another I/O call),
+//!   classed by its function (`IoClass`); MPI time: outermost MPI calls outside any I/O call;
+//!   other: the rest of the wall time (computation, untraced calls). I/O + MPI + other = wall
+//!   for a single-threaded rank; with several recording threads the traced times are summed
+//!   and other is clamped at 0;
+//! - phase time: the time during which the phase is the innermost user region of the thread
+//!   (a region's own duration minus that of regions nested in it); "(none)" is the rest of the
+//!   wall time. Each phase also carries the I/O split of the I/O calls made in it, so an output
+//!   phase dominated by close (the OLAM case) shows at a glance.
+
+use std::collections::BTreeMap;
+
+use pioscope_trace::functions::{self, Layer, OpKind};
+use pioscope_trace::store::Event;
+use serde::Serialize;
+
+use crate::hash::FxMap;
+use crate::nesting::{Frame, Nesting};
+use crate::pass::{Context, Visitor};
+use crate::stats::{Names, NO_PHASE};
+
+/// What an I/O call spends its time on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoClass {
+    /// Moving file data: reads and writes of every I/O layer (`OpKind::Read`/`Write`:
+    /// read/pread/readv/write/pwrite/writev and their 64-bit forms, fread/fwrite,
+    /// MPI_File_read*/write*/iread*/iwrite*) and the split-collective `_end` calls that
+    /// complete them.
+    Data,
+    /// Everything else on files: open/creat/openat, stat family, lseek, ftruncate, unlink,
+    /// mkdir/rmdir, rename, fopen/fdopen, fseek/ftell, MPI_File_open/set_view/set_info/
+    /// set_size/preallocate/seek/delete.
+    Metadata,
+    /// Forcing data to storage: fsync, fdatasync, fflush, MPI_File_sync.
+    Sync,
+    /// Closing: close, fclose, MPI_File_close (which flush what is cached: the OLAM case).
+    Close,
+}
+
+impl IoClass {
+    /// Every class, in display order.
+    pub const ALL: [IoClass; 4] = [
+        IoClass::Data,
+        IoClass::Metadata,
+        IoClass::Sync,
+        IoClass::Close,
+    ];
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoClass::Data => "data",
+            IoClass::Metadata => "metadata",
+            IoClass::Sync => "sync",
+            IoClass::Close => "close",
+        }
+    }
+}
+
+/// True for the file layers (POSIX, STDIO, MPI-IO).
+pub fn is_io_layer(layer: Layer) -> bool {
+    matches!(layer, Layer::Posix | Layer::Stdio | Layer::MpiIo)
+}
+
+/// The class of an I/O call; None outside the file layers.
+pub fn io_class(layer: Layer, func: &str) -> Option<IoClass> {
+    if !is_io_layer(layer) {
+        return None;
+    }
+    Some(match functions::kind_of(layer, func) {
+        OpKind::Read | OpKind::Write => IoClass::Data,
+        _ => match func {
+            "fsync" | "fdatasync" | "fflush" | "MPI_File_sync" => IoClass::Sync,
+            "close" | "fclose" | "MPI_File_close" => IoClass::Close,
+            f if layer == Layer::MpiIo && f.ends_with("_end") => IoClass::Data,
+            _ => IoClass::Metadata,
+        },
+    })
+}
+
+/// I/O time by class, ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct IoSplit {
+    /// Data (reads and writes).
+    pub data_ns: i64,
+    /// Metadata.
+    pub metadata_ns: i64,
+    /// Sync.
+    pub sync_ns: i64,
+    /// Close.
+    pub close_ns: i64,
+}
+
+impl IoSplit {
+    /// The time of one class.
+    pub fn get(&self, c: IoClass) -> i64 {
+        match c {
+            IoClass::Data => self.data_ns,
+            IoClass::Metadata => self.metadata_ns,
+            IoClass::Sync => self.sync_ns,
+            IoClass::Close => self.close_ns,
+        }
+    }
+
+    fn add(&mut self, c: IoClass, ns: i64) {
+        match c {
+            IoClass::Data => self.data_ns += ns,
+            IoClass::Metadata => self.metadata_ns += ns,
+            IoClass::Sync => self.sync_ns += ns,
+            IoClass::Close => self.close_ns += ns,
+        }
+    }
+
+    fn merge(&mut self, o: &IoSplit) {
+        for c in IoClass::ALL {
+            self.add(c, o.get(c));
+        }
+    }
+
+    /// All four classes.
+    pub fn total_ns(&self) -> i64 {
+        self.data_ns + self.metadata_ns + self.sync_ns + self.close_ns
+    }
+}
+
+/// Time of one layer, function or phase and its share of the wall time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Part {
+    /// Layer, function or phase name.
+    pub name: String,
+    /// The layer (functions only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<Layer>,
+    /// Time, ns.
+    pub time_ns: i64,
+    /// time / wall time.
+    pub share: f64,
+    /// I/O split of the I/O calls made in the phase (phases only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoSplit>,
+}
+
+/// Shares of the wall time at a glance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Shares {
+    /// I/O (all classes).
+    pub io: f64,
+    /// I/O data.
+    pub data: f64,
+    /// I/O metadata.
+    pub metadata: f64,
+    /// I/O sync.
+    pub sync: f64,
+    /// I/O close.
+    pub close: f64,
+    /// MPI communication outside I/O calls.
+    pub mpi: f64,
+    /// The rest.
+    pub other: f64,
+}
+
+/// The breakdown of one rank, or of all ranks together.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RankBreakdown {
+    /// The rank (-1: processes without MPI); None for the sum over ranks.
+    pub rank: Option<i32>,
+    /// Its host (of its first process); None for the sum.
+    pub host: Option<String>,
+    /// Wall time (summed over ranks for the sum), ns.
+    pub wall_ns: i64,
+    /// Outermost I/O calls by class, ns.
+    pub io: IoSplit,
+    /// Outermost I/O calls, ns.
+    pub io_ns: i64,
+    /// Outermost MPI calls outside I/O calls, ns.
+    pub mpi_ns: i64,
+    /// The rest of the wall time, ns.
+    pub other_ns: i64,
+    /// Each of the above / wall time.
+    pub shares: Shares,
+    /// Time at the outermost call of each layer (layers nest: shares do not add up).
+    pub layers: Vec<Part>,
+    /// Time at the outermost call of each function's layer, by function, largest first.
+    pub functions: Vec<Part>,
+    /// Time with each phase as the innermost user region (adds up to the wall time), largest
+    /// first.
+    pub phases: Vec<Part>,
+}
+
+/// Time breakdowns of a trace.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Breakdown {
+    /// The sum over all ranks (shares of the summed wall time).
+    pub total: RankBreakdown,
+    /// One entry per rank, by rank.
+    pub ranks: Vec<RankBreakdown>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    layer: Layer,
+    region: Option<u32>,
+}
+
+#[derive(Debug, Default)]
+struct PhaseAcc {
+    self_ns: i64,
+    io: IoSplit,
+}
+
+#[derive(Debug)]
+struct RankAcc {
+    host: u32,
+    first: i64,
+    last: i64,
+    layers: [i64; 6],
+    funcs: FxMap<(Layer, u32), i64>,
+    phases: FxMap<u32, PhaseAcc>,
+    io: IoSplit,
+    mpi: i64,
+}
+
+fn layer_index(l: Layer) -> usize {
+    Layer::ALL.iter().position(|&x| x == l).unwrap_or(0)
+}
+
+/// The breakdown visitor.
+#[derive(Debug, Default)]
+pub struct BreakdownVisitor {
+    names: Names,
+    /// I/O class of each function, by its `names` number (outer None: not yet known).
+    classes: Vec<Option<Option<IoClass>>>,
+    nesting: Nesting<Open>,
+    ranks: BTreeMap<i32, RankAcc>,
+    none: Option<u32>,
+}
+
+impl BreakdownVisitor {
+    /// A new visitor.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn none_phase(&mut self) -> u32 {
+        match self.none {
+            Some(i) => i,
+            None => {
+                let i = self.names.id(NO_PHASE);
+                self.none = Some(i);
+                i
+            }
+        }
+    }
+
+    /// The result, after the pass.
+    pub fn result(&self) -> Breakdown {
+        let mut ranks = Vec::new();
+        let mut sum = RankAcc {
+            host: 0,
+            first: 0,
+            last: 0,
+            layers: [0; 6],
+            funcs: FxMap::default(),
+            phases: FxMap::default(),
+            io: IoSplit::default(),
+            mpi: 0,
+        };
+        let mut wall_sum = 0;
+        let mut none_sum = PhaseAcc::default();
+        for (&rank, acc) in &self.ranks {
+            let (b, none) = self.finish_rank(Some(rank), acc, acc.last - acc.first);
+            wall_sum += b.wall_ns;
+            none_sum.self_ns += none.self_ns;
+            none_sum.io.merge(&none.io);
+            for i in 0..6 {
+                sum.layers[i] += acc.layers[i];
+            }
+            for (k, v) in &acc.funcs {
+                *sum.funcs.entry(*k).or_default() += v;
+            }
+            for (k, p) in &acc.phases {
+                let s = sum.phases.entry(*k).or_default();
+                s.self_ns += p.self_ns;
+                s.io.merge(&p.io);
+            }
+            sum.io.merge(&acc.io);
+            sum.mpi += acc.mpi;
+            ranks.push(b);
+        }
+        let (mut total, _) = self.finish_rank(None, &sum, wall_sum);
+        // The sum's "(none)" phase is the sum of the ranks' (each clamped on its own).
+        total.phases.retain(|p| p.name != NO_PHASE);
+        total.phases.push(part(
+            NO_PHASE,
+            None,
+            none_sum.self_ns,
+            wall_sum,
+            Some(none_sum.io),
+        ));
+        sort_parts(&mut total.phases);
+        total.host = None;
+        Breakdown { total, ranks }
+    }
+
+    fn finish_rank(
+        &self,
+        rank: Option<i32>,
+        acc: &RankAcc,
+        wall: i64,
+    ) -> (RankBreakdown, PhaseAcc) {
+        let io_ns = acc.io.total_ns();
+        let other = (wall - io_ns - acc.mpi).max(0);
+        let sh = |x: i64| share(x, wall);
+        let layers = Layer::ALL
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| acc.layers[*i] > 0)
+            .map(|(i, l)| part(l.name(), None, acc.layers[i], wall, None))
+            .collect();
+        let mut funcs: Vec<Part> = acc
+            .funcs
+            .iter()
+            .map(|(&(l, f), &t)| part(self.names.get(f), Some(l), t, wall, None))
+            .collect();
+        sort_parts(&mut funcs);
+        let none_id = self.names.lookup(NO_PHASE);
+        let mut in_regions = 0;
+        let mut phases: Vec<Part> = Vec::new();
+        let mut none = PhaseAcc::default();
+        for (&name, p) in &acc.phases {
+            if Some(name) == none_id {
+                none.io = p.io;
+                continue;
+            }
+            in_regions += p.self_ns.max(0);
+            phases.push(part(
+                self.names.get(name),
+                None,
+                p.self_ns.max(0),
+                wall,
+                Some(p.io),
+            ));
+        }
+        none.self_ns = (wall - in_regions).max(0);
+        phases.push(part(NO_PHASE, None, none.self_ns, wall, Some(none.io)));
+        sort_parts(&mut phases);
+        let b = RankBreakdown {
+            rank,
+            host: Some(self.names.get(acc.host).to_string()),
+            wall_ns: wall,
+            io: acc.io,
+            io_ns,
+            mpi_ns: acc.mpi,
+            other_ns: other,
+            shares: Shares {
+                io: sh(io_ns),
+                data: sh(acc.io.data_ns),
+                metadata: sh(acc.io.metadata_ns),
+                sync: sh(acc.io.sync_ns),
+                close: sh(acc.io.close_ns),
+                mpi: sh(acc.mpi),
+                other: sh(other),
+            },
+            layers,
+            functions: funcs,
+            phases,
+        };
+        (b, none)
+    }
+}
+
+fn share(x: i64, wall: i64) -> f64 {
+    if wall > 0 {
+        x as f64 / wall as f64
+    } else {
+        0.0
+    }
+}
+
+fn part(name: &str, layer: Option<Layer>, t: i64, wall: i64, io: Option<IoSplit>) -> Part {
+    Part {
+        name: name.to_string(),
+        layer,
+        time_ns: t,
+        share: share(t, wall),
+        io,
+    }
+}
+
+/// Largest first, then by name (stable output).
+fn sort_parts(v: &mut [Part]) {
+    v.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then_with(|| a.name.cmp(&b.name)));
+}
+
+impl Visitor for BreakdownVisitor {
+    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
+        let func = self.names.id(e.func);
+        let class = match self.classes.get(func as usize) {
+            Some(Some(c)) => *c,
+            _ => {
+                let c = io_class(e.layer, e.func);
+                if self.classes.len() <= func as usize {
+                    self.classes.resize(func as usize + 1, None);
+                }
+                self.classes[func as usize] = Some(c);
+                c
+            }
+        };
+        let phase = match e.region {
+            Some(r) => self.names.id(r),
+            None => self.none_phase(),
+        };
+        let names = &mut self.names;
+        let acc = self.ranks.entry(e.rank).or_insert_with(|| RankAcc {
+            host: names.id(ctx
+                .trace
+                .meta
+                .processes
+                .get(e.process.max(0) as usize)
+                .map_or("", |p| p.host.as_str())),
+            first: e.start_ns,
+            last: e.end_ns(),
+            layers: [0; 6],
+            funcs: FxMap::default(),
+            phases: FxMap::default(),
+            io: IoSplit::default(),
+            mpi: 0,
+        });
+        acc.first = acc.first.min(e.start_ns);
+        acc.last = acc.last.max(e.end_ns());
+        let stack = self.nesting.enter(e, |_| {});
+        let d = e.duration_ns.max(0);
+        let same_layer_above = stack.iter().any(|f| f.data.layer == e.layer);
+        let io_above = stack.iter().any(|f| is_io_layer(f.data.layer));
+        if !same_layer_above {
+            acc.layers[layer_index(e.layer)] += d;
+            *acc.funcs.entry((e.layer, func)).or_default() += d;
+        }
+        match e.layer {
+            Layer::Region => {
+                // Own time minus nested regions: the enclosing region loses this one's span.
+                acc.phases.entry(phase).or_default().self_ns += d;
+                if let Some(outer) = stack.iter().rev().find_map(|f| f.data.region) {
+                    acc.phases.entry(outer).or_default().self_ns -= d;
+                }
+            }
+            Layer::Mpi if !same_layer_above && !io_above => acc.mpi += d,
+            _ => {}
+        }
+        if let (Some(c), false) = (class, io_above) {
+            acc.io.add(c, d);
+            acc.phases.entry(phase).or_default().io.add(c, d);
+        }
+        stack.push(Frame {
+            depth: e.depth,
+            data: Open {
+                layer: e.layer,
+                region: (e.layer == Layer::Region).then_some(phase),
+            },
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{self, coll, ev, io, region, FILE_A};
+
+    /// One rank (times in ns, depth in brackets):
+    ///   [0] region output        0..1000
+    ///     [1] MPI_File_write_all 100..400   [2] pwrite 150..250
+    ///     [1] MPI_File_close     500..800   [2] close  600..700
+    ///     [1] MPI_Barrier        850..900
+    ///   [0] MPI_File_open        1000..1100
+    ///   [0] region compute       1200..2000
+    ///     [1] MPI_Bcast          1300..1400 [2] MPI_Allreduce 1320..1340 (nested: not again)
+    ///     [1] region inner       1500..1600
+    fn one_rank(dir: &std::path::Path) -> pioscope_trace::store::Trace {
+        let mut b = testutil::rank(0, 1, "n1");
+        region(&mut b, 10, "output");
+        region(&mut b, 11, "compute");
+        region(&mut b, 12, "inner");
+        b.events(
+            0,
+            &[
+                ev("region", 0, 1000).object(10),
+                coll(io("MPI_File_write_all", 100, 300, FILE_A, 0, 64), 2).depth(1),
+                io("pwrite", 150, 100, FILE_A, 0, 64).depth(2),
+                coll(ev("MPI_File_close", 500, 300).object(FILE_A), 3).depth(1),
+                ev("close", 600, 100).object(FILE_A).depth(2),
+                ev("MPI_Barrier", 850, 50).depth(1),
+                coll(ev("MPI_File_open", 1000, 100).object(FILE_A), 1),
+                ev("region", 1200, 800).object(11),
+                ev("MPI_Bcast", 1300, 100).size(4).depth(1),
+                ev("MPI_Allreduce", 1320, 20).size(4).depth(2),
+                ev("region", 1500, 100).object(12).depth(1),
+            ],
+        );
+        testutil::trace(dir, vec![b])
+    }
+
+    fn get<'a>(parts: &'a [Part], name: &str) -> &'a Part {
+        parts
+            .iter()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| panic!("no {name} in {parts:?}"))
+    }
+
+    #[test]
+    fn outermost_calls_classes_and_phases() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let t = one_rank(dir.path());
+        let b = testutil::run(&t, BreakdownVisitor::new(), |v, _| v.result());
+        assert_eq!(b.ranks.len(), 1);
+        let r = &b.ranks[0];
+        assert_eq!((r.rank, r.host.as_deref()), (Some(0), Some("n1")));
+        assert_eq!(r.wall_ns, 2000);
+        assert_eq!(
+            r.io,
+            IoSplit {
+                data_ns: 300,
+                metadata_ns: 100,
+                sync_ns: 0,
+                close_ns: 300
+            },
+            "pwrite and close are inside MPI-IO calls: counted once, at the outermost"
+        );
+        assert_eq!(r.io_ns, 700);
+        assert_eq!(
+            r.mpi_ns, 150,
+            "Barrier 50 + Bcast 100; the Allreduce inside Bcast is not added"
+        );
+        assert_eq!(r.other_ns, 2000 - 700 - 150);
+        let s = r.shares;
+        assert!((s.io + s.mpi + s.other - 1.0).abs() < 1e-12);
+        assert!((s.data + s.metadata + s.sync + s.close - s.io).abs() < 1e-12);
+        assert_eq!(s.close, 300.0 / 2000.0);
+
+        // Layers: outermost call of each layer.
+        assert_eq!(get(&r.layers, "mpiio").time_ns, 700);
+        assert_eq!(get(&r.layers, "posix").time_ns, 200);
+        assert_eq!(get(&r.layers, "mpi").time_ns, 150);
+        assert_eq!(
+            get(&r.layers, "region").time_ns,
+            1800,
+            "inner is inside compute"
+        );
+        assert_eq!(get(&r.functions, "MPI_Bcast").time_ns, 100);
+        assert!(r.functions.iter().all(|f| f.name != "MPI_Allreduce"));
+        assert_eq!(get(&r.functions, "pwrite").layer, Some(Layer::Posix));
+
+        // Phases: innermost region; they add up to the wall time.
+        assert_eq!(get(&r.phases, "output").time_ns, 1000);
+        assert_eq!(get(&r.phases, "compute").time_ns, 700);
+        assert_eq!(get(&r.phases, "inner").time_ns, 100);
+        assert_eq!(get(&r.phases, NO_PHASE).time_ns, 200);
+        let sum: f64 = r.phases.iter().map(|p| p.share).sum();
+        assert!((sum - 1.0).abs() < 1e-12, "{sum}");
+        let out_io = get(&r.phases, "output").io.expect("io");
+        assert_eq!((out_io.data_ns, out_io.close_ns), (300, 300));
+        assert_eq!(get(&r.phases, NO_PHASE).io.expect("io").metadata_ns, 100);
+        assert_eq!(r.phases[0].name, "output", "largest first");
+    }
+
+    #[test]
+    fn total_sums_ranks() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut a = testutil::rank(0, 2, "n1");
+        a.events(
+            0,
+            &[
+                io("pwrite", 0, 400, FILE_A, 0, 8),
+                ev("fsync", 600, 400).object(FILE_A),
+            ],
+        );
+        let mut c = testutil::rank(1, 2, "n2");
+        c.events(
+            0,
+            &[
+                io("pread", 0, 100, FILE_A, 0, 8),
+                ev("close", 900, 100).object(FILE_A),
+            ],
+        );
+        let t = testutil::trace(dir.path(), vec![a, c]);
+        let b = testutil::run(&t, BreakdownVisitor::new(), |v, _| v.result());
+        let tot = &b.total;
+        assert_eq!((tot.rank, tot.host.clone()), (None, None));
+        assert_eq!(tot.wall_ns, 2000);
+        assert_eq!(
+            tot.io,
+            IoSplit {
+                data_ns: 500,
+                metadata_ns: 0,
+                sync_ns: 400,
+                close_ns: 100
+            }
+        );
+        assert_eq!(tot.other_ns, 1000);
+        assert_eq!(tot.shares.io, 0.5);
+        assert_eq!(get(&tot.phases, NO_PHASE).time_ns, 2000);
+        assert_eq!(b.ranks[1].host.as_deref(), Some("n2"));
+    }
+
+    #[test]
+    fn classes() {
+        assert_eq!(io_class(Layer::Posix, "pwrite64"), Some(IoClass::Data));
+        assert_eq!(io_class(Layer::Stdio, "fclose"), Some(IoClass::Close));
+        assert_eq!(io_class(Layer::Stdio, "fflush"), Some(IoClass::Sync));
+        assert_eq!(
+            io_class(Layer::MpiIo, "MPI_File_write_all_end"),
+            Some(IoClass::Data)
+        );
+        assert_eq!(
+            io_class(Layer::MpiIo, "MPI_File_set_view"),
+            Some(IoClass::Metadata)
+        );
+        assert_eq!(io_class(Layer::Posix, "__xstat64"), Some(IoClass::Metadata));
+        assert_eq!(io_class(Layer::Mpi, "MPI_Send"), None);
+    }
+}

@@ -1,0 +1,227 @@
+//! `load-imbalance`: some ranks spend much more time in I/O (or move many more bytes) than
+//! the others. In a bulk-synchronous code the others wait for the slowest at the next
+//! collective, so the difference is lost on every rank. Counted at the application's own I/O
+//! calls; ranks without any I/O count as zero. When one rank moves nearly everything,
+//! `rank0-io` reports it instead.
+
+use std::collections::BTreeMap;
+
+use pioscope_trace::store::Event;
+
+use super::config::Config;
+use super::util::{self, General, Keyed, Numbers, Shared};
+use super::{Evidence, Finding, Rule};
+use crate::pass::{Context, Visitor};
+
+/// Rule id.
+pub(crate) const ID: &str = "load-imbalance";
+
+/// See the module doc.
+pub(crate) struct LoadImbalance {
+    general: General,
+    min_ranks: u64,
+    min_ratio: f64,
+    min_time_ns: i64,
+    /// rank0-io's thresholds, when that rule is on: (min_ranks, min_share).
+    one_rank: Option<(u64, f64)>,
+    shared: Shared,
+    by: Keyed<i32, (i64, u64)>,
+}
+
+impl LoadImbalance {
+    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+        let s = config.section(ID);
+        let r0 = config.section(super::rank0_io::ID);
+        LoadImbalance {
+            general: General::new(config),
+            min_ranks: s.u64("min_ranks").max(2),
+            min_ratio: s.f64("min_ratio"),
+            min_time_ns: s.u64("min_time_ns") as i64,
+            one_rank: r0
+                .bool("enabled")
+                .then(|| (r0.u64("min_ranks"), r0.f64("min_share"))),
+            shared: shared.clone(),
+            by: Keyed::default(),
+        }
+    }
+}
+
+impl Visitor for LoadImbalance {
+    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
+        let fx = util::facts(&self.shared, e);
+        if e.rank < 0 || !fx.top_level {
+            return;
+        }
+        let a = self.by.at(e.rank);
+        a.0 += e.duration_ns;
+        if fx.data() {
+            a.1 += util::moved(e);
+        }
+    }
+}
+
+impl Rule for LoadImbalance {
+    fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
+        let by_rank: BTreeMap<i32, (i64, u64)> = self
+            .by
+            .entries()
+            .into_iter()
+            .map(|(r, a)| (r, *a))
+            .collect();
+        let ranks = (ctx.trace.meta.job.ranks as u64).max(by_rank.len() as u64);
+        if ranks < self.min_ranks || by_rank.is_empty() {
+            return Vec::new();
+        }
+        let total_ns: i64 = by_rank.values().map(|a| a.0).sum();
+        let total_b: u64 = by_rank.values().map(|a| a.1).sum();
+        let mean_ns = total_ns as f64 / ranks as f64;
+        let mean_b = total_b as f64 / ranks as f64;
+        let (slow, (max_ns, _)) = by_rank
+            .iter()
+            .max_by_key(|(r, a)| (a.0, -**r))
+            .map(|(r, a)| (*r, *a))
+            .unwrap_or((0, (0, 0)));
+        let (heavy, (_, max_b)) = by_rank
+            .iter()
+            .max_by_key(|(r, a)| (a.1, -**r))
+            .map(|(r, a)| (*r, *a))
+            .unwrap_or((0, (0, 0)));
+        if let Some((r0_ranks, r0_share)) = self.one_rank {
+            if ranks >= r0_ranks && util::ratio(max_b as f64, total_b as f64) >= r0_share {
+                return Vec::new();
+            }
+        }
+        let time_ratio = util::ratio(max_ns as f64, mean_ns);
+        let bytes_ratio = util::ratio(max_b as f64, mean_b);
+        if max_ns < self.min_time_ns
+            || (time_ratio < self.min_ratio && bytes_ratio < self.min_ratio)
+        {
+            return Vec::new();
+        }
+        // The others wait for the slowest: its time beyond the mean.
+        let cost = (max_ns as f64 - mean_ns).max(0.0).round() as i64;
+        let min_ns = if (by_rank.len() as u64) < ranks {
+            0
+        } else {
+            by_rank.values().map(|a| a.0).min().unwrap_or(0)
+        };
+        let mut n = Numbers::default();
+        n.int("ranks", ranks as i64)
+            .int("max_time_ns", max_ns)
+            .int("mean_time_ns", mean_ns.round() as i64)
+            .int("min_time_ns", min_ns)
+            .float("time_ratio", time_ratio)
+            .int("slowest_rank", slow as i64)
+            .int("max_bytes", max_b as i64)
+            .int("mean_bytes", mean_b.round() as i64)
+            .float("bytes_ratio", bytes_ratio)
+            .int("heaviest_rank", heavy as i64);
+        let k = self.general.worst;
+        let mut worst = Vec::new();
+        for (r, (ns, b)) in util::top(by_rank.iter().collect(), k, |(_, (ns, _))| *ns) {
+            worst.push(format!(
+                "{}: {} of I/O ({:.1}x the mean), {}",
+                util::rank_name(ctx, *r),
+                util::dur(*ns),
+                util::ratio(*ns as f64, mean_ns),
+                util::bytes(*b)
+            ));
+        }
+        let by_bytes = bytes_ratio >= self.min_ratio;
+        let remedy = if by_bytes {
+            format!(
+                "Split the data evenly: rank {heavy} moves {} against a mean of {}. Give each \
+                 rank an equal block (or let collective MPI-IO calls spread the storage work \
+                 over the aggregators).",
+                util::bytes(max_b),
+                util::bytes(mean_b as u64)
+            )
+        } else {
+            format!(
+                "The bytes are even but rank {slow} ({}) takes {:.1}x the mean time: look at \
+                 what that host shares (other jobs, a slow node, its network link) and where \
+                 its data lands (on Lustre lfs getstripe shows the targets; a slow or crowded \
+                 OST slows the ranks writing to it).",
+                util::host_of(ctx, slow),
+                time_ratio
+            )
+        };
+        vec![Finding {
+            id: ID.into(),
+            severity: self.general.severity(cost, ctx),
+            title: if by_bytes {
+                format!(
+                    "I/O load imbalance: rank {heavy} moves {:.1}x the mean bytes",
+                    bytes_ratio
+                )
+            } else {
+                format!(
+                    "I/O load imbalance: rank {slow} spends {:.1}x the mean I/O time",
+                    time_ratio
+                )
+            },
+            evidence: Evidence {
+                summary: format!(
+                    "Over {ranks} ranks the I/O time ranges from {} to {} (mean {}); bytes \
+                     reach {} on rank {heavy} against a mean of {}.",
+                    util::dur(min_ns),
+                    util::dur(max_ns),
+                    util::dur(mean_ns as i64),
+                    util::bytes(max_b),
+                    util::bytes(mean_b as u64)
+                ),
+                numbers: n.0,
+                worst,
+            },
+            cost_ns: cost,
+            remedy,
+        }]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{ev, flt, none, num, one, Fx};
+    use super::*;
+
+    /// 4 ranks writing 1 MiB each; rank 3's write takes `slow` ns, the others 10 ms.
+    fn job(slow: u64) -> Fx {
+        let mut fx = Fx::new(4);
+        let f = fx.file("/scratch/out.dat");
+        for r in 0..4 {
+            let d = if r == 3 { slow } else { 10_000_000 };
+            fx.push(
+                r,
+                ev("pwrite", 10_000, d)
+                    .object(f)
+                    .size(1 << 20)
+                    .offset(r as u64 * (1 << 20)),
+            );
+        }
+        fx
+    }
+
+    #[test]
+    fn one_slow_rank_fires() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let t = job(50_000_000).build(dir.path());
+        let f = one(&t, ID);
+        assert_eq!(num(&f, "max_time_ns"), 50_000_000);
+        assert_eq!(num(&f, "mean_time_ns"), 20_000_000);
+        assert_eq!(flt(&f, "time_ratio"), 2.5);
+        assert_eq!(num(&f, "slowest_rank"), 3);
+        assert_eq!(flt(&f, "bytes_ratio"), 1.0);
+        assert_eq!(f.cost_ns, 30_000_000);
+        assert!(
+            f.evidence.worst[0].starts_with("rank 3 (n0)"),
+            "{:?}",
+            f.evidence.worst
+        );
+    }
+
+    #[test]
+    fn near_miss_mild_imbalance() {
+        let dir = tempfile::tempdir().expect("tmp");
+        none(&job(16_000_000).build(dir.path()), ID);
+    }
+}

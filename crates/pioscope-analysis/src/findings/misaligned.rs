@@ -1,0 +1,247 @@
+//! `misaligned`: requests of a block or more that start off the file system's block or stripe
+//! boundary, so each touches one unit more than it needs (on Lustre, one more stripe: another
+//! server, another lock). Counted on every POSIX transfer, inside MPI-IO calls too: that is
+//! what the file system sees. The unit: the `striping_unit` hint when the run set one, else
+//! `parallel_fs_bytes` on a parallel file system, else `page_bytes`.
+
+use std::collections::HashMap;
+
+use pioscope_trace::store::Event;
+use pioscope_trace::Layer;
+
+use super::config::Config;
+use super::util::{self, General, Keyed, Numbers, Shared};
+use super::{Evidence, Finding, Rule};
+use crate::pass::{Context, Visitor};
+
+/// Rule id.
+pub(crate) const ID: &str = "misaligned";
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Acc {
+    considered: u64,
+    misaligned: u64,
+    ns: i64,
+    cost_ns: f64,
+}
+
+impl Acc {
+    fn merge(&mut self, d: &Acc) {
+        self.considered += d.considered;
+        self.misaligned += d.misaligned;
+        self.ns += d.ns;
+        self.cost_ns += d.cost_ns;
+    }
+}
+
+/// See the module doc.
+pub(crate) struct Misaligned {
+    general: General,
+    shared: Shared,
+    min_requests: u64,
+    min_share: f64,
+    page: u64,
+    parallel: u64,
+    units: HashMap<i32, (u64, &'static str)>,
+    last_unit: Option<(i32, u64)>,
+    total: Acc,
+    /// Per (rank, file).
+    by: Keyed<(i32, i32), Acc>,
+}
+
+impl Misaligned {
+    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+        let s = config.section(ID);
+        Misaligned {
+            general: General::new(config),
+            shared: shared.clone(),
+            min_requests: s.u64("min_requests"),
+            min_share: s.f64("min_share"),
+            page: s.u64("page_bytes").max(1),
+            parallel: s.u64("parallel_fs_bytes").max(1),
+            units: HashMap::new(),
+            last_unit: None,
+            total: Acc::default(),
+            by: Keyed::default(),
+        }
+    }
+
+    /// The alignment unit of `file` and where it comes from.
+    fn unit(&mut self, file: i32, ctx: &Context<'_>) -> (u64, &'static str) {
+        if let Some(u) = self.units.get(&file) {
+            return *u;
+        }
+        let s = util::settings(&self.shared, ctx);
+        let hint = s
+            .any(file, "striping_unit")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|u| *u > 0);
+        let u = match hint {
+            Some(u) => (u, "striping_unit hint"),
+            None => match util::fs_of(ctx, file) {
+                "lustre" | "gpfs" | "beegfs" | "cephfs" => (self.parallel, "parallel file system"),
+                _ => (self.page, "page"),
+            },
+        };
+        self.units.insert(file, u);
+        u
+    }
+}
+
+impl Visitor for Misaligned {
+    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
+        let fx = util::facts(&self.shared, e);
+        if e.layer != Layer::Posix || !fx.data() {
+            return;
+        }
+        let (Some(file), Some(off)) = (e.file_id, e.offset) else {
+            return;
+        };
+        let unit = match self.last_unit {
+            Some((f, u)) if f == file => u,
+            _ => {
+                let u = self.unit(file, ctx).0;
+                self.last_unit = Some((file, u));
+                u
+            }
+        };
+        let size = e.size.max(0) as u64;
+        if size < unit || off < 0 {
+            return;
+        }
+        let off = off as u64;
+        let mut d = Acc {
+            considered: 1,
+            ..Acc::default()
+        };
+        if off % unit != 0 {
+            // Units touched against the fewest a request of this size can touch.
+            let touched = (off + size - 1) / unit - off / unit + 1;
+            let least = size.div_ceil(unit);
+            d.misaligned = 1;
+            d.ns = e.duration_ns;
+            d.cost_ns = e.duration_ns as f64 * (touched - least) as f64 / touched as f64;
+        }
+        self.total.merge(&d);
+        self.by.at((e.rank, file)).merge(&d);
+    }
+}
+
+impl Rule for Misaligned {
+    fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
+        let t = self.total;
+        let share = util::ratio(t.misaligned as f64, t.considered as f64);
+        if t.misaligned < self.min_requests || t.misaligned == 0 || share < self.min_share {
+            return Vec::new();
+        }
+        let cost = util::per_rank(t.cost_ns, ctx);
+        let by_file = self.by.group(|k| k.1, Acc::merge);
+        let by_rank = self.by.group(|k| k.0, Acc::merge);
+        let (file, _) = by_file
+            .iter()
+            .max_by(|a, b| a.1.cost_ns.total_cmp(&b.1.cost_ns))
+            .map(|(f, a)| (*f, *a))
+            .unwrap_or((-1, Acc::default()));
+        let (unit, source) = self
+            .units
+            .get(&file)
+            .copied()
+            .unwrap_or((self.page, "page"));
+        let mut n = Numbers::default();
+        n.int("requests", t.considered as i64)
+            .int("misaligned_requests", t.misaligned as i64)
+            .float("misaligned_share", share)
+            .int("misaligned_time_ns", t.ns)
+            .int("unit_bytes", unit as i64)
+            .text("unit_from", source);
+        let k = self.general.worst;
+        let mut worst = Vec::new();
+        for (f, a) in util::top(by_file.iter().collect(), k, |(_, a)| a.cost_ns) {
+            let (u, _) = self.units.get(f).copied().unwrap_or((self.page, ""));
+            worst.push(format!(
+                "file {} ({}): {} of {} requests off the {} boundary",
+                util::file_name(ctx, *f),
+                util::fs_of(ctx, *f),
+                a.misaligned,
+                a.considered,
+                util::bytes(u)
+            ));
+        }
+        for (r, a) in util::top(by_rank.iter().collect(), k, |(_, a)| a.cost_ns) {
+            worst.push(format!(
+                "{}: {} misaligned requests",
+                util::rank_name(ctx, *r),
+                a.misaligned
+            ));
+        }
+        let ub = util::bytes(unit);
+        vec![Finding {
+            id: ID.into(),
+            severity: self.general.severity(cost, ctx),
+            title: format!(
+                "Misaligned requests: {} of the requests start off the {ub} boundary",
+                util::pct(share)
+            ),
+            evidence: Evidence {
+                summary: format!(
+                    "{} of {} POSIX requests of {ub} or more start off a {ub} boundary ({source}), \
+                     so each touches one unit more than needed; they take {} summed over ranks.",
+                    t.misaligned,
+                    t.considered,
+                    util::dur(t.ns)
+                ),
+                numbers: n.0,
+                worst,
+            },
+            cost_ns: cost,
+            remedy: format!(
+                "Align the requests to {unit} bytes: make each rank's block a multiple of \
+                 {ub} and start it on a multiple (pad a header to {ub}). Through MPI-IO set \
+                 striping_unit={unit} and romio_cb_fr_alignment={unit} so ROMIO aligns the \
+                 aggregators' file domains; on Lustre, match the stripe to the request size \
+                 (lfs setstripe -S <size> on the directory)."
+            ),
+        }]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{ev, flt, none, num, one, Fx, LUSTRE};
+    use super::*;
+
+    /// 1 rank, 200 pwrites of 1 MiB on Lustre at offsets shifted by `shift` bytes, 1 ms each.
+    fn job(shift: u64) -> Fx {
+        let mut fx = Fx::new(1);
+        let f = fx.file_on("/lustre/ckpt.dat", LUSTRE);
+        for i in 0..200u64 {
+            fx.push(
+                0,
+                ev("pwrite", 10_000 + i * 2_000_000, 1_000_000)
+                    .object(f)
+                    .size(1 << 20)
+                    .offset(shift + (i << 20)),
+            );
+        }
+        fx
+    }
+
+    #[test]
+    fn shifted_stripe_sized_writes_fire() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let t = job(4096).build(dir.path());
+        let f = one(&t, ID);
+        assert_eq!(num(&f, "misaligned_requests"), 200);
+        assert_eq!(flt(&f, "misaligned_share"), 1.0);
+        assert_eq!(num(&f, "unit_bytes"), 1 << 20);
+        // Each touches 2 stripes instead of 1: half its time.
+        assert_eq!(f.cost_ns, 100_000_000);
+        assert!(f.remedy.contains("striping_unit=1048576"), "{}", f.remedy);
+    }
+
+    #[test]
+    fn near_miss_aligned() {
+        let dir = tempfile::tempdir().expect("tmp");
+        none(&job(0).build(dir.path()), ID);
+    }
+}

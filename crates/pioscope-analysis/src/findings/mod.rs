@@ -1,0 +1,314 @@
+//! Findings: rules that ride the same single pass as the statistics (each rule is a
+//! [`Visitor`]) and conclude with ranked, evidenced problems and concrete remedies.
+//!
+//! One rule per file, each owning its id, its detection, its cost estimate and its remedy;
+//! `TEMPLATE.md` shows how to add one. Thresholds live in `findings.toml` (built in as the
+//! defaults, overridable by `--config`); docs/FINDINGS.md describes every rule.
+//!
+//! Design notes:
+//! - A rule keeps state bounded by ranks, files, threads and collective instances, never by
+//!   events: traces reach 10^8 records.
+//! - `cost_ns` is an estimate of the elapsed time the problem costs in this run: time summed
+//!   over ranks is divided by the number of ranks (the saving spread evenly), time on a
+//!   critical path (one rank, one collective instance) is counted as it is. Costs of
+//!   different findings can overlap (one slow call can show two problems); they are not
+//!   meant to be added.
+//! - Severity comes from the cost as a share of the job's elapsed time (`[general]`), so a
+//!   clean run, where nothing costs much, has no high finding.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::pass::{Context, Visitor};
+
+mod config;
+mod util;
+
+mod aggregator_placement;
+mod cb_buffer_cycles;
+mod close_sync;
+mod data_sieving;
+mod exchange_time;
+mod file_per_process;
+mod heavy_stdio;
+mod load_imbalance;
+mod metadata_storm;
+mod misaligned;
+mod noncontiguous_independent;
+mod random_access;
+mod rank0_io;
+mod reread;
+mod small_requests;
+mod split_requests;
+
+#[cfg(test)]
+mod testkit;
+
+pub use config::{Config, FindingsError, DEFAULTS};
+
+/// How much a finding matters: its estimated cost as a share of the job's elapsed time
+/// (thresholds in `[general]` of findings.toml).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Costs a large share of the run (`high_share`, default 20 %).
+    High,
+    /// Worth fixing (`medium_share`, default 5 %).
+    Medium,
+    /// Minor in this run.
+    Low,
+}
+
+impl Severity {
+    /// `high`, `medium` or `low`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::High => "high",
+            Severity::Medium => "medium",
+            Severity::Low => "low",
+        }
+    }
+}
+
+/// The facts behind a finding.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Evidence {
+    /// One or two sentences with the key numbers.
+    pub summary: String,
+    /// The numbers, by name (bytes, ns, counts, shares as fractions).
+    pub numbers: BTreeMap<String, serde_json::Value>,
+    /// The worst files, ranks and calls, by name, worst first.
+    pub worst: Vec<String>,
+}
+
+/// One problem found in a trace.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Finding {
+    /// Rule id, e.g. `small-requests` (docs/FINDINGS.md).
+    pub id: String,
+    /// Severity.
+    pub severity: Severity,
+    /// One line.
+    pub title: String,
+    /// The evidence.
+    pub evidence: Evidence,
+    /// Estimated elapsed time this problem costs in this run, ns.
+    pub cost_ns: i64,
+    /// What to change: a hint with its value, a code change, a stripe setting.
+    pub remedy: String,
+}
+
+/// A finding rule: a visitor of the pass that concludes with zero or more findings.
+pub trait Rule: Visitor {
+    /// The findings, after `finish`.
+    fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding>;
+}
+
+/// The ids of every rule, in the order `rules` builds them.
+pub const RULE_IDS: &[&str] = &[
+    small_requests::ID,
+    noncontiguous_independent::ID,
+    data_sieving::ID,
+    split_requests::ID,
+    cb_buffer_cycles::ID,
+    aggregator_placement::ID,
+    close_sync::ID,
+    metadata_storm::ID,
+    file_per_process::ID,
+    load_imbalance::ID,
+    rank0_io::ID,
+    random_access::ID,
+    misaligned::ID,
+    reread::ID,
+    heavy_stdio::ID,
+    exchange_time::ID,
+];
+
+/// Every enabled rule, configured.
+pub fn rules(config: &Config) -> Vec<Box<dyn Rule>> {
+    let mut v: Vec<Box<dyn Rule>> = Vec::new();
+    let sh = util::shared();
+    let on = |id: &str| config.section(id).bool("enabled");
+    if on(small_requests::ID) {
+        v.push(Box::new(small_requests::SmallRequests::new(config, &sh)));
+    }
+    if on(noncontiguous_independent::ID) {
+        v.push(Box::new(
+            noncontiguous_independent::NoncontiguousIndependent::new(config, &sh),
+        ));
+    }
+    if on(data_sieving::ID) {
+        v.push(Box::new(data_sieving::DataSieving::new(config, &sh)));
+    }
+    if on(split_requests::ID) {
+        v.push(Box::new(split_requests::SplitRequests::new(config, &sh)));
+    }
+    if on(cb_buffer_cycles::ID) {
+        v.push(Box::new(cb_buffer_cycles::CbBufferCycles::new(config, &sh)));
+    }
+    if on(aggregator_placement::ID) {
+        v.push(Box::new(aggregator_placement::AggregatorPlacement::new(
+            config, &sh,
+        )));
+    }
+    if on(close_sync::ID) {
+        v.push(Box::new(close_sync::CloseSync::new(config, &sh)));
+    }
+    if on(metadata_storm::ID) {
+        v.push(Box::new(metadata_storm::MetadataStorm::new(config, &sh)));
+    }
+    if on(file_per_process::ID) {
+        v.push(Box::new(file_per_process::FilePerProcess::new(config, &sh)));
+    }
+    if on(load_imbalance::ID) {
+        v.push(Box::new(load_imbalance::LoadImbalance::new(config, &sh)));
+    }
+    if on(rank0_io::ID) {
+        v.push(Box::new(rank0_io::Rank0Io::new(config, &sh)));
+    }
+    if on(random_access::ID) {
+        v.push(Box::new(random_access::RandomAccess::new(config, &sh)));
+    }
+    if on(misaligned::ID) {
+        v.push(Box::new(misaligned::Misaligned::new(config, &sh)));
+    }
+    if on(reread::ID) {
+        v.push(Box::new(reread::Reread::new(config, &sh)));
+    }
+    if on(heavy_stdio::ID) {
+        v.push(Box::new(heavy_stdio::HeavyStdio::new(config, &sh)));
+    }
+    if on(exchange_time::ID) {
+        v.push(Box::new(exchange_time::ExchangeTime::new(config, &sh)));
+    }
+    v
+}
+
+/// The findings of `rules` (after the pass), ranked: highest cost first, then severity, then
+/// id, so the order is stable.
+pub fn conclude(rules: &[Box<dyn Rule>], ctx: &Context<'_>) -> Vec<Finding> {
+    let mut all: Vec<Finding> = rules.iter().flat_map(|r| r.conclude(ctx)).collect();
+    rank(&mut all);
+    all
+}
+
+/// Sorts findings by cost (highest first), then severity, then id.
+pub fn rank(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        b.cost_ns
+            .cmp(&a.cost_ns)
+            .then(a.severity.cmp(&b.severity))
+            .then(a.id.cmp(&b.id))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pass;
+    use crate::scope::Scope;
+    use pioscope_trace::store::Trace;
+
+    /// The findings of a real trace directory, printed (`--nocapture`) for a look.
+    fn real(dir: &std::path::Path) -> Vec<Finding> {
+        let trace = Trace::open(dir).expect("open");
+        let ctx = pass::context(&trace, Scope::Application).expect("context");
+        let mut rs = rules(&Config::default());
+        {
+            let mut vs: Vec<&mut dyn pass::Visitor> = rs
+                .iter_mut()
+                .map(|r| r.as_mut() as &mut dyn pass::Visitor)
+                .collect();
+            pass::run(&ctx, &mut vs, &mut |_, _| {}).expect("pass");
+        }
+        let f = conclude(&rs, &ctx);
+        println!("== {}", dir.display());
+        for x in &f {
+            println!(
+                "{} [{}] cost {} : {}\n   {}\n   {:?}\n   worst {:?}\n   remedy: {}",
+                x.id,
+                x.severity.name(),
+                x.cost_ns,
+                x.title,
+                x.evidence.summary,
+                x.evidence.numbers,
+                x.evidence.worst,
+                x.remedy
+            );
+        }
+        f
+    }
+
+    /// The demo traces (`make demo`, or the copies in tests/data, when present) and the clean
+    /// run of issue 3 (testdata/, always; PIOSCOPE_CLEAN_TRACE names another).
+    #[test]
+    fn real_traces_give_sensible_findings() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        for base in ["../../build/demo", "../../tests/data"] {
+            let ind = root.join(base).join("hpio-independent");
+            if ind.join("meta.json").exists() {
+                let f = real(&ind);
+                assert!(
+                    f.iter().any(|f| f.id == "data-sieving"),
+                    "{base}: no data-sieving"
+                );
+                assert!(f.iter().any(|f| f.id == "noncontiguous-independent"));
+            }
+            let col = root.join(base).join("hpio-collective");
+            if col.join("meta.json").exists() {
+                let f = real(&col);
+                assert!(
+                    f.iter().any(|f| f.id == "exchange-time"),
+                    "{base}: no exchange-time"
+                );
+                assert!(!f.iter().any(|f| f.id == "data-sieving"));
+            }
+        }
+        let mut clean = vec![root.join("testdata/hpio-collective-large-regions")];
+        clean.extend(std::env::var_os("PIOSCOPE_CLEAN_TRACE").map(Into::into));
+        for c in clean {
+            let f = real(&c);
+            let high: Vec<&str> = f
+                .iter()
+                .filter(|f| f.severity == Severity::High)
+                .map(|f| f.id.as_str())
+                .collect();
+            assert!(high.is_empty(), "clean run has high findings: {high:?}");
+        }
+    }
+
+    #[test]
+    fn a_rule_can_be_turned_off() {
+        let c = Config::from_toml(
+            "[reread]\nenabled = false\n",
+            std::path::Path::new("t.toml"),
+        )
+        .expect("ok");
+        assert_eq!(rules(&c).len(), RULE_IDS.len() - 1);
+    }
+
+    #[test]
+    fn severity_serializes_lowercase_and_ranking_is_by_cost() {
+        assert_eq!(
+            serde_json::to_string(&Severity::Medium).expect("json"),
+            "\"medium\""
+        );
+        let f = |id: &str, cost, severity| Finding {
+            id: id.into(),
+            severity,
+            title: String::new(),
+            evidence: Evidence::default(),
+            cost_ns: cost,
+            remedy: String::new(),
+        };
+        let mut v = vec![
+            f("a", 5, Severity::Low),
+            f("b", 9, Severity::Medium),
+            f("c", 5, Severity::High),
+        ];
+        rank(&mut v);
+        let ids: Vec<&str> = v.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["b", "c", "a"]);
+    }
+}

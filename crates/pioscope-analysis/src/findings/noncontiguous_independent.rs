@@ -1,0 +1,328 @@
+//! `noncontiguous-independent`: ranks access a shared file through noncontiguous views with
+//! independent calls, so each rank's request is a scatter of small pieces the storage serves
+//! one rank at a time. Collective calls would let ROMIO merge the pieces of all ranks.
+//! A call counts as noncontiguous when the view in force has a filetype smaller than its
+//! extent (settings.parquet `view.*`) or when ROMIO split it into several POSIX requests.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use pioscope_trace::store::Event;
+use pioscope_trace::{Layer, OpKind};
+
+use super::config::Config;
+use super::data_sieving::collective_form;
+use super::util::{self, Call, General, Numbers, PerCall, Shared};
+use super::{Evidence, Finding, Rule};
+use crate::pass::{Context, Visitor};
+
+/// Rule id.
+pub(crate) const ID: &str = "noncontiguous-independent";
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Beneath {
+    requests: u64,
+    bytes: u64,
+    ns: i64,
+}
+
+#[derive(Debug, Default)]
+struct FileAcc {
+    calls: u64,
+    requested: u64,
+    call_ns: i64,
+    posix: Beneath,
+    ranks: BTreeSet<i32>,
+    reads: u64,
+    by_func: BTreeMap<&'static str, u64>,
+    density: Option<f64>,
+}
+
+/// See the module doc.
+pub(crate) struct NoncontiguousIndependent {
+    general: General,
+    min_calls: u64,
+    min_ranks: usize,
+    shared: Shared,
+    calls: PerCall<Beneath>,
+    by_file: BTreeMap<i32, FileAcc>,
+    by_rank: BTreeMap<i32, (u64, i64)>,
+}
+
+impl NoncontiguousIndependent {
+    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+        let s = config.section(ID);
+        NoncontiguousIndependent {
+            general: General::new(config),
+            min_calls: s.u64("min_calls"),
+            min_ranks: s.u64("min_ranks") as usize,
+            shared: shared.clone(),
+            calls: PerCall::default(),
+            by_file: BTreeMap::new(),
+            by_rank: BTreeMap::new(),
+        }
+    }
+
+    fn close(&mut self, c: Call, b: Beneath, ctx: &Context<'_>) {
+        let Some(file) = c.file else { return };
+        let s = util::settings(&self.shared, ctx);
+        let view = s.noncontiguous_view(c.rank, file, c.start);
+        if view != Some(true) && b.requests < 2 {
+            return;
+        }
+        let density = match (
+            s.int(c.rank, file, "view.filetype_size", c.start),
+            s.int(c.rank, file, "view.filetype_extent", c.start),
+        ) {
+            (Some(sz), Some(ex)) if ex > 0 => Some(sz as f64 / ex as f64),
+            _ => None,
+        };
+        let a = self.by_file.entry(file).or_default();
+        a.calls += 1;
+        a.requested += c.size.max(0) as u64;
+        a.call_ns += c.end - c.start;
+        a.posix.requests += b.requests;
+        a.posix.bytes += b.bytes;
+        a.posix.ns += b.ns;
+        a.ranks.insert(c.rank);
+        if c.kind == OpKind::Read {
+            a.reads += 1;
+        }
+        *a.by_func.entry(c.func).or_default() += 1;
+        if a.density.is_none() {
+            a.density = density;
+        }
+        let r = self.by_rank.entry(c.rank).or_default();
+        r.0 += 1;
+        r.1 += c.end - c.start;
+    }
+}
+
+impl Visitor for NoncontiguousIndependent {
+    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
+        let fx = util::facts(&self.shared, e);
+        let key = util::thread(e);
+        if let Some(c) = fx.call.then(|| util::call(&self.shared)).flatten() {
+            let tracked = matches!(c.kind, OpKind::Read | OpKind::Write) && !c.collective;
+            let done = if tracked {
+                self.calls.start(key, c)
+            } else {
+                self.calls.close(key)
+            };
+            if let Some((c, b)) = done {
+                self.close(c, b, ctx);
+            }
+            return;
+        }
+        if e.layer != Layer::Posix || !matches!(fx.kind, OpKind::Read | OpKind::Write) {
+            return;
+        }
+        let Some(p) = fx.parent else { return };
+        if let Some(b) = self.calls.child(key, p.id) {
+            b.requests += 1;
+            b.bytes += util::moved(e);
+            b.ns += e.duration_ns;
+        }
+    }
+
+    fn finish(&mut self, ctx: &Context<'_>) {
+        for (c, b) in self.calls.drain() {
+            self.close(c, b, ctx);
+        }
+    }
+}
+
+impl Rule for NoncontiguousIndependent {
+    fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
+        let files: Vec<(&i32, &FileAcc)> = self
+            .by_file
+            .iter()
+            .filter(|(_, a)| a.ranks.len() >= self.min_ranks)
+            .collect();
+        let calls: u64 = files.iter().map(|(_, a)| a.calls).sum();
+        if calls < self.min_calls || calls == 0 {
+            return Vec::new();
+        }
+        let requested: u64 = files.iter().map(|(_, a)| a.requested).sum();
+        let call_ns: i64 = files.iter().map(|(_, a)| a.call_ns).sum();
+        let posix_req: u64 = files.iter().map(|(_, a)| a.posix.requests).sum();
+        let posix_bytes: u64 = files.iter().map(|(_, a)| a.posix.bytes).sum();
+        let posix_ns: i64 = files.iter().map(|(_, a)| a.posix.ns).sum();
+        let reads: u64 = files.iter().map(|(_, a)| a.reads).sum();
+        let ranks: BTreeSet<i32> = files
+            .iter()
+            .flat_map(|(_, a)| a.ranks.iter().copied())
+            .collect();
+        // Collective I/O would hand the storage large contiguous requests: the requested
+        // bytes at the POSIX speed seen beneath these calls. The rest is the cost.
+        let needed = requested as f64 * util::ratio(posix_ns as f64, posix_bytes as f64);
+        let cost = util::per_rank((call_ns as f64 - needed).max(0.0), ctx);
+
+        let mut n = Numbers::default();
+        n.int("calls", calls as i64)
+            .int("read_calls", reads as i64)
+            .int("write_calls", (calls - reads) as i64)
+            .int("ranks", ranks.len() as i64)
+            .int("files", files.len() as i64)
+            .int("requested_bytes", requested as i64)
+            .int("call_time_ns", call_ns)
+            .int("posix_requests", posix_req as i64)
+            .float(
+                "posix_per_call",
+                util::ratio(posix_req as f64, calls as f64),
+            )
+            .int("posix_bytes", posix_bytes as i64);
+        let k = self.general.worst;
+        let top_files = util::top(files, k, |(_, a)| a.call_ns);
+        if let Some(d) = top_files.first().and_then(|(_, a)| a.density) {
+            n.float("view_density", d);
+        }
+        let mut worst = Vec::new();
+        for (f, a) in &top_files {
+            let dens = a
+                .density
+                .map(|d| format!(", view holds {} of its extent", util::pct(d)))
+                .unwrap_or_default();
+            worst.push(format!(
+                "file {}: {} independent noncontiguous calls by {} ranks, {} in them{dens}",
+                util::file_name(ctx, **f),
+                a.calls,
+                a.ranks.len(),
+                util::dur(a.call_ns)
+            ));
+        }
+        for (r, (c, ns)) in util::top(
+            self.by_rank
+                .iter()
+                .filter(|(r, _)| ranks.contains(r))
+                .collect(),
+            k,
+            |(_, (_, ns))| *ns,
+        ) {
+            worst.push(format!(
+                "{}: {c} calls, {}",
+                util::rank_name(ctx, *r),
+                util::dur(*ns)
+            ));
+        }
+        let func = top_files
+            .first()
+            .and_then(|(_, a)| a.by_func.iter().max_by_key(|(_, c)| **c).map(|(f, _)| *f))
+            .unwrap_or("MPI_File_write");
+        worst.push(format!("call {func}"));
+        let coll = collective_form(func);
+        let hint = if reads * 2 > calls {
+            "romio_cb_read=enable"
+        } else {
+            "romio_cb_write=enable"
+        };
+        vec![Finding {
+            id: ID.into(),
+            severity: self.general.severity(cost, ctx),
+            title: format!(
+                "Noncontiguous independent I/O on a shared file: {calls} {func} calls by {} ranks",
+                ranks.len()
+            ),
+            evidence: Evidence {
+                summary: format!(
+                    "{} ranks access {} shared file(s) through noncontiguous views with \
+                     independent calls: {calls} calls asking {} took {} summed over ranks, \
+                     with {posix_req} POSIX requests beneath ({:.1} per call).",
+                    ranks.len(),
+                    top_files.len(),
+                    util::bytes(requested),
+                    util::dur(call_ns),
+                    util::ratio(posix_req as f64, calls as f64)
+                ),
+                numbers: n.0,
+                worst,
+            },
+            cost_ns: cost,
+            remedy: format!(
+                "Use the collective call {coll} with the same view on every rank: ROMIO's \
+                 two-phase I/O then merges the interleaved pieces of all ranks into large \
+                 contiguous requests issued by a few aggregators ({hint} makes sure \
+                 collective buffering is used)."
+            ),
+        }]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{ev, flt, none, num, one, Fx};
+    use super::*;
+
+    /// `ranks` ranks x 5 MPI_File_write of 1 KiB through a view of density 1/4, each split
+    /// into 4 pwrites of 256 B (1 us each).
+    fn job(ranks: usize, calls: u64, view: bool) -> Fx {
+        let mut fx = Fx::new(ranks);
+        let f = fx.file("/scratch/shared.dat");
+        for r in 0..ranks {
+            let extent = if view { "4096" } else { "1024" };
+            fx.setting(
+                r,
+                f,
+                "MPI_File_set_view",
+                1_500,
+                &[
+                    ("view.filetype_size", "1024"),
+                    ("view.filetype_extent", extent),
+                ],
+            );
+            for i in 0..calls {
+                let t = 2_000 + i * 10_000;
+                fx.push(
+                    r,
+                    ev("MPI_File_write", t, 9_000)
+                        .object(f)
+                        .size(1024)
+                        .offset(r as u64 * 256),
+                );
+                if view {
+                    for j in 0..4 {
+                        fx.push(
+                            r,
+                            ev("pwrite", t + 100 + j * 1_500, 1_000)
+                                .object(f)
+                                .size(256)
+                                .offset(j * 1024)
+                                .depth(1),
+                        );
+                    }
+                } else {
+                    fx.push(
+                        r,
+                        ev("pwrite", t + 100, 4_000)
+                            .object(f)
+                            .size(1024)
+                            .offset(i * 1024)
+                            .depth(1),
+                    );
+                }
+            }
+        }
+        fx
+    }
+
+    #[test]
+    fn interleaved_independent_writes_fire() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let t = job(2, 5, true).build(dir.path());
+        let f = one(&t, ID);
+        assert_eq!(num(&f, "calls"), 10);
+        assert_eq!(num(&f, "ranks"), 2);
+        assert_eq!(num(&f, "posix_requests"), 40);
+        assert_eq!(flt(&f, "posix_per_call"), 4.0);
+        assert_eq!(flt(&f, "view_density"), 0.25);
+        // 10 x 9 us, minus 10 KiB at 1 us per 256 B, over 2 ranks.
+        assert_eq!(f.cost_ns, (90_000 - 40_000) / 2);
+        assert!(f.remedy.contains("MPI_File_write_all"));
+    }
+
+    #[test]
+    fn near_miss_contiguous_or_one_rank() {
+        let dir = tempfile::tempdir().expect("tmp");
+        none(&job(2, 5, false).build(&dir.path().join("contig")), ID);
+        none(&job(1, 10, true).build(&dir.path().join("one")), ID);
+    }
+}

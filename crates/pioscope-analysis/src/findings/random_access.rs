@@ -1,0 +1,275 @@
+//! `random-access`: small requests that jump around the file. Each request after the first on
+//! a rank and file is contiguous (starts where the previous one ended), strided (moves by the
+//! same distance as the previous step) or random (anything else). Counted at the
+//! application's POSIX and STDIO requests; MPI-IO calls are left out (ROMIO sorts and merges
+//! what reaches the storage, and their offsets go through the file view).
+
+use pioscope_trace::store::Event;
+use pioscope_trace::{Layer, OpKind};
+
+use super::config::Config;
+use super::util::{self, General, Keyed, Numbers, Shared};
+use super::{Evidence, Finding, Rule};
+use crate::pass::{Context, Visitor};
+
+/// Rule id.
+pub(crate) const ID: &str = "random-access";
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Stream {
+    prev_off: i64,
+    prev_end: i64,
+    step: Option<i64>,
+    started: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Acc {
+    n: u64,
+    bytes: u64,
+    ns: i64,
+}
+
+impl Acc {
+    fn merge(&mut self, o: &Acc) {
+        self.n += o.n;
+        self.bytes += o.bytes;
+        self.ns += o.ns;
+    }
+
+    fn add(&mut self, e: &Event<'_>) {
+        self.n += 1;
+        self.bytes += util::moved(e);
+        self.ns += e.duration_ns;
+    }
+}
+
+/// See the module doc.
+pub(crate) struct RandomAccess {
+    general: General,
+    max_bytes: i64,
+    min_requests: u64,
+    min_share: f64,
+    shared: Shared,
+    streams: Keyed<(i32, i32, bool), Stream>,
+    random: Acc,
+    sequential: Acc,
+    /// Random requests per (rank, file).
+    by: Keyed<(i32, i32), Acc>,
+    reads: u64,
+}
+
+impl RandomAccess {
+    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+        let s = config.section(ID);
+        RandomAccess {
+            general: General::new(config),
+            max_bytes: s.u64("max_bytes") as i64,
+            min_requests: s.u64("min_requests"),
+            min_share: s.f64("min_share"),
+            shared: shared.clone(),
+            streams: Keyed::default(),
+            random: Acc::default(),
+            sequential: Acc::default(),
+            by: Keyed::default(),
+            reads: 0,
+        }
+    }
+}
+
+impl Visitor for RandomAccess {
+    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
+        let fx = util::facts(&self.shared, e);
+        if !fx.top_level || !matches!(e.layer, Layer::Posix | Layer::Stdio) {
+            return;
+        }
+        let k = fx.kind;
+        if !matches!(k, OpKind::Read | OpKind::Write) {
+            return;
+        }
+        let (Some(file), Some(off)) = (e.file_id, e.offset) else {
+            return;
+        };
+        let s = self.streams.at((e.rank, file, k == OpKind::Read));
+        let started = s.started;
+        let contiguous = off == s.prev_end;
+        let step = off - s.prev_off;
+        let strided = s.step == Some(step) && step != 0;
+        s.step = Some(step);
+        s.prev_off = off;
+        s.prev_end = off + e.size.max(0);
+        s.started = true;
+        if !started || e.size >= self.max_bytes {
+            return;
+        }
+        if contiguous || strided {
+            self.sequential.add(e);
+            return;
+        }
+        self.random.add(e);
+        self.by.at((e.rank, file)).add(e);
+        if k == OpKind::Read {
+            self.reads += 1;
+        }
+    }
+}
+
+impl Rule for RandomAccess {
+    fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
+        let r = self.random;
+        let classified = r.n + self.sequential.n;
+        let share = util::ratio(r.n as f64, classified as f64);
+        if r.n < self.min_requests || r.n == 0 || share < self.min_share {
+            return Vec::new();
+        }
+        // Against the sequential requests of the same run: the random ones' time beyond what
+        // their bytes take at the sequential speed. No sequential requests: no estimate.
+        let seq = self.sequential;
+        let cost = if seq.bytes > 0 {
+            let needed = r.bytes as f64 * seq.ns as f64 / seq.bytes as f64;
+            util::per_rank((r.ns as f64 - needed).max(0.0), ctx)
+        } else {
+            0
+        };
+        let mut n = Numbers::default();
+        n.int("random_requests", r.n as i64)
+            .int("sequential_requests", seq.n as i64)
+            .float("random_share", share)
+            .int("random_bytes", r.bytes as i64)
+            .float("mean_random_bytes", util::ratio(r.bytes as f64, r.n as f64))
+            .int("random_time_ns", r.ns)
+            .int("random_reads", self.reads as i64);
+        if seq.bytes > 0 {
+            n.float(
+                "random_ns_per_byte",
+                util::ratio(r.ns as f64, r.bytes as f64),
+            )
+            .float(
+                "sequential_ns_per_byte",
+                util::ratio(seq.ns as f64, seq.bytes as f64),
+            );
+        }
+        let by_file = self.by.group(|k| k.1, Acc::merge);
+        let by_rank = self.by.group(|k| k.0, Acc::merge);
+        let k = self.general.worst;
+        let mut worst = Vec::new();
+        for (f, a) in util::top(by_file.iter().collect(), k, |(_, a)| a.ns) {
+            worst.push(format!(
+                "file {}: {} random requests, {}",
+                util::file_name(ctx, *f),
+                a.n,
+                util::dur(a.ns)
+            ));
+        }
+        for (rk, a) in util::top(by_rank.iter().collect(), k, |(_, a)| a.ns) {
+            worst.push(format!(
+                "{}: {} random requests, {}",
+                util::rank_name(ctx, *rk),
+                a.n,
+                util::dur(a.ns)
+            ));
+        }
+        let reads = self.reads * 2 > r.n;
+        let remedy = if reads {
+            "Read in offset order: sort the requests by offset before issuing them, or read \
+             the needed range in one large request and index it in memory; through MPI-IO, a \
+             file view with a collective read (MPI_File_read_all) lets ROMIO sort and merge \
+             the pieces of all ranks."
+        } else {
+            "Write in offset order: collect the records in memory and write them sorted, in \
+             large blocks; through MPI-IO, a file view with a collective write \
+             (MPI_File_write_all) lets ROMIO sort and merge the pieces of all ranks."
+        };
+        vec![Finding {
+            id: ID.into(),
+            severity: self.general.severity(cost, ctx),
+            title: format!(
+                "Random access: {} of the small requests jump around the file",
+                util::pct(share)
+            ),
+            evidence: Evidence {
+                summary: format!(
+                    "{} of {classified} requests below {} neither continue the previous one \
+                     nor keep its stride ({} on average, {} summed over ranks){}.",
+                    r.n,
+                    util::bytes(self.max_bytes as u64),
+                    util::bytes(util::ratio(r.bytes as f64, r.n as f64) as u64),
+                    util::dur(r.ns),
+                    if seq.bytes > 0 {
+                        format!(
+                            "; per byte they take {:.1}x the sequential requests",
+                            util::ratio(
+                                util::ratio(r.ns as f64, r.bytes as f64),
+                                util::ratio(seq.ns as f64, seq.bytes as f64)
+                            )
+                        )
+                    } else {
+                        "; no sequential requests to compare, so no cost estimate".into()
+                    }
+                ),
+                numbers: n.0,
+                worst,
+            },
+            cost_ns: cost,
+            remedy: remedy.into(),
+        }]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{ev, flt, none, num, one, Fx};
+    use super::*;
+
+    /// 1 rank: 20 sequential preads of 4 KiB (2 us each), then 200 preads of 4 KiB (20 us)
+    /// at scattered offsets (or in order when `random` is false).
+    fn job(random: bool) -> Fx {
+        let mut fx = Fx::new(1);
+        let f = fx.file("/scratch/table.db");
+        let mut t = 10_000;
+        for i in 0..20u64 {
+            fx.push(
+                0,
+                ev("pread", t, 2_000).object(f).size(4096).offset(i * 4096),
+            );
+            t += 3_000;
+        }
+        for i in 0..200u64 {
+            let block = if random {
+                (i * i * 31 + i * 17) % 1000
+            } else {
+                20 + i
+            };
+            fx.push(
+                0,
+                ev("pread", t, 20_000)
+                    .object(f)
+                    .size(4096)
+                    .offset(block * 4096 + 1_000_000),
+            );
+            t += 30_000;
+        }
+        fx
+    }
+
+    #[test]
+    fn scattered_small_reads_fire() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let t = job(true).build(dir.path());
+        let f = one(&t, ID);
+        // The first permuted read follows the sequential run with a jump: random too.
+        assert_eq!(num(&f, "random_requests"), 200);
+        assert_eq!(num(&f, "sequential_requests"), 19);
+        assert_eq!(flt(&f, "random_share"), 0.9132);
+        assert_eq!(num(&f, "random_time_ns"), 4_000_000);
+        // 200 x 20 us minus 200 x 4 KiB at 2 us per 4 KiB.
+        assert_eq!(f.cost_ns, 4_000_000 - 400_000);
+        assert!(f.remedy.starts_with("Read in offset order"));
+    }
+
+    #[test]
+    fn near_miss_in_order() {
+        let dir = tempfile::tempdir().expect("tmp");
+        none(&job(false).build(dir.path()), ID);
+    }
+}

@@ -1,0 +1,259 @@
+//! Everything `pioscope report` shows, from one pass: statistics in every grouping, the time
+//! breakdown, access patterns, aggregation, and the findings of every rule, gathered in one
+//! serializable `Profile` (the `--json` output).
+
+use pioscope_trace::store::{StoreError, Trace};
+use serde::Serialize;
+
+use crate::aggregation::{Aggregation, AggregationVisitor};
+use crate::breakdown::{Breakdown, BreakdownVisitor};
+use crate::findings::{self, Finding, Rule};
+use crate::pass::{self, Context, Visitor};
+use crate::patterns::{self, Patterns, PatternsVisitor};
+use crate::scope::Scope;
+use crate::stats::{GroupBy, StatsRow, StatsVisitor};
+
+/// What a profile counts and how the rules judge.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Which records count.
+    pub scope: Scope,
+    /// Rule thresholds.
+    pub findings: findings::Config,
+    /// Pattern options (block size).
+    pub patterns: patterns::Options,
+}
+
+/// The job as the report heads it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Job {
+    /// Command line of the lowest rank.
+    pub command: Option<String>,
+    /// MPI library.
+    pub mpi_library: Option<String>,
+    /// Tracer version.
+    pub tracer_version: Option<String>,
+    /// MPI ranks (0 without MPI).
+    pub ranks: u32,
+    /// Processes traced.
+    pub processes: u64,
+    /// Distinct hosts, sorted.
+    pub hosts: Vec<String>,
+    /// Wall-clock time of the job start, ns since the Unix epoch.
+    pub start_unix_ns: i64,
+    /// Job duration, ns.
+    pub duration_ns: i64,
+    /// Something was lost.
+    pub partial: bool,
+    /// Why.
+    pub partial_reasons: Vec<String>,
+    /// What was counted.
+    pub scope: Scope,
+    /// Records read.
+    pub events: u64,
+    /// Records the scope left out.
+    pub left_out: u64,
+}
+
+/// Statistics in every grouping (rows as in `pioscope stats --json`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Tables {
+    /// By layer.
+    pub layer: Vec<StatsRow>,
+    /// By function.
+    pub func: Vec<StatsRow>,
+    /// By file and layer.
+    pub file: Vec<StatsRow>,
+    /// By rank and layer.
+    pub rank: Vec<StatsRow>,
+    /// By host and layer.
+    pub host: Vec<StatsRow>,
+    /// By user phase and layer.
+    pub phase: Vec<StatsRow>,
+}
+
+/// Everything the report shows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Profile {
+    /// The job.
+    pub job: Job,
+    /// Findings, most costly first.
+    pub findings: Vec<Finding>,
+    /// Time breakdown.
+    pub breakdown: Breakdown,
+    /// Statistics tables.
+    pub tables: Tables,
+    /// Access patterns.
+    pub patterns: Patterns,
+    /// Aggregators, two-phase cycles, data sieving.
+    pub aggregation: Aggregation,
+}
+
+/// A rule seen as a plain visitor of the pass.
+struct RuleVisitor<'r>(&'r mut dyn Rule);
+
+impl Visitor for RuleVisitor<'_> {
+    fn visit(&mut self, event: &pioscope_trace::store::Event<'_>, ctx: &Context<'_>) {
+        self.0.visit(event, ctx);
+    }
+    fn finish(&mut self, ctx: &Context<'_>) {
+        self.0.finish(ctx);
+    }
+}
+
+/// Sorts findings by estimated cost, most first (then severity, then id, for stable output).
+pub fn rank_findings(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        b.cost_ns
+            .cmp(&a.cost_ns)
+            .then_with(|| a.severity.cmp(&b.severity))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+}
+
+/// Reads the trace once and computes everything. `progress(done, total)` follows the row
+/// groups.
+pub fn profile(
+    trace: &Trace,
+    options: &Options,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Profile, StoreError> {
+    let ctx = pass::context(trace, options.scope)?;
+    let mut stats: Vec<StatsVisitor> = GroupBy::ALL.iter().map(|&g| StatsVisitor::new(g)).collect();
+    let mut breakdown = BreakdownVisitor::new();
+    let mut patterns = PatternsVisitor::new(options.patterns);
+    let mut aggregation = AggregationVisitor::new();
+    let mut rules = findings::rules(&options.findings);
+    let counts = {
+        let mut rule_visitors: Vec<RuleVisitor<'_>> =
+            rules.iter_mut().map(|r| RuleVisitor(r.as_mut())).collect();
+        let mut visitors: Vec<&mut dyn Visitor> = Vec::new();
+        for s in stats.iter_mut() {
+            visitors.push(s);
+        }
+        visitors.push(&mut breakdown);
+        visitors.push(&mut patterns);
+        visitors.push(&mut aggregation);
+        for r in rule_visitors.iter_mut() {
+            visitors.push(r);
+        }
+        pass::run(&ctx, &mut visitors, progress)?
+    };
+    let mut found: Vec<Finding> = rules.iter().flat_map(|r| r.conclude(&ctx)).collect();
+    rank_findings(&mut found);
+    let mut rows = stats.into_iter().map(|s| s.rows(&ctx));
+    let mut next = || rows.next().unwrap_or_default();
+    let tables = Tables {
+        layer: next(),
+        func: next(),
+        file: next(),
+        rank: next(),
+        host: next(),
+        phase: next(),
+    };
+    let m = &trace.meta;
+    let mut hosts: Vec<String> = m.processes.iter().map(|p| p.host.clone()).collect();
+    hosts.sort();
+    hosts.dedup();
+    Ok(Profile {
+        job: Job {
+            command: m.job.command.clone(),
+            mpi_library: m.job.mpi_library.clone(),
+            tracer_version: m.tracer_version.clone(),
+            ranks: m.job.ranks,
+            processes: m.counts.processes,
+            hosts,
+            start_unix_ns: m.job.start_unix_ns,
+            duration_ns: m.job.duration_ns,
+            partial: m.partial,
+            partial_reasons: m.partial_reasons.clone(),
+            scope: options.scope,
+            events: counts.events,
+            left_out: counts.left_out,
+        },
+        findings: found,
+        breakdown: breakdown.result(),
+        tables,
+        patterns: patterns.result(&ctx),
+        aggregation: aggregation.result(&ctx),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::{Evidence, Severity};
+    use crate::stats::compute;
+    use crate::testutil::{self, coll, io, FILE_A};
+
+    fn finding(id: &str, severity: Severity, cost_ns: i64) -> Finding {
+        Finding {
+            id: id.into(),
+            severity,
+            title: String::new(),
+            evidence: Evidence::default(),
+            cost_ns,
+            remedy: String::new(),
+        }
+    }
+
+    #[test]
+    fn findings_rank_by_cost() {
+        let mut f = vec![
+            finding("b", Severity::Low, 10),
+            finding("a", Severity::High, 5),
+            finding("c", Severity::Low, 50),
+            finding("d", Severity::High, 10),
+        ];
+        rank_findings(&mut f);
+        let ids: Vec<&str> = f.iter().map(|x| x.id.as_str()).collect();
+        assert_eq!(ids, vec!["c", "d", "b", "a"]);
+    }
+
+    /// One pass gives the same tables as `stats` run alone, and every section.
+    #[test]
+    fn one_pass_has_every_section() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut ranks = Vec::new();
+        for r in 0..2u32 {
+            let mut b = testutil::rank(r, 2, if r == 0 { "n1" } else { "n2" });
+            let mut evs = vec![coll(io("MPI_File_write_all", 100, 1000, FILE_A, 0, 64), 1)];
+            if r == 0 {
+                evs.push(io("pwrite", 200, 100, FILE_A, 0, 128).depth(1));
+            }
+            b.events(0, &evs);
+            ranks.push(b);
+        }
+        let t = testutil::trace(dir.path(), ranks);
+        let mut calls = Vec::new();
+        let p = profile(&t, &Options::default(), &mut |d, n| calls.push((d, n))).expect("profile");
+        assert_eq!(calls, vec![(1, 1)], "progress per row group");
+        assert_eq!((p.job.ranks, p.job.events, p.job.left_out), (2, 3, 0));
+        assert_eq!(p.job.hosts, vec!["n1".to_string(), "n2".to_string()]);
+        for (by, rows) in [
+            (GroupBy::Layer, &p.tables.layer),
+            (GroupBy::Func, &p.tables.func),
+            (GroupBy::File, &p.tables.file),
+            (GroupBy::Rank, &p.tables.rank),
+            (GroupBy::Host, &p.tables.host),
+            (GroupBy::Phase, &p.tables.phase),
+        ] {
+            let alone = compute(&t, by, Scope::Application).expect("stats");
+            assert_eq!(&alone.rows, rows, "{by}");
+        }
+        assert_eq!(p.breakdown.ranks.len(), 2);
+        assert_eq!(p.aggregation.aggregators.len(), 1);
+        assert_eq!(p.patterns.files.len(), 1);
+        let v = serde_json::to_value(&p).expect("json");
+        for key in [
+            "job",
+            "findings",
+            "breakdown",
+            "tables",
+            "patterns",
+            "aggregation",
+        ] {
+            assert!(v.get(key).is_some(), "{key}");
+        }
+    }
+}
