@@ -25,7 +25,7 @@ use pioscope_trace::store::Event;
 use serde::Serialize;
 
 use crate::hash::FxSet;
-use crate::hints::{self, Hints};
+use crate::hints;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
 use crate::stats::PerFunc;
@@ -182,7 +182,6 @@ struct SieveAcc {
 /// The aggregation visitor.
 #[derive(Debug)]
 pub struct AggregationVisitor {
-    hints: Option<Hints>,
     kinds: PerFunc<OpKind>,
     nesting: Nesting<Option<Call>>,
     instances: FxSet<i32>,
@@ -207,7 +206,6 @@ impl AggregationVisitor {
     /// A new visitor.
     pub fn new() -> Self {
         AggregationVisitor {
-            hints: None,
             kinds: PerFunc::new(functions::kind_of),
             nesting: Nesting::new(),
             instances: FxSet::default(),
@@ -223,7 +221,7 @@ impl AggregationVisitor {
     }
 
     /// Concludes one MPI-IO data call once it has ended.
-    fn close(&mut self, c: Call) {
+    fn close(&mut self, c: Call, ctx: &Context<'_>) {
         let Some(file) = c.file else { return };
         let posix_ops = c.reads + c.writes;
         if c.collective {
@@ -251,10 +249,9 @@ impl AggregationVisitor {
                 return;
             }
             let domain = c.span.map_or(0, |(lo, hi)| (hi - lo).max(0) as u64);
-            let cb = self
+            let cb = ctx
                 .hints
-                .as_ref()
-                .and_then(|h| h.at(self.rank, file, hints::CB_BUFFER_SIZE, c.start));
+                .at::<u64>(self.rank, file, hints::CB_BUFFER_SIZE, c.start);
             let acc = self
                 .cycles
                 .entry((file, self.rank, c.direction))
@@ -288,11 +285,11 @@ impl AggregationVisitor {
         }
     }
 
-    fn drain(&mut self) {
+    fn drain(&mut self, ctx: &Context<'_>) {
         let mut closed = Vec::new();
         self.nesting.drain(|c| closed.extend(c));
         for c in closed {
-            self.close(c);
+            self.close(c, ctx);
         }
     }
 
@@ -384,20 +381,12 @@ impl AggregationVisitor {
 
 impl Visitor for AggregationVisitor {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        if self.hints.is_none() {
-            self.hints = Some(Hints::new(&ctx.settings, &[hints::CB_BUFFER_SIZE]));
-        }
         if self.current != Some(e.rank) {
             // Calls still open belong to the previous rank: conclude them under its number.
-            self.drain();
+            self.drain(ctx);
             self.current = Some(e.rank);
             self.rank = e.rank;
-            self.host = ctx
-                .trace
-                .meta
-                .processes
-                .get(e.process.max(0) as usize)
-                .map_or_else(String::new, |p| p.host.clone());
+            self.host = ctx.host_of_process(e.process).to_string();
         }
         let kind = self.kinds.get(e.layer, e.func);
         let data = matches!(kind, OpKind::Read | OpKind::Write);
@@ -424,10 +413,7 @@ impl Visitor for AggregationVisitor {
                 });
                 // Every MPI-IO call gets a frame, data or not, so a POSIX call beneath an
                 // MPI_File_close is not charged to an enclosing write.
-                stack.push(Frame {
-                    depth: e.depth,
-                    data: call,
-                });
+                stack.push(Frame::of(e, call));
                 if data && e.collective {
                     self.records += 1;
                     if let Some(i) = e.instance {
@@ -463,12 +449,12 @@ impl Visitor for AggregationVisitor {
             _ => {}
         }
         for c in closed {
-            self.close(c);
+            self.close(c, ctx);
         }
     }
 
-    fn finish(&mut self, _ctx: &Context<'_>) {
-        self.drain();
+    fn finish(&mut self, ctx: &Context<'_>) {
+        self.drain(ctx);
     }
 }
 

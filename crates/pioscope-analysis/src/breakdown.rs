@@ -20,74 +20,15 @@
 
 use std::collections::BTreeMap;
 
-use pioscope_trace::functions::{self, Layer, OpKind};
+use pioscope_trace::functions::Layer;
 use pioscope_trace::store::Event;
 use serde::Serialize;
 
+use crate::class::{io_class, is_io_layer, IoClass};
 use crate::hash::FxMap;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
-use crate::stats::{Names, NO_PHASE};
-
-/// What an I/O call spends its time on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IoClass {
-    /// Moving file data: reads and writes of every I/O layer (`OpKind::Read`/`Write`:
-    /// read/pread/readv/write/pwrite/writev and their 64-bit forms, fread/fwrite,
-    /// MPI_File_read*/write*/iread*/iwrite*) and the split-collective `_end` calls that
-    /// complete them.
-    Data,
-    /// Everything else on files: open/creat/openat, stat family, lseek, ftruncate, unlink,
-    /// mkdir/rmdir, rename, fopen/fdopen, fseek/ftell, MPI_File_open/set_view/set_info/
-    /// set_size/preallocate/seek/delete.
-    Metadata,
-    /// Forcing data to storage: fsync, fdatasync, fflush, MPI_File_sync.
-    Sync,
-    /// Closing: close, fclose, MPI_File_close (which flush what is cached: the OLAM case).
-    Close,
-}
-
-impl IoClass {
-    /// Every class, in display order.
-    pub const ALL: [IoClass; 4] = [
-        IoClass::Data,
-        IoClass::Metadata,
-        IoClass::Sync,
-        IoClass::Close,
-    ];
-
-    /// Lower-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            IoClass::Data => "data",
-            IoClass::Metadata => "metadata",
-            IoClass::Sync => "sync",
-            IoClass::Close => "close",
-        }
-    }
-}
-
-/// True for the file layers (POSIX, STDIO, MPI-IO).
-pub fn is_io_layer(layer: Layer) -> bool {
-    matches!(layer, Layer::Posix | Layer::Stdio | Layer::MpiIo)
-}
-
-/// The class of an I/O call; None outside the file layers.
-pub fn io_class(layer: Layer, func: &str) -> Option<IoClass> {
-    if !is_io_layer(layer) {
-        return None;
-    }
-    Some(match functions::kind_of(layer, func) {
-        OpKind::Read | OpKind::Write => IoClass::Data,
-        _ => match func {
-            "fsync" | "fdatasync" | "fflush" | "MPI_File_sync" => IoClass::Sync,
-            "close" | "fclose" | "MPI_File_close" => IoClass::Close,
-            f if layer == Layer::MpiIo && f.ends_with("_end") => IoClass::Data,
-            _ => IoClass::Metadata,
-        },
-    })
-}
+use crate::stats::{Names, PerFunc, NO_PHASE};
 
 /// I/O time by class, ns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -236,20 +177,32 @@ fn layer_index(l: Layer) -> usize {
 }
 
 /// The breakdown visitor.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct BreakdownVisitor {
     names: Names,
-    /// I/O class of each function, by its `names` number (outer None: not yet known).
-    classes: Vec<Option<Option<IoClass>>>,
+    /// I/O class of each function (its number keys `funcs`).
+    classes: PerFunc<Option<IoClass>>,
     nesting: Nesting<Open>,
     ranks: BTreeMap<i32, RankAcc>,
     none: Option<u32>,
 }
 
+impl Default for BreakdownVisitor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl BreakdownVisitor {
     /// A new visitor.
     pub fn new() -> Self {
-        Self::default()
+        BreakdownVisitor {
+            names: Names::default(),
+            classes: PerFunc::new(io_class),
+            nesting: Nesting::new(),
+            ranks: BTreeMap::new(),
+            none: None,
+        }
     }
 
     fn none_phase(&mut self) -> u32 {
@@ -331,7 +284,7 @@ impl BreakdownVisitor {
         let mut funcs: Vec<Part> = acc
             .funcs
             .iter()
-            .map(|(&(l, f), &t)| part(self.names.get(f), Some(l), t, wall, None))
+            .map(|(&(l, f), &t)| part(self.classes.name(f), Some(l), t, wall, None))
             .collect();
         sort_parts(&mut funcs);
         let none_id = self.names.lookup(NO_PHASE);
@@ -405,30 +358,14 @@ fn sort_parts(v: &mut [Part]) {
 
 impl Visitor for BreakdownVisitor {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let func = self.names.id(e.func);
-        let class = match self.classes.get(func as usize) {
-            Some(Some(c)) => *c,
-            _ => {
-                let c = io_class(e.layer, e.func);
-                if self.classes.len() <= func as usize {
-                    self.classes.resize(func as usize + 1, None);
-                }
-                self.classes[func as usize] = Some(c);
-                c
-            }
-        };
+        let (func, class) = self.classes.entry(e.layer, e.func);
         let phase = match e.region {
             Some(r) => self.names.id(r),
             None => self.none_phase(),
         };
         let names = &mut self.names;
         let acc = self.ranks.entry(e.rank).or_insert_with(|| RankAcc {
-            host: names.id(ctx
-                .trace
-                .meta
-                .processes
-                .get(e.process.max(0) as usize)
-                .map_or("", |p| p.host.as_str())),
+            host: names.id(ctx.host_of_process(e.process)),
             first: e.start_ns,
             last: e.end_ns(),
             layers: [0; 6],
@@ -462,13 +399,13 @@ impl Visitor for BreakdownVisitor {
             acc.io.add(c, d);
             acc.phases.entry(phase).or_default().io.add(c, d);
         }
-        stack.push(Frame {
-            depth: e.depth,
-            data: Open {
+        stack.push(Frame::of(
+            e,
+            Open {
                 layer: e.layer,
                 region: (e.layer == Layer::Region).then_some(phase),
             },
-        });
+        ));
     }
 }
 
@@ -610,22 +547,5 @@ mod tests {
         assert_eq!(tot.shares.io, 0.5);
         assert_eq!(get(&tot.phases, NO_PHASE).time_ns, 2000);
         assert_eq!(b.ranks[1].host.as_deref(), Some("n2"));
-    }
-
-    #[test]
-    fn classes() {
-        assert_eq!(io_class(Layer::Posix, "pwrite64"), Some(IoClass::Data));
-        assert_eq!(io_class(Layer::Stdio, "fclose"), Some(IoClass::Close));
-        assert_eq!(io_class(Layer::Stdio, "fflush"), Some(IoClass::Sync));
-        assert_eq!(
-            io_class(Layer::MpiIo, "MPI_File_write_all_end"),
-            Some(IoClass::Data)
-        );
-        assert_eq!(
-            io_class(Layer::MpiIo, "MPI_File_set_view"),
-            Some(IoClass::Metadata)
-        );
-        assert_eq!(io_class(Layer::Posix, "__xstat64"), Some(IoClass::Metadata));
-        assert_eq!(io_class(Layer::Mpi, "MPI_Send"), None);
     }
 }

@@ -1,10 +1,13 @@
 //! MPI-IO hints and view values in force at a time, from settings.parquet: for a rank, a file
-//! and a key, the latest row at or before the time (docs/FORMAT.md, settings.parquet). Only
-//! numeric keys the analyses ask for are indexed, so a lookup allocates nothing.
+//! and a key, the latest row at or before the time (docs/FORMAT.md, settings.parquet). Indexed
+//! once per pass (`pass::Context::hints`) for every analysis and rule; a lookup allocates
+//! nothing.
 
-use std::collections::HashMap;
+use std::str::FromStr;
 
 use pioscope_trace::store::SettingRow;
+
+use crate::hash::FxMap;
 
 /// ROMIO's collective buffer size per aggregator.
 pub const CB_BUFFER_SIZE: &str = "cb_buffer_size";
@@ -17,54 +20,66 @@ pub const VIEW_FILETYPE_SIZE: &str = "view.filetype_size";
 /// Extent of one filetype of the view (larger than its size: holes, noncontiguous in file).
 pub const VIEW_FILETYPE_EXTENT: &str = "view.filetype_extent";
 
-/// Numeric settings by (rank, file, key), each a time-sorted list of values.
+/// Settings by (rank, file, key number), each a time-sorted list of values.
 #[derive(Debug, Default)]
 pub struct Hints {
-    keys: Vec<&'static str>,
-    values: HashMap<(i32, i32, usize), Vec<(i64, u64)>>,
+    keys: FxMap<String, u32>,
+    values: FxMap<(i32, i32, u32), Vec<(i64, String)>>,
 }
 
 impl Hints {
-    /// Indexes the rows of `keys` whose value is an unsigned integer.
-    pub fn new(settings: &[SettingRow], keys: &[&'static str]) -> Hints {
-        let mut values: HashMap<(i32, i32, usize), Vec<(i64, u64)>> = HashMap::new();
+    /// Indexes the rows that name a file.
+    pub fn new(settings: &[SettingRow]) -> Hints {
+        let mut h = Hints::default();
         for s in settings {
-            let (Some(file), Some(k)) = (s.file_id, keys.iter().position(|k| *k == s.key)) else {
-                continue;
-            };
-            if let Ok(v) = s.value.trim().parse::<u64>() {
-                values
-                    .entry((s.rank, file, k))
-                    .or_default()
-                    .push((s.time_ns, v));
-            }
+            let Some(file) = s.file_id else { continue };
+            let n = h.keys.len() as u32;
+            let k = *h.keys.entry(s.key.clone()).or_insert(n);
+            h.values
+                .entry((s.rank, file, k))
+                .or_default()
+                .push((s.time_ns, s.value.clone()));
         }
-        for v in values.values_mut() {
-            v.sort_by_key(|&(t, _)| t);
+        for v in h.values.values_mut() {
+            v.sort_by_key(|(t, _)| *t);
         }
-        Hints {
-            keys: keys.to_vec(),
-            values,
-        }
+        h
+    }
+
+    fn rows(&self, rank: i32, file: i32, key: &str) -> Option<&[(i64, String)]> {
+        let k = *self.keys.get(key)?;
+        self.values.get(&(rank, file, k)).map(Vec::as_slice)
     }
 
     /// The value of `key` for `rank` and `file` at time `t` (the latest row at or before t).
-    pub fn at(&self, rank: i32, file: i32, key: &str, t: i64) -> Option<u64> {
-        let k = self.keys.iter().position(|x| *x == key)?;
-        let v = self.values.get(&(rank, file, k))?;
-        let i = v.partition_point(|&(time, _)| time <= t);
-        (i > 0).then(|| v[i - 1].1)
+    pub fn get(&self, rank: i32, file: i32, key: &str, t: i64) -> Option<&str> {
+        let v = self.rows(rank, file, key)?;
+        let i = v.partition_point(|(time, _)| *time <= t);
+        (i > 0).then(|| v[i - 1].1.as_str())
     }
 
-    /// Any value of `key` recorded for `file` (the first rank's first), for per-file facts
+    /// `get` parsed: a number such as cb_buffer_size.
+    pub fn at<T: FromStr>(&self, rank: i32, file: i32, key: &str, t: i64) -> Option<T> {
+        self.get(rank, file, key, t)?.trim().parse().ok()
+    }
+
+    /// Any value of `key` recorded for `file` (the lowest rank's first), for per-file facts
     /// such as the stripe size.
-    pub fn any(&self, file: i32, key: &str) -> Option<u64> {
-        let k = self.keys.iter().position(|x| *x == key)?;
+    pub fn any(&self, file: i32, key: &str) -> Option<&str> {
+        let k = *self.keys.get(key)?;
         self.values
             .iter()
             .filter(|((_, f, kk), _)| *f == file && *kk == k)
             .min_by_key(|((r, _, _), _)| *r)
-            .and_then(|(_, v)| v.first().map(|&(_, x)| x))
+            .and_then(|(_, v)| v.first().map(|(_, x)| x.as_str()))
+    }
+
+    /// Whether the view in force is noncontiguous in the file (filetype size below its
+    /// extent), if known.
+    pub fn noncontiguous_view(&self, rank: i32, file: i32, t: i64) -> Option<bool> {
+        let size: u64 = self.at(rank, file, VIEW_FILETYPE_SIZE, t)?;
+        let extent: u64 = self.at(rank, file, VIEW_FILETYPE_EXTENT, t)?;
+        Some(size < extent)
     }
 }
 
@@ -86,22 +101,27 @@ mod tests {
 
     #[test]
     fn latest_value_at_or_before() {
-        let h = Hints::new(
-            &[
-                row(0, 100, CB_BUFFER_SIZE, "16777216"),
-                row(0, 500, CB_BUFFER_SIZE, "4194304"),
-                row(1, 100, CB_BUFFER_SIZE, "1024"),
-                row(0, 100, "romio_cb_write", "enable"),
-            ],
-            &[CB_BUFFER_SIZE],
-        );
-        assert_eq!(h.at(0, 7, CB_BUFFER_SIZE, 99), None);
+        let h = Hints::new(&[
+            row(0, 100, CB_BUFFER_SIZE, "16777216"),
+            row(0, 500, CB_BUFFER_SIZE, "4194304"),
+            row(1, 100, CB_BUFFER_SIZE, "1024"),
+            row(0, 100, "romio_cb_write", "enable"),
+            row(0, 100, VIEW_FILETYPE_SIZE, "32"),
+            row(0, 100, VIEW_FILETYPE_EXTENT, "128"),
+            row(0, 500, VIEW_FILETYPE_SIZE, "1"),
+            row(0, 500, VIEW_FILETYPE_EXTENT, "1"),
+        ]);
+        assert_eq!(h.at::<u64>(0, 7, CB_BUFFER_SIZE, 99), None);
         assert_eq!(h.at(0, 7, CB_BUFFER_SIZE, 100), Some(16_777_216));
         assert_eq!(h.at(0, 7, CB_BUFFER_SIZE, 499), Some(16_777_216));
         assert_eq!(h.at(0, 7, CB_BUFFER_SIZE, 10_000), Some(4_194_304));
         assert_eq!(h.at(1, 7, CB_BUFFER_SIZE, 10_000), Some(1024));
-        assert_eq!(h.at(0, 8, CB_BUFFER_SIZE, 10_000), None);
-        assert_eq!(h.at(0, 7, "romio_cb_write", 10_000), None, "not indexed");
-        assert_eq!(h.any(7, CB_BUFFER_SIZE), Some(16_777_216));
+        assert_eq!(h.at::<u64>(0, 8, CB_BUFFER_SIZE, 10_000), None);
+        assert_eq!(h.get(0, 7, "romio_cb_write", 10_000), Some("enable"));
+        assert_eq!(h.at::<u64>(0, 7, "romio_cb_write", 10_000), None);
+        assert_eq!(h.any(7, CB_BUFFER_SIZE), Some("16777216"));
+        assert_eq!(h.noncontiguous_view(0, 7, 100), Some(true));
+        assert_eq!(h.noncontiguous_view(0, 7, 500), Some(false));
+        assert_eq!(h.noncontiguous_view(1, 7, 500), None);
     }
 }

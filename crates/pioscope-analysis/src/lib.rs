@@ -7,6 +7,7 @@
 
 pub mod aggregation;
 pub mod breakdown;
+pub mod class;
 pub mod findings;
 pub mod hash;
 pub mod hints;
@@ -18,6 +19,7 @@ pub mod scope;
 pub mod stats;
 #[cfg(test)]
 mod testutil;
+pub mod units;
 
 pub use profile::{profile, Profile};
 pub use scope::Scope;

@@ -1,6 +1,9 @@
 //! The enclosing calls of each event, rebuilt on the fly from the store order (per thread, a
 //! parent comes before its children and a child starts inside its parent) and the `depth`
-//! column: one stack per (process, thread), popped down to the event's depth.
+//! column: one stack per (process, thread), popped down to the event's depth, and past any
+//! call that ended before the event started (its real parent was never written: the process
+//! died inside it), the rule merge uses for `parent`. Every analysis and the finding rules
+//! place records with it.
 //!
 //! Depth rather than `parent` ids: the scope filter may hide an enclosing record (a POSIX call
 //! on a system file) and the depth still places the event correctly among the ones kept.
@@ -16,8 +19,21 @@ use crate::hash::FxMap;
 pub struct Frame<T> {
     /// Its `depth`.
     pub depth: u8,
+    /// Its end, ns.
+    pub end: i64,
     /// What the analysis keeps for it.
     pub data: T,
+}
+
+impl<T> Frame<T> {
+    /// The frame of call `e`.
+    pub fn of(e: &Event<'_>, data: T) -> Self {
+        Frame {
+            depth: e.depth,
+            end: e.end_ns(),
+            data,
+        }
+    }
 }
 
 /// The open calls of every thread, for one analysis. The stack of the thread seen last is
@@ -67,7 +83,10 @@ impl<T> Nesting<T> {
             self.key = Some(key);
         }
         let stack = &mut self.current;
-        while stack.last().is_some_and(|f| f.depth >= e.depth) {
+        while stack
+            .last()
+            .is_some_and(|f| f.depth >= e.depth || f.end < e.start_ns)
+        {
             if let Some(f) = stack.pop() {
                 on_pop(f.data);
             }
@@ -134,23 +153,19 @@ mod tests {
     fn stack_follows_depth_and_pops_in_order() {
         let mut n: Nesting<&str> = Nesting::new();
         let mut popped = Vec::new();
-        n.enter(&ev(0, 0), |d| popped.push(d)).push(Frame {
-            depth: 0,
-            data: "region",
-        });
-        n.enter(&ev(0, 1), |d| popped.push(d)).push(Frame {
-            depth: 1,
-            data: "write_all",
-        });
-        let s = n.enter(&ev(0, 2), |d| popped.push(d));
+        let e = ev(0, 0);
+        n.enter(&e, |d| popped.push(d))
+            .push(Frame::of(&e, "region"));
+        let e = ev(0, 1);
+        n.enter(&e, |d| popped.push(d))
+            .push(Frame::of(&e, "write_all"));
+        let e = ev(0, 2);
+        let s = n.enter(&e, |d| popped.push(d));
         assert_eq!(
             s.iter().map(|f| f.data).collect::<Vec<_>>(),
             ["region", "write_all"]
         );
-        s.push(Frame {
-            depth: 2,
-            data: "pwrite",
-        });
+        s.push(Frame::of(&e, "pwrite"));
         // A sibling of write_all (depth 1) closes pwrite and write_all.
         let s = n.enter(&ev(0, 1), |d| popped.push(d));
         assert_eq!(s.len(), 1);
@@ -158,5 +173,29 @@ mod tests {
         // Another rank empties everything.
         n.enter(&ev(1, 0), |d| popped.push(d));
         assert_eq!(popped, ["pwrite", "write_all", "region"]);
+    }
+
+    /// A deeper record that starts after the last call ended is not inside it: its own parent
+    /// was never written (as merge decides `parent`).
+    #[test]
+    fn a_finished_call_encloses_nothing() {
+        let mut n: Nesting<&str> = Nesting::new();
+        let a = Event {
+            duration_ns: 10,
+            ..ev(0, 0)
+        };
+        n.enter(&a, |_| {}).push(Frame::of(&a, "a"));
+        let inside = Event {
+            start_ns: 10,
+            ..ev(0, 1)
+        };
+        assert_eq!(n.enter(&inside, |_| {}).len(), 1, "starts at a's end");
+        let mut popped = Vec::new();
+        let after = Event {
+            start_ns: 20,
+            ..ev(0, 1)
+        };
+        assert!(n.enter(&after, |d| popped.push(d)).is_empty());
+        assert_eq!(popped, ["a"]);
     }
 }

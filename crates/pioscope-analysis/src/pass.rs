@@ -4,8 +4,9 @@
 //! at the end. One read of events.parquet, row group by row group, serves them all, so the
 //! cost of a report grows with the trace once, not once per analysis.
 
-use pioscope_trace::store::{Event, SettingRow, StoreError, Trace};
+use pioscope_trace::store::{Event, StoreError, Trace};
 
+use crate::hints::Hints;
 use crate::scope::{Scope, ScopeFilter};
 
 /// What every visitor may consult besides the events: the trace (meta.json, files) and its
@@ -13,10 +14,20 @@ use crate::scope::{Scope, ScopeFilter};
 pub struct Context<'t> {
     /// The open trace.
     pub trace: &'t Trace,
-    /// settings.parquet, in rank then time order.
-    pub settings: Vec<SettingRow>,
+    /// settings.parquet, indexed.
+    pub hints: Hints,
     /// What the pass counts.
     pub scope: Scope,
+}
+
+impl Context<'_> {
+    /// The host of process `process` (meta.json `processes`; "" if unknown).
+    pub fn host_of_process(&self, process: i32) -> &str {
+        let processes = &self.trace.meta.processes;
+        processes
+            .get(process.max(0) as usize)
+            .map_or("", |p| p.host.as_str())
+    }
 }
 
 /// An analysis fed by the pass.
@@ -36,11 +47,11 @@ pub struct PassCounts {
     pub left_out: u64,
 }
 
-/// Builds the context of `trace` (reads settings.parquet).
+/// Builds the context of `trace` (reads and indexes settings.parquet).
 pub fn context(trace: &Trace, scope: Scope) -> Result<Context<'_>, StoreError> {
     Ok(Context {
         trace,
-        settings: trace.settings()?,
+        hints: Hints::new(&trace.settings()?),
         scope,
     })
 }

@@ -34,9 +34,9 @@ use pioscope_trace::functions::{self, Layer, OpKind};
 use pioscope_trace::store::Event;
 use serde::Serialize;
 
-use crate::breakdown::{io_class, is_io_layer, IoClass};
+use crate::class::{io_class, is_io_layer, is_open, IoClass};
 use crate::hash::{FxMap, FxSet};
-use crate::hints::{self, Hints};
+use crate::hints;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
 use crate::stats::PerFunc;
@@ -325,7 +325,6 @@ impl Default for Options {
 #[derive(Debug)]
 pub struct PatternsVisitor {
     options: Options,
-    hints: Option<Hints>,
     kinds: PerFunc<(OpKind, Option<IoClass>)>,
     nesting: Nesting<Open>,
     accesses: FxMap<(i32, i32, Layer), AccessAcc>,
@@ -340,7 +339,6 @@ impl PatternsVisitor {
     pub fn new(options: Options) -> Self {
         PatternsVisitor {
             options,
-            hints: None,
             kinds: PerFunc::new(|l, f| (functions::kind_of(l, f), io_class(l, f))),
             nesting: Nesting::new(),
             accesses: FxMap::default(),
@@ -353,7 +351,6 @@ impl PatternsVisitor {
 
     /// The result, after the pass.
     pub fn result(&self, ctx: &Context<'_>) -> Patterns {
-        let hints = self.hints.as_ref();
         let path = |f: i32| ctx.trace.file_path(f).unwrap_or("?").to_string();
         let mut files: Vec<FilePattern> = self
             .files
@@ -382,7 +379,10 @@ impl PatternsVisitor {
                     read_bytes: a.read_bytes,
                     written_bytes: a.written_bytes,
                     mpiio: mix,
-                    stripe_size: hints.and_then(|h| h.any(f, hints::STRIPING_UNIT)),
+                    stripe_size: ctx
+                        .hints
+                        .any(f, hints::STRIPING_UNIT)
+                        .and_then(|v| v.trim().parse().ok()),
                 }
             })
             .collect();
@@ -433,30 +433,20 @@ impl PatternsVisitor {
 
 impl Visitor for PatternsVisitor {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        if self.hints.is_none() {
-            self.hints = Some(Hints::new(
-                &ctx.settings,
-                &[
-                    hints::STRIPING_UNIT,
-                    hints::VIEW_FILETYPE_SIZE,
-                    hints::VIEW_FILETYPE_EXTENT,
-                ],
-            ));
-        }
         let (kind, class) = self.kinds.get(e.layer, e.func);
         let stack = self.nesting.enter(e, |_| {});
         let data = matches!(kind, OpKind::Read | OpKind::Write) && is_io_layer(e.layer);
         let mpiio_data = (data && e.layer == Layer::MpiIo).then_some((e.file_id, e.collective));
         let top_level_data = data && !stack.iter().any(|f| f.data.data);
         let enclosing_io = stack.iter().rev().find(|f| f.data.io).map(|f| f.data);
-        stack.push(Frame {
-            depth: e.depth,
-            data: Open {
+        stack.push(Frame::of(
+            e,
+            Open {
                 io: is_io_layer(e.layer),
                 data,
                 mpiio_data,
             },
-        });
+        ));
 
         // Metadata calls and their rate.
         if class == Some(IoClass::Metadata) {
@@ -522,7 +512,6 @@ impl Visitor for PatternsVisitor {
             }
         }
 
-        let hints = self.hints.as_ref();
         let acc = self.accesses.entry((file, e.rank, e.layer)).or_default();
         let seq = if kind == OpKind::Read {
             &mut acc.read
@@ -537,7 +526,8 @@ impl Visitor for PatternsVisitor {
                 acc.misaligned_block += 1;
             }
             if let Some(stripe) =
-                hints.and_then(|h| h.at(e.rank, file, hints::STRIPING_UNIT, e.start_ns))
+                ctx.hints
+                    .at::<u64>(e.rank, file, hints::STRIPING_UNIT, e.start_ns)
             {
                 acc.stripe_known = true;
                 if stripe > 0 && off % stripe as i64 != 0 {
@@ -546,32 +536,11 @@ impl Visitor for PatternsVisitor {
             }
         }
         if e.layer == Layer::MpiIo && !acc.noncontiguous_view {
-            let h = hints;
-            let size = h.and_then(|h| h.at(e.rank, file, hints::VIEW_FILETYPE_SIZE, e.start_ns));
-            let extent =
-                h.and_then(|h| h.at(e.rank, file, hints::VIEW_FILETYPE_EXTENT, e.start_ns));
-            if let (Some(s), Some(x)) = (size, extent) {
-                acc.noncontiguous_view = x > s;
+            if let Some(v) = ctx.hints.noncontiguous_view(e.rank, file, e.start_ns) {
+                acc.noncontiguous_view = v;
             }
         }
     }
-}
-
-/// Calls that open a file (a new access sequence starts).
-pub fn is_open(func: &str) -> bool {
-    matches!(
-        func,
-        "open"
-            | "open64"
-            | "openat"
-            | "openat64"
-            | "creat"
-            | "creat64"
-            | "fopen"
-            | "fopen64"
-            | "fdopen"
-            | "MPI_File_open"
-    )
 }
 
 /// Groups of ranks by pattern for one (file, layer, direction), for summaries: (pattern,

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use crate::aggregation::{Aggregation, AggregationVisitor};
 use crate::breakdown::{Breakdown, BreakdownVisitor};
-use crate::findings::{self, Finding, Rule};
-use crate::pass::{self, Context, Visitor};
+use crate::findings::{self, AsVisitor, Finding};
+use crate::pass::{self, Visitor};
 use crate::patterns::{self, Patterns, PatternsVisitor};
 use crate::scope::Scope;
 use crate::stats::{GroupBy, StatsRow, StatsVisitor};
@@ -89,28 +89,6 @@ pub struct Profile {
     pub aggregation: Aggregation,
 }
 
-/// A rule seen as a plain visitor of the pass.
-struct RuleVisitor<'r>(&'r mut dyn Rule);
-
-impl Visitor for RuleVisitor<'_> {
-    fn visit(&mut self, event: &pioscope_trace::store::Event<'_>, ctx: &Context<'_>) {
-        self.0.visit(event, ctx);
-    }
-    fn finish(&mut self, ctx: &Context<'_>) {
-        self.0.finish(ctx);
-    }
-}
-
-/// Sorts findings by estimated cost, most first (then severity, then id, for stable output).
-pub fn rank_findings(findings: &mut [Finding]) {
-    findings.sort_by(|a, b| {
-        b.cost_ns
-            .cmp(&a.cost_ns)
-            .then_with(|| a.severity.cmp(&b.severity))
-            .then_with(|| a.id.cmp(&b.id))
-    });
-}
-
 /// Reads the trace once and computes everything. `progress(done, total)` follows the row
 /// groups.
 pub fn profile(
@@ -125,8 +103,8 @@ pub fn profile(
     let mut aggregation = AggregationVisitor::new();
     let mut rules = findings::rules(&options.findings);
     let counts = {
-        let mut rule_visitors: Vec<RuleVisitor<'_>> =
-            rules.iter_mut().map(|r| RuleVisitor(r.as_mut())).collect();
+        let mut rule_visitors: Vec<AsVisitor<'_>> =
+            rules.iter_mut().map(|r| AsVisitor(r.as_mut())).collect();
         let mut visitors: Vec<&mut dyn Visitor> = Vec::new();
         for s in stats.iter_mut() {
             visitors.push(s);
@@ -139,8 +117,7 @@ pub fn profile(
         }
         pass::run(&ctx, &mut visitors, progress)?
     };
-    let mut found: Vec<Finding> = rules.iter().flat_map(|r| r.conclude(&ctx)).collect();
-    rank_findings(&mut found);
+    let found = findings::conclude(&rules, &ctx);
     let mut rows = stats.into_iter().map(|s| s.rows(&ctx));
     let mut next = || rows.next().unwrap_or_default();
     let tables = Tables {
@@ -182,33 +159,8 @@ pub fn profile(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::findings::{Evidence, Severity};
     use crate::stats::compute;
     use crate::testutil::{self, coll, io, FILE_A};
-
-    fn finding(id: &str, severity: Severity, cost_ns: i64) -> Finding {
-        Finding {
-            id: id.into(),
-            severity,
-            title: String::new(),
-            evidence: Evidence::default(),
-            cost_ns,
-            remedy: String::new(),
-        }
-    }
-
-    #[test]
-    fn findings_rank_by_cost() {
-        let mut f = vec![
-            finding("b", Severity::Low, 10),
-            finding("a", Severity::High, 5),
-            finding("c", Severity::Low, 50),
-            finding("d", Severity::High, 10),
-        ];
-        rank_findings(&mut f);
-        let ids: Vec<&str> = f.iter().map(|x| x.id.as_str()).collect();
-        assert_eq!(ids, vec!["c", "d", "b", "a"]);
-    }
 
     /// One pass gives the same tables as `stats` run alone, and every section.
     #[test]

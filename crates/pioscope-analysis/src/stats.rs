@@ -283,16 +283,27 @@ impl<T: Copy> PerFunc<T> {
 
     /// The value for `func` (names are unique across layers).
     pub(crate) fn get(&mut self, layer: Layer, func: &str) -> T {
-        let i = self.names.id(func) as usize;
+        self.entry(layer, func).1
+    }
+
+    /// The number of `func` (for `name`) and its value.
+    pub(crate) fn entry(&mut self, layer: Layer, func: &str) -> (u32, T) {
+        let n = self.names.id(func);
+        let i = n as usize;
         if let Some(Some(v)) = self.values.get(i) {
-            return *v;
+            return (n, *v);
         }
         let v = (self.compute)(layer, func);
         if self.values.len() <= i {
             self.values.resize(i + 1, None);
         }
         self.values[i] = Some(v);
-        v
+        (n, v)
+    }
+
+    /// The name of number `n`.
+    pub(crate) fn name(&self, n: u32) -> &str {
+        self.names.get(n)
     }
 }
 
@@ -392,8 +403,8 @@ impl Acc {
 pub struct StatsVisitor {
     by: GroupBy,
     names: Names,
-    /// Kind of each function, by its `names` number.
-    kinds: Vec<Option<OpKind>>,
+    /// Kind of each function (its number keys `RawKey::Func`).
+    kinds: PerFunc<OpKind>,
     hosts: Vec<Option<u32>>,
     groups: FxMap<RawKey, Acc>,
 }
@@ -404,7 +415,7 @@ impl StatsVisitor {
         StatsVisitor {
             by,
             names: Names::default(),
-            kinds: Vec::new(),
+            kinds: PerFunc::new(functions::kind_of),
             hosts: Vec::new(),
             groups: FxMap::default(),
         }
@@ -418,27 +429,21 @@ impl StatsVisitor {
         if let Some(h) = self.hosts[p] {
             return h;
         }
-        let host = ctx
-            .trace
-            .meta
-            .processes
-            .get(p)
-            .map_or("", |m| m.host.as_str());
-        let h = self.names.id(host);
+        let h = self.names.id(ctx.host_of_process(process));
         self.hosts[p] = Some(h);
         h
     }
 
     /// The rows, sorted by group then layer.
     pub fn rows(self, ctx: &Context<'_>) -> Vec<StatsRow> {
-        let names = &self.names;
+        let (names, kinds) = (&self.names, &self.kinds);
         let mut keyed: Vec<(Key, Acc)> = self
             .groups
             .into_iter()
             .filter_map(|(k, acc)| {
                 let key = match k {
                     RawKey::Layer(l) => Key::Layer(l),
-                    RawKey::Func(l, f) => Key::Func(l, names.get(f).to_string()),
+                    RawKey::Func(l, f) => Key::Func(l, kinds.name(f).to_string()),
                     RawKey::File(f, l) => Key::File(ctx.trace.file_path(f)?.to_string(), l),
                     RawKey::Rank(r, l) => Key::Rank(r, l),
                     RawKey::Host(h, l) => Key::Host(names.get(h).to_string(), l),
@@ -480,18 +485,7 @@ impl StatsVisitor {
 
 impl Visitor for StatsVisitor {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let func = self.names.id(e.func);
-        let kind = match self.kinds.get(func as usize) {
-            Some(Some(k)) => *k,
-            _ => {
-                let k = functions::kind_of(e.layer, e.func);
-                if self.kinds.len() <= func as usize {
-                    self.kinds.resize(func as usize + 1, None);
-                }
-                self.kinds[func as usize] = Some(k);
-                k
-            }
-        };
+        let (func, kind) = self.kinds.entry(e.layer, e.func);
         let key = match self.by {
             GroupBy::Layer => RawKey::Layer(e.layer),
             GroupBy::Func => RawKey::Func(e.layer, func),
@@ -519,6 +513,7 @@ pub fn compute(trace: &Trace, by: GroupBy, scope: Scope) -> Result<Stats, StoreE
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::{self, ev, FILE_A};
     use pioscope_trace::merge::merge;
     use pioscope_trace::raw::fixture::{FixtureEvent as E, RawFileBuilder};
     use pioscope_trace::raw::format::{flags, string_kind};
@@ -684,41 +679,36 @@ mod tests {
         assert_eq!(json["size_histogram"][0]["count"], 1);
     }
 
+    /// (group, layer, operations, bytes) of each row.
+    fn summary(s: &Stats) -> Vec<(&str, Layer, u64, u64)> {
+        s.rows
+            .iter()
+            .map(|r| (r.group.as_str(), r.layer, r.operations, r.bytes))
+            .collect()
+    }
+
     /// Hosts come from meta.json processes; phases from the region column.
     #[test]
     fn by_host_and_phase() {
         let dir = tempfile::tempdir().expect("tmp");
-        let raw = dir.path().join("raw");
-        std::fs::create_dir(&raw).expect("mkdir");
+        let mut ranks = Vec::new();
         for (rank, host) in [(0u32, "n1"), (1, "n1"), (2, "n2")] {
-            let mut b = RawFileBuilder::monotonic(10 + rank, 0, 0);
-            let r = rank.to_string();
-            b.job(&[("rank", r.as_str()), ("size", "3"), ("host", host)]);
-            b.string(string_kind::FILE, 1, "/f", 0);
-            b.string(string_kind::REGION, 2, "output", 0);
+            let mut b = testutil::rank(rank, 3, host);
+            testutil::region(&mut b, 2, "output");
             b.events(
                 0,
                 &[
-                    E::new(14, 100, 10).object(1).size(8),
-                    E::new(500, 1_000, 500).object(2),
-                    E::new(14, 1_100, 100).object(1).size(64).depth(1),
+                    ev("pwrite", 100, 10).object(FILE_A).size(8),
+                    ev("region", 1_000, 500).object(2),
+                    ev("pwrite", 1_100, 100).object(FILE_A).size(64).depth(1),
                 ],
             );
-            b.end();
-            b.write_to(&raw.join(format!("{host}-{rank}.praw")))
-                .expect("write");
+            ranks.push(b);
         }
-        let out = dir.path().join("trace");
-        merge(&raw, &out, &mut |_| {}).expect("merge");
-        let t = Trace::open(&out).expect("open");
+        let t = testutil::trace(dir.path(), ranks);
         let h = compute(&t, GroupBy::Host, Scope::All).expect("stats");
-        let rows: Vec<(&str, Layer, u64, u64)> = h
-            .rows
-            .iter()
-            .map(|r| (r.group.as_str(), r.layer, r.operations, r.bytes))
-            .collect();
         assert_eq!(
-            rows,
+            summary(&h),
             vec![
                 ("n1", Layer::Posix, 4, 144),
                 ("n1", Layer::Region, 2, 0),
@@ -727,13 +717,8 @@ mod tests {
             ]
         );
         let p = compute(&t, GroupBy::Phase, Scope::All).expect("stats");
-        let rows: Vec<(&str, Layer, u64, u64)> = p
-            .rows
-            .iter()
-            .map(|r| (r.group.as_str(), r.layer, r.operations, r.bytes))
-            .collect();
         assert_eq!(
-            rows,
+            summary(&p),
             vec![
                 (NO_PHASE, Layer::Posix, 3, 24),
                 ("output", Layer::Posix, 3, 192),

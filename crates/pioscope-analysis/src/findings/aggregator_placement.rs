@@ -7,11 +7,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use pioscope_trace::store::Event;
-use pioscope_trace::{Layer, OpKind};
+use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::util::{self, Call, General, Numbers, PerCall, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::hints;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.
@@ -56,7 +57,7 @@ impl AggregatorPlacement {
         let Some(f) = c.file else { return };
         let acc = self.by_file.entry(f).or_default();
         acc.participants.insert(c.rank);
-        let key = c.instance.map(i64::from).unwrap_or(-c.id - 1);
+        let key = c.instance_key();
         let inst = self.instances.entry(key).or_insert((f, BTreeMap::new()));
         if storage_ns > 0 {
             acc.aggregators.insert(c.rank);
@@ -68,15 +69,9 @@ impl AggregatorPlacement {
 impl Visitor for AggregatorPlacement {
     fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
         let fx = util::facts(&self.shared, e);
-        let key = util::thread(e);
-        if let Some(c) = fx.call.then(|| util::call(&self.shared)).flatten() {
-            let tracked = c.collective && matches!(c.kind, OpKind::Read | OpKind::Write);
-            let done = if tracked {
-                self.calls.start(key, c)
-            } else {
-                self.calls.close(key)
-            };
-            if let Some((c, ns)) = done {
+        if let Some(c) = util::call(&self.shared, &fx) {
+            let tracked = c.collective && c.data();
+            if let Some((c, ns)) = self.calls.next(e, c, tracked) {
                 self.close(c, ns);
             }
             return;
@@ -85,7 +80,7 @@ impl Visitor for AggregatorPlacement {
             return;
         }
         let Some(p) = fx.parent else { return };
-        if let Some(ns) = self.calls.child(key, p.id) {
+        if let Some(ns) = self.calls.child(e, p.id) {
             *ns += e.duration_ns;
         }
     }
@@ -165,8 +160,8 @@ impl Rule for AggregatorPlacement {
         let hosts = l.per_host.len() + l.without.len();
         let most = l.per_host.values().map(Vec::len).max().unwrap_or(0);
         let aggs = acc.aggregators.len();
-        let s = util::settings(&self.shared, ctx);
-        let cb_nodes = s.any(*file, "cb_nodes").map(str::to_string);
+        let s = &ctx.hints;
+        let cb_nodes = s.any(*file, hints::CB_NODES).map(str::to_string);
         let cb_config = s.any(*file, "cb_config_list").map(str::to_string);
         let mut n = Numbers::default();
         n.int("collective_calls", calls as i64)
@@ -236,11 +231,12 @@ impl Rule for AggregatorPlacement {
                 .map(|c| format!(" (now cb_nodes={c})"))
                 .unwrap_or_default()
         );
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
             title,
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "{aggs} aggregator(s) over {hosts} host(s) on {}: up to {most} on one host, \
                      {} host(s) without one, over {calls} collective calls.",
@@ -250,16 +246,15 @@ impl Rule for AggregatorPlacement {
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
             remedy,
-        }]
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{coll, ev, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{coll, ev, none, num, one, Fx};
 
     /// 4 ranks on hosts a, a, b, b; 2 write_all calls; the aggregators are `aggs`, each
     /// writing 100 us per call.
@@ -271,7 +266,7 @@ mod tests {
             for r in 0..4 {
                 fx.push(
                     r,
-                    coll("MPI_File_write_all", t, 500_000, i + 1)
+                    coll(ev("MPI_File_write_all", t, 500_000), i + 1)
                         .object(f)
                         .size(1024),
                 );

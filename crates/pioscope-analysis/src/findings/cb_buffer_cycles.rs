@@ -9,12 +9,14 @@
 use std::collections::BTreeMap;
 
 use pioscope_trace::store::Event;
-use pioscope_trace::{Layer, OpKind};
+use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::util::{self, Call, General, Numbers, PerCall, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::hints;
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "cb-buffer-cycles";
@@ -100,7 +102,9 @@ impl CbBufferCycles {
         }
         let file = c.file.unwrap_or(-1);
         let domain = (cy.hi - cy.lo).max(0) as u64;
-        let cb = util::settings(&self.shared, ctx).int(c.rank, file, "cb_buffer_size", c.start);
+        let cb = ctx
+            .hints
+            .at::<i64>(c.rank, file, hints::CB_BUFFER_SIZE, c.start);
         // One transfer per cycle, unless the domain fits fewer buffers than there were
         // transfers: then ROMIO wrote the pieces of a cycle one by one (holes it did not
         // read-modify-write), and the buffer count is the cycle count.
@@ -119,7 +123,7 @@ impl CbBufferCycles {
         } else {
             0
         };
-        let key = c.instance.map(i64::from).unwrap_or(-c.id - 1);
+        let key = c.instance_key();
         let inst = self.instances.entry(key).or_default();
         inst.0 = inst.0.max(extra);
         inst.1 += 1;
@@ -146,15 +150,9 @@ impl CbBufferCycles {
 impl Visitor for CbBufferCycles {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         let fx = util::facts(&self.shared, e);
-        let key = util::thread(e);
-        if let Some(c) = fx.call.then(|| util::call(&self.shared)).flatten() {
-            let tracked = c.collective && matches!(c.kind, OpKind::Read | OpKind::Write);
-            let done = if tracked {
-                self.calls.start(key, c)
-            } else {
-                self.calls.close(key)
-            };
-            if let Some((c, cy)) = done {
+        if let Some(c) = util::call(&self.shared, &fx) {
+            let tracked = c.collective && c.data();
+            if let Some((c, cy)) = self.calls.next(e, c, tracked) {
                 self.close(c, cy, ctx);
             }
             return;
@@ -168,7 +166,7 @@ impl Visitor for CbBufferCycles {
         if fx.kind != p.kind {
             return;
         }
-        let Some(cy) = self.calls.child(key, p.id) else {
+        let Some(cy) = self.calls.child(e, p.id) else {
             return;
         };
         let end = e.end_ns();
@@ -229,10 +227,10 @@ impl Rule for CbBufferCycles {
                  domain of an aggregator, {}, then fits one collective buffer and each call \
                  runs one two-phase cycle instead of up to {}. It costs {} of memory on each \
                  of the {aggregators} aggregator(s).{}",
-                util::bytes(wanted),
-                util::bytes(domain),
+                units::bytes(wanted),
+                units::bytes(domain),
                 fa.max_cycles,
-                util::bytes(wanted),
+                units::bytes(wanted),
                 if fs == "lustre" {
                     " On Lustre ROMIO sizes the buffer from the stripe: raise the stripe size \
                      (striping_unit hint or lfs setstripe -S) along with it."
@@ -249,7 +247,7 @@ impl Rule for CbBufferCycles {
                  buffer: use more aggregators, cb_nodes={more} (with cb_config_list=\"*:{}\" \
                  if the hosts are few), together with cb_buffer_size={}, so each call runs \
                  one cycle.",
-                util::bytes(domain),
+                units::bytes(domain),
                 more.div_ceil(aggregators.max(1)),
                 self.max_cb
             )
@@ -261,9 +259,9 @@ impl Rule for CbBufferCycles {
                 "file {}: up to {} cycles per call, domain {}, cb_buffer_size {}",
                 util::file_name(ctx, *f),
                 a.max_cycles,
-                util::bytes(a.max_domain),
+                units::bytes(a.max_domain),
                 a.cb_buffer_size
-                    .map(|b| util::bytes(b.max(0) as u64))
+                    .map(|b| units::bytes(b.max(0) as u64))
                     .unwrap_or_else(|| "unknown".into())
             ));
         }
@@ -279,18 +277,19 @@ impl Rule for CbBufferCycles {
                 c.name(),
                 util::file_name(ctx, c.file.unwrap_or(-1)),
                 c.rank,
-                util::bytes(d)
+                units::bytes(d)
             ));
         }
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: format!(
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!(
                 "Collective buffer smaller than the aggregators' file domain: {:.1} two-phase \
                  cycles per call",
                 mean
             ),
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "{} of {} aggregator calls ran {} or more two-phase cycles (mean {:.1}, max \
                      {}); the largest file domain is {} ({domain} B) against cb_buffer_size {}.",
@@ -299,24 +298,23 @@ impl Rule for CbBufferCycles {
                     self.min_cycles,
                     mean,
                     fa.max_cycles,
-                    util::bytes(domain),
+                    units::bytes(domain),
                     fa.cb_buffer_size
-                        .map(|b| format!("{} ({b} B)", util::bytes(b.max(0) as u64)))
+                        .map(|b| format!("{} ({b} B)", units::bytes(b.max(0) as u64)))
                         .unwrap_or_else(|| "unknown".into())
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
             remedy,
-        }]
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{coll, ev, flt, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{coll, ev, flt, none, num, one, Fx};
 
     /// 2 ranks, 3 write_all calls of 8 MiB per rank; rank 0 aggregates a 16 MiB domain in
     /// `cycles` pwrites, the cycles `[100 us, 40 us, ...]` long.
@@ -335,7 +333,7 @@ mod tests {
                 let t = 10_000 + i * 1_000_000;
                 fx.push(
                     r,
-                    coll("MPI_File_write_all", t, 500_000, i + 1)
+                    coll(ev("MPI_File_write_all", t, 500_000), i + 1)
                         .object(f)
                         .size(8 * MIB)
                         .offset(0),

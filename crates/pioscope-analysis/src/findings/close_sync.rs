@@ -9,9 +9,11 @@ use pioscope_trace::store::Event;
 use pioscope_trace::OpKind;
 
 use super::config::Config;
-use super::util::{self, class, General, Keyed, Numbers, Shared};
+use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::class;
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "close-sync";
@@ -145,17 +147,17 @@ impl Rule for CloseSync {
             worst.push(format!(
                 "file {}: close {} + sync {} against {} writing",
                 util::file_name(ctx, *f),
-                util::dur(a.close_ns),
-                util::dur(a.sync_ns),
-                util::dur(a.write_ns)
+                units::duration_prose(a.close_ns),
+                units::duration_prose(a.sync_ns),
+                units::duration_prose(a.write_ns)
             ));
         }
         for (r, a) in util::top(by_rank.iter().collect(), k, |(_, a)| a.tail()) {
             worst.push(format!(
                 "{}: {} closing and syncing, {} writing",
                 util::rank_name(ctx, *r),
-                util::dur(a.tail()),
-                util::dur(a.write_ns)
+                units::duration_prose(a.tail()),
+                units::duration_prose(a.write_ns)
             ));
         }
         let mut by_region = self.by_region.clone();
@@ -169,8 +171,8 @@ impl Rule for CloseSync {
         ) {
             worst.push(format!(
                 "phase {g}: {} closing and syncing, {} writing",
-                util::dur(a.tail()),
-                util::dur(a.write_ns)
+                units::duration_prose(a.tail()),
+                units::duration_prose(a.write_ns)
             ));
         }
         let what = if total.close_ns >= total.sync_ns {
@@ -178,43 +180,43 @@ impl Rule for CloseSync {
         } else {
             "sync"
         };
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: format!(
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!(
                 "Output dominated by {what}: close and sync take {} of the output time",
-                util::pct(share)
+                units::pct(share)
             ),
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "On {} written file(s), {} closes took {} and {} syncs took {}, against {} \
                      writing (summed over ranks).",
                     by_file.len(),
                     total.closes,
-                    util::dur(total.close_ns),
+                    units::duration_prose(total.close_ns),
                     total.syncs,
-                    util::dur(total.sync_ns),
-                    util::dur(total.write_ns)
+                    units::duration_prose(total.sync_ns),
+                    units::duration_prose(total.write_ns)
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
-            remedy: "Defer the close: close the file of step N when opening the file of step \
-                     N+1 (or after the next compute phase), so the write-back of the buffered \
-                     data overlaps the computation instead of stalling the output phase. Drop \
-                     fsync/MPI_File_sync after every step unless that step must be durable \
-                     (a checkpoint), and write in larger requests so less is left for close \
-                     to flush."
+            "Defer the close: close the file of step N when opening the file of step \
+             N+1 (or after the next compute phase), so the write-back of the buffered \
+             data overlaps the computation instead of stalling the output phase. Drop \
+             fsync/MPI_File_sync after every step unless that step must be durable \
+             (a checkpoint), and write in larger requests so less is left for close \
+             to flush."
                 .into(),
-        }]
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{ev, flt, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{ev, flt, none, num, one, Fx};
 
     /// 2 ranks, 5 steps: open, write 1 ms, fsync `sync` ns, close 4 ms.
     fn job(sync: u64, close: u64) -> Fx {

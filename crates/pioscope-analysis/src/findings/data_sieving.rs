@@ -9,9 +9,10 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
-use super::util::{self, Call, General, Numbers, PerCall, Shared};
+use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "data-sieving";
@@ -19,12 +20,8 @@ pub(crate) const ID: &str = "data-sieving";
 /// POSIX traffic beneath one MPI-IO write.
 #[derive(Clone, Copy, Debug, Default)]
 struct Beneath {
-    reads: u64,
-    read_bytes: u64,
-    read_ns: i64,
-    writes: u64,
-    write_bytes: u64,
-    write_ns: i64,
+    read: Requests,
+    write: Requests,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -40,12 +37,8 @@ impl Acc {
         self.calls += 1;
         self.requested += c.size.max(0) as u64;
         self.call_ns += c.end - c.start;
-        self.posix.reads += b.reads;
-        self.posix.read_bytes += b.read_bytes;
-        self.posix.read_ns += b.read_ns;
-        self.posix.writes += b.writes;
-        self.posix.write_bytes += b.write_bytes;
-        self.posix.write_ns += b.write_ns;
+        self.posix.read.merge(&b.read);
+        self.posix.write.merge(&b.write);
     }
 }
 
@@ -82,7 +75,7 @@ impl DataSieving {
     }
 
     fn close(&mut self, c: Call, b: Beneath, ctx: &Context<'_>) {
-        if b.reads == 0 {
+        if b.read.count == 0 {
             return;
         }
         self.total.add(&c, &b);
@@ -90,29 +83,23 @@ impl DataSieving {
         let file = c.file.unwrap_or(-1);
         self.by_file.entry(file).or_default().add(&c, &b);
         self.by_func.entry(c.func).or_default().add(&c, &b);
-        if !self.hints.contains_key(&file) {
-            let s = util::settings(&self.shared, ctx);
-            let buf = s.int(c.rank, file, "ind_wr_buffer_size", c.start);
+        self.hints.entry(file).or_insert_with(|| {
+            let s = &ctx.hints;
+            let buf = s.at::<i64>(c.rank, file, "ind_wr_buffer_size", c.start);
             let ds = s
                 .get(c.rank, file, "romio_ds_write", c.start)
                 .map(str::to_string);
-            self.hints.insert(file, (buf, ds));
-        }
+            (buf, ds)
+        });
     }
 }
 
 impl Visitor for DataSieving {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         let fx = util::facts(&self.shared, e);
-        let key = util::thread(e);
-        if let Some(c) = fx.call.then(|| util::call(&self.shared)).flatten() {
+        if let Some(c) = util::call(&self.shared, &fx) {
             let tracked = c.kind == OpKind::Write && !c.collective;
-            let done = if tracked {
-                self.calls.start(key, c)
-            } else {
-                self.calls.close(key)
-            };
-            if let Some((c, b)) = done {
+            if let Some((c, b)) = self.calls.next(e, c, tracked) {
                 self.close(c, b, ctx);
             }
             return;
@@ -121,19 +108,15 @@ impl Visitor for DataSieving {
             return;
         }
         let Some(p) = fx.parent else { return };
-        let Some(b) = self.calls.child(key, p.id) else {
+        let Some(b) = self.calls.child(e, p.id) else {
             return;
         };
         match fx.kind {
             OpKind::Read => {
-                b.reads += 1;
-                b.read_bytes += util::moved(e);
-                b.read_ns += e.duration_ns;
+                b.read.add(e);
             }
             OpKind::Write => {
-                b.writes += 1;
-                b.write_bytes += util::moved(e);
-                b.write_ns += e.duration_ns;
+                b.write.add(e);
             }
             _ => {}
         }
@@ -149,7 +132,7 @@ impl Visitor for DataSieving {
 impl Rule for DataSieving {
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let t = &self.total;
-        let moved = t.posix.read_bytes + t.posix.write_bytes;
+        let moved = t.posix.read.bytes + t.posix.write.bytes;
         let amp = util::ratio(moved as f64, t.requested as f64);
         if t.calls < self.min_calls || t.calls == 0 || amp < self.min_amplification {
             return Vec::new();
@@ -157,7 +140,7 @@ impl Rule for DataSieving {
         // Without sieving the call would write the requested bytes at the POSIX write speed
         // seen beneath it; the rest of the call's time is the sieve: the reads, the extra
         // writes, the copying into the buffer and the file locks.
-        let ns_per_byte = util::ratio(t.posix.write_ns as f64, t.posix.write_bytes as f64);
+        let ns_per_byte = util::ratio(t.posix.write.ns as f64, t.posix.write.bytes as f64);
         let needed = t.requested as f64 * ns_per_byte;
         let cost = util::per_rank((t.call_ns as f64 - needed).max(0.0), ctx);
 
@@ -172,13 +155,13 @@ impl Rule for DataSieving {
         let mut n = Numbers::default();
         n.int("calls", t.calls as i64)
             .int("requested_bytes", t.requested as i64)
-            .int("read_bytes", t.posix.read_bytes as i64)
-            .int("written_bytes", t.posix.write_bytes as i64)
+            .int("read_bytes", t.posix.read.bytes as i64)
+            .int("written_bytes", t.posix.write.bytes as i64)
             .float("amplification", amp)
-            .int("posix_reads", t.posix.reads as i64)
-            .int("posix_writes", t.posix.writes as i64)
-            .int("posix_read_time_ns", t.posix.read_ns)
-            .int("posix_write_time_ns", t.posix.write_ns)
+            .int("posix_reads", t.posix.read.count as i64)
+            .int("posix_writes", t.posix.write.count as i64)
+            .int("posix_read_time_ns", t.posix.read.ns)
+            .int("posix_write_time_ns", t.posix.write.ns)
             .int("call_time_ns", t.call_ns)
             .int("ranks", self.by_rank.len() as i64);
         if let Some(b) = buf {
@@ -195,9 +178,9 @@ impl Rule for DataSieving {
                 "file {}: {} sieved writes, {} asked, {} read + {} written",
                 util::file_name(ctx, *f),
                 a.calls,
-                util::bytes(a.requested),
-                util::bytes(a.posix.read_bytes),
-                util::bytes(a.posix.write_bytes)
+                units::bytes(a.requested),
+                units::bytes(a.posix.read.bytes),
+                units::bytes(a.posix.write.bytes)
             ));
         }
         for (r, a) in util::top(self.by_rank.iter().collect(), k, |(_, a)| a.call_ns) {
@@ -205,9 +188,9 @@ impl Rule for DataSieving {
                 "{}: {} calls, {} in them, {:.1}x the bytes asked",
                 util::rank_name(ctx, *r),
                 a.calls,
-                util::dur(a.call_ns),
+                units::duration_prose(a.call_ns),
                 util::ratio(
-                    (a.posix.read_bytes + a.posix.write_bytes) as f64,
+                    (a.posix.read.bytes + a.posix.write.bytes) as f64,
                     a.requested as f64
                 )
             ));
@@ -215,7 +198,7 @@ impl Rule for DataSieving {
         for (f, a) in util::top(self.by_func.iter().collect(), k, |(_, a)| a.call_ns) {
             worst.push(format!(
                 "call {f}: {} read-modify-writes, {} POSIX reads beneath",
-                a.calls, a.posix.reads
+                a.calls, a.posix.read.count
             ));
         }
         let func = self
@@ -228,30 +211,30 @@ impl Rule for DataSieving {
         let buf_text = buf
             .map(|b| format!(" (sieve buffer ind_wr_buffer_size={b})"))
             .unwrap_or_default();
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: format!(
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!(
                 "Data sieving read-modify-write: {:.1}x the bytes asked moved by {func}",
                 amp
             ),
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "{} independent writes asked for {} but ROMIO read {} and wrote {} \
                      beneath them{buf_text}: {:.1}x the volume, {} in these calls summed \
                      over ranks.",
                     t.calls,
-                    util::bytes(t.requested),
-                    util::bytes(t.posix.read_bytes),
-                    util::bytes(t.posix.write_bytes),
+                    units::bytes(t.requested),
+                    units::bytes(t.posix.read.bytes),
+                    units::bytes(t.posix.write.bytes),
                     amp,
-                    util::dur(t.call_ns)
+                    units::duration_prose(t.call_ns)
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
-            remedy: format!(
+            format!(
                 "Write collectively: {coll} with the same file view lets ROMIO's two-phase \
                  I/O merge the interleaved pieces of all ranks, so each aggregator reads and \
                  writes its file domain once instead of every rank sieving the whole extent \
@@ -259,7 +242,7 @@ impl Rule for DataSieving {
                  sieving off instead: romio_ds_write=disable. If each rank's data can be \
                  made contiguous in the file (one block per rank), no sieving is needed."
             ),
-        }]
+        )]
     }
 }
 
@@ -280,8 +263,8 @@ pub(crate) fn collective_form(func: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{ev, flt, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{ev, flt, none, num, one, Fx};
 
     /// 2 ranks x `calls` MPI_File_write of 1 KiB at 10 us intervals, each with a pread and a
     /// pwrite of `block` bytes beneath (or no pread when `rmw` is false).

@@ -11,12 +11,15 @@
 use std::collections::{BTreeMap, HashMap};
 
 use pioscope_trace::store::Event;
-use pioscope_trace::{Layer, OpKind};
+use pioscope_trace::Layer;
 
 use super::config::Config;
-use super::util::{self, class, Call, General, Numbers, PerCall, Shared};
+use super::util::{self, Call, General, Numbers, PerCall, Shared};
 use super::{Evidence, Finding, Rule, Severity};
+use crate::class;
+use crate::hints;
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "exchange-time";
@@ -72,7 +75,7 @@ impl ExchangeTime {
     }
 
     fn close(&mut self, c: Call, b: Beneath, ctx: &Context<'_>) {
-        let key = c.instance.map(i64::from).unwrap_or(-c.id - 1);
+        let key = c.instance_key();
         let i = self.instances.entry(key).or_insert(Instance {
             call: c,
             start: c.start,
@@ -96,9 +99,9 @@ impl ExchangeTime {
         }
         if self.hints.is_none() {
             if let Some(f) = c.file {
-                let s = util::settings(&self.shared, ctx);
+                let s = &ctx.hints;
                 self.hints = Some((
-                    s.int(c.rank, f, "cb_nodes", c.start),
+                    s.at::<i64>(c.rank, f, hints::CB_NODES, c.start),
                     s.get(c.rank, f, "romio_cb_write", c.start)
                         .map(str::to_string),
                 ));
@@ -110,15 +113,9 @@ impl ExchangeTime {
 impl Visitor for ExchangeTime {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         let fx = util::facts(&self.shared, e);
-        let key = util::thread(e);
-        if let Some(c) = fx.call.then(|| util::call(&self.shared)).flatten() {
-            let tracked = c.collective && matches!(c.kind, OpKind::Read | OpKind::Write);
-            let done = if tracked {
-                self.calls.start(key, c)
-            } else {
-                self.calls.close(key)
-            };
-            if let Some((c, b)) = done {
+        if let Some(c) = util::call(&self.shared, &fx) {
+            let tracked = c.collective && c.data();
+            if let Some((c, b)) = self.calls.next(e, c, tracked) {
                 self.close(c, b, ctx);
             }
             return;
@@ -128,7 +125,7 @@ impl Visitor for ExchangeTime {
         if e.parent != Some(p.id) {
             return;
         }
-        let Some(b) = self.calls.child(key, p.id) else {
+        let Some(b) = self.calls.child(e, p.id) else {
             return;
         };
         match e.layer {
@@ -195,7 +192,6 @@ impl Rule for ExchangeTime {
             n.text("romio_cb_write", w);
         }
         let cost = idle;
-        let severity = self.general.severity(cost, ctx).max(self.max_severity);
 
         let k = self.general.worst;
         let mut worst = Vec::new();
@@ -209,8 +205,8 @@ impl Rule for ExchangeTime {
                 "call {} on {}: {} long, storage busy {} ({} aggregator(s) of {} ranks)",
                 i.call.name(),
                 util::file_name(ctx, i.call.file.unwrap_or(-1)),
-                util::dur(sp),
-                util::dur(i.storage_ns.min(sp)),
+                units::duration_prose(sp),
+                units::duration_prose(i.storage_ns.min(sp)),
                 i.aggregators,
                 i.ranks
             ));
@@ -221,15 +217,15 @@ impl Rule for ExchangeTime {
             worst.push(format!(
                 "{}: {} synchronising, {} in point-to-point exchange, {} storage",
                 util::rank_name(ctx, *r),
-                util::dur(b.sync_ns),
-                util::dur(b.p2p_ns),
-                util::dur(b.storage_ns)
+                units::duration_prose(b.sync_ns),
+                units::duration_prose(b.p2p_ns),
+                units::duration_prose(b.storage_ns)
             ));
         }
         let sync_heavy = t.sync_ns > t.p2p_ns;
         let mut remedy = format!(
             "The storage is idle {} of the collective time while the ranks exchange data. ",
-            util::pct(share)
+            units::pct(share)
         );
         if sync_heavy {
             remedy.push_str(&format!(
@@ -237,8 +233,8 @@ impl Rule for ExchangeTime {
                  against {} moving data): ranks arriving late at the collective (imbalance \
                  before it) or an oversubscribed node make every cycle wait; fewer cycles \
                  (see cb-buffer-cycles) mean fewer of these waits. ",
-                util::dur(t.sync_ns),
-                util::dur(t.p2p_ns)
+                units::duration_prose(t.sync_ns),
+                units::duration_prose(t.p2p_ns)
             ));
         }
         if aggregators > 0 && (aggregators as f64) * 4.0 <= ranks as f64 {
@@ -253,39 +249,41 @@ impl Rule for ExchangeTime {
             "If each rank's data is already in large contiguous pieces, independent I/O \
              avoids the exchange altogether: romio_cb_write=disable (romio_cb_read for reads).",
         );
-        vec![Finding {
-            id: ID.into(),
-            severity,
-            title: format!(
+        let mut f = self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!(
                 "Storage idle {} of the time inside collective MPI-IO calls (exchange, not I/O)",
-                util::pct(share)
+                units::pct(share)
             ),
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "{calls} collective calls spanned {}; POSIX transfers covered at most {} of \
                      it. Beneath the calls the ranks spent (summed over ranks) {} \
                      synchronising and {} in point-to-point exchange ({} sent) against {} of \
                      storage I/O.",
-                    util::dur(span),
-                    util::dur(storage),
-                    util::dur(t.sync_ns),
-                    util::dur(t.p2p_ns),
-                    util::bytes(t.sent),
-                    util::dur(t.storage_ns)
+                    units::duration_prose(span),
+                    units::duration_prose(storage),
+                    units::duration_prose(t.sync_ns),
+                    units::duration_prose(t.p2p_ns),
+                    units::bytes(t.sent),
+                    units::duration_prose(t.storage_ns)
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
             remedy,
-        }]
+        );
+        f.severity = f.severity.max(self.max_severity);
+        vec![f]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{coll, ev, flt, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{coll, ev, flt, none, num, one, Fx};
 
     /// 2 ranks, 2 write_all calls of 1 ms; inside, rank 0 writes for `io` ns after an
     /// Alltoall of 200 us, rank 1 Isends 1 KiB and waits.
@@ -297,7 +295,7 @@ mod tests {
             for r in 0..2 {
                 fx.push(
                     r,
-                    coll("MPI_File_write_all", t, 1_000_000, i + 1)
+                    coll(ev("MPI_File_write_all", t, 1_000_000), i + 1)
                         .object(f)
                         .size(1024),
                 );

@@ -8,9 +8,11 @@ use pioscope_trace::store::Event;
 use pioscope_trace::OpKind;
 
 use super::config::Config;
-use super::util::{self, class, General, Keyed, Numbers, Shared};
+use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::class;
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "file-per-process";
@@ -109,8 +111,8 @@ impl Rule for FilePerProcess {
             worst.push(format!(
                 "{}: {c} file(s) of its own, {}, {} of metadata calls",
                 util::rank_name(ctx, *r),
-                util::bytes(*b),
-                util::dur(*ns)
+                units::bytes(*b),
+                units::duration_prose(*ns)
             ));
         }
         let own: Vec<&(i32, &FileAcc)> = all
@@ -121,38 +123,38 @@ impl Rule for FilePerProcess {
             worst.push(format!(
                 "file {}: {} of metadata calls",
                 util::file_name(ctx, f),
-                util::dur(a.meta_ns)
+                units::duration_prose(a.meta_ns)
             ));
         }
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: format!("File per process at scale: {files} files written by {ranks} ranks"),
-            evidence: Evidence {
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!("File per process at scale: {files} files written by {ranks} ranks"),
+            Evidence {
                 summary: format!(
                     "{ranks} ranks each write files no other rank writes: {files} files of {} \
                      on average, {meta_ops} metadata calls on them taking {} summed over ranks.",
-                    util::bytes(util::ratio(bytes as f64, files as f64) as u64),
-                    util::dur(meta_ns)
+                    units::bytes(util::ratio(bytes as f64, files as f64) as u64),
+                    units::duration_prose(meta_ns)
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
-            remedy: "Write one shared file: open it with MPI_File_open on MPI_COMM_WORLD and \
-                     write each rank's part at its offset with MPI_File_write_at_all (or use \
-                     HDF5/ADIOS2 with aggregation). If the files must stay, spread them over \
-                     subdirectories (about 1000 per directory, created once by one rank) and on \
-                     Lustre give them one stripe: lfs setstripe -c 1 <dir>."
+            "Write one shared file: open it with MPI_File_open on MPI_COMM_WORLD and \
+             write each rank's part at its offset with MPI_File_write_at_all (or use \
+             HDF5/ADIOS2 with aggregation). If the files must stay, spread them over \
+             subdirectories (about 1000 per directory, created once by one rank) and on \
+             Lustre give them one stripe: lfs setstripe -c 1 <dir>."
                 .into(),
-        }]
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{ev, flt, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{ev, flt, none, num, one, Fx};
 
     /// `ranks` ranks, each creating /scratch/out.<rank> (open 50 us), writing 1 MiB, closing
     /// (30 us).

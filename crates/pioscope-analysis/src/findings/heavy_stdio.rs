@@ -9,6 +9,7 @@ use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "heavy-stdio";
@@ -116,15 +117,19 @@ impl Rule for HeavyStdio {
         let mut worst = Vec::new();
         let funcs = util::top(by_func.iter().collect(), k, |(_, a)| a.ns);
         for (f, a) in &funcs {
-            worst.push(format!("call {f}: {} calls, {}", a.ops, util::dur(a.ns)));
+            worst.push(format!(
+                "call {f}: {} calls, {}",
+                a.ops,
+                units::duration_prose(a.ns)
+            ));
         }
         for (f, a) in util::top(by_file.iter().collect(), k, |(_, a)| a.ns) {
             worst.push(format!(
                 "file {}: {} calls, {}, {}",
                 util::file_name(ctx, *f),
                 a.ops,
-                util::bytes(a.bytes),
-                util::dur(a.ns)
+                units::bytes(a.bytes),
+                units::duration_prose(a.ns)
             ));
         }
         for (r, a) in util::top(by_rank.iter().collect(), k, |(_, a)| a.ns) {
@@ -132,46 +137,46 @@ impl Rule for HeavyStdio {
                 "{}: {} STDIO calls, {}",
                 util::rank_name(ctx, *r),
                 a.ops,
-                util::dur(a.ns)
+                units::duration_prose(a.ns)
             ));
         }
         let top = funcs.first().map(|(f, _)| **f).unwrap_or("fwrite");
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: format!(
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!(
                 "Heavy STDIO: {} calls take {} of the I/O time",
                 s.ops,
-                util::pct(share)
+                units::pct(share)
             ),
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "{} STDIO calls ({} moved, {} per call on average; mostly {top}) took {} \
                      of the application's {} of I/O time (summed over ranks).",
                     s.ops,
-                    util::bytes(s.bytes),
-                    util::bytes(util::ratio(s.bytes as f64, s.ops as f64) as u64),
-                    util::dur(s.ns),
-                    util::dur(self.io_ns)
+                    units::bytes(s.bytes),
+                    units::bytes(util::ratio(s.bytes as f64, s.ops as f64) as u64),
+                    units::duration_prose(s.ns),
+                    units::duration_prose(self.io_ns)
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
-            remedy: format!(
+            format!(
                 "Replace the {top} loop with large writes of a memory buffer (write/pwrite of \
                  several MiB, or MPI-IO for a file shared by ranks); at least enlarge the \
                  stream buffer with setvbuf(f, NULL, _IOFBF, 4194304) right after fopen, and \
                  call fflush only when the data must reach the file."
             ),
-        }]
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{ev, flt, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{ev, flt, none, num, one, Fx};
 
     /// 1 rank: `n` fwrites of 80 B (5 us each) to a log and one 1 MiB pwrite of 1 ms.
     fn job(n: u64) -> Fx {

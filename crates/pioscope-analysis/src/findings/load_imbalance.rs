@@ -12,6 +12,7 @@ use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "load-imbalance";
@@ -122,9 +123,9 @@ impl Rule for LoadImbalance {
             worst.push(format!(
                 "{}: {} of I/O ({:.1}x the mean), {}",
                 util::rank_name(ctx, *r),
-                util::dur(*ns),
+                units::duration_prose(*ns),
                 util::ratio(*ns as f64, mean_ns),
-                util::bytes(*b)
+                units::bytes(*b)
             ));
         }
         let by_bytes = bytes_ratio >= self.min_ratio;
@@ -133,8 +134,8 @@ impl Rule for LoadImbalance {
                 "Split the data evenly: rank {heavy} moves {} against a mean of {}. Give each \
                  rank an equal block (or let collective MPI-IO calls spread the storage work \
                  over the aggregators).",
-                util::bytes(max_b),
-                util::bytes(mean_b as u64)
+                units::bytes(max_b),
+                units::bytes(mean_b as u64)
             )
         } else {
             format!(
@@ -146,10 +147,11 @@ impl Rule for LoadImbalance {
                 time_ratio
             )
         };
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: if by_bytes {
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            if by_bytes {
                 format!(
                     "I/O load imbalance: rank {heavy} moves {:.1}x the mean bytes",
                     bytes_ratio
@@ -160,29 +162,28 @@ impl Rule for LoadImbalance {
                     time_ratio
                 )
             },
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "Over {ranks} ranks the I/O time ranges from {} to {} (mean {}); bytes \
                      reach {} on rank {heavy} against a mean of {}.",
-                    util::dur(min_ns),
-                    util::dur(max_ns),
-                    util::dur(mean_ns as i64),
-                    util::bytes(max_b),
-                    util::bytes(mean_b as u64)
+                    units::duration_prose(min_ns),
+                    units::duration_prose(max_ns),
+                    units::duration_prose(mean_ns as i64),
+                    units::bytes(max_b),
+                    units::bytes(mean_b as u64)
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
             remedy,
-        }]
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{ev, flt, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{ev, flt, none, num, one, Fx};
 
     /// 4 ranks writing 1 MiB each; rank 3's write takes `slow` ns, the others 10 ms.
     fn job(slow: u64) -> Fx {

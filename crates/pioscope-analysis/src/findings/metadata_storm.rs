@@ -5,38 +5,14 @@
 use pioscope_trace::store::Event;
 
 use super::config::Config;
-use super::util::{self, class, General, Keyed, Numbers, Shared};
+use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::class;
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "metadata-storm";
-
-fn is_stat(func: &str) -> bool {
-    let f = func.trim_start_matches('_');
-    f.starts_with("stat")
-        || f.starts_with("lstat")
-        || f.starts_with("fstat")
-        || f.starts_with("xstat")
-        || f.starts_with("lxstat")
-        || f.starts_with("fxstat")
-}
-
-/// Calls that open or create a file.
-fn is_open(func: &str) -> bool {
-    matches!(
-        func,
-        "open"
-            | "open64"
-            | "openat"
-            | "openat64"
-            | "creat"
-            | "creat64"
-            | "fopen"
-            | "fopen64"
-            | "MPI_File_open"
-    )
-}
 
 /// See the module doc.
 pub(crate) struct MetadataStorm {
@@ -132,30 +108,33 @@ impl Rule for MetadataStorm {
         let mut worst = Vec::new();
         let funcs = util::top(by_func.iter().collect(), k, |(_, (c, _))| *c);
         for (f, (c, ns)) in &funcs {
-            worst.push(format!("call {f}: {c} calls, {}", util::dur(*ns)));
+            worst.push(format!(
+                "call {f}: {c} calls, {}",
+                units::duration_prose(*ns)
+            ));
         }
         for (f, (c, ns)) in util::top(by_file.iter().collect(), k, |(_, (c, _))| *c) {
             worst.push(format!(
                 "file {}: {c} metadata calls, {}",
                 util::file_name(ctx, *f),
-                util::dur(*ns)
+                units::duration_prose(*ns)
             ));
         }
         for (r, (c, ns)) in util::top(by_rank.iter().collect(), k, |(_, (_, ns))| *ns) {
             worst.push(format!(
                 "{}: {c} metadata calls, {}",
                 util::rank_name(ctx, *r),
-                util::dur(*ns)
+                units::duration_prose(*ns)
             ));
         }
         let top = funcs.first().map(|(f, _)| **f).unwrap_or("open");
-        let remedy = if is_stat(top) {
+        let remedy = if class::is_stat(top) {
             format!(
                 "Most calls are {top}: cache file attributes instead of asking again (one stat \
                  per file, or none when open's result says enough), and do not check for \
                  existence before every open."
             )
-        } else if is_open(top) || top == "close" || top == "fclose" || top == "MPI_File_close" {
+        } else if class::is_open(top) || class::is_close(top) {
             format!(
                 "Most calls are {top}: keep files open across steps instead of reopening them \
                  for each write ({:.1} metadata calls per rank and file now); if every rank \
@@ -169,37 +148,37 @@ impl Rule for MetadataStorm {
                  once, on one rank, then barrier) instead of every rank repeating them."
             )
         };
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: format!(
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!(
                 "Metadata storm: {} metadata calls take {} of the I/O time",
                 self.ops,
-                util::pct(share)
+                units::pct(share)
             ),
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "{} metadata calls ({:.0} per second while they lasted) took {} of the \
                      application's {} of I/O time (summed over ranks), on {} file(s).",
                     self.ops,
                     rate,
-                    util::dur(self.ns),
-                    util::dur(self.io_ns),
+                    units::duration_prose(self.ns),
+                    units::duration_prose(self.io_ns),
                     by_file.len()
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
             remedy,
-        }]
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{ev, flt, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{ev, flt, none, num, one, Fx};
 
     /// 1 rank: `n` rounds of stat + open + pwrite 1 KiB + close on one file; stat and open
     /// 20 us each, close 10 us, pwrite `write` ns.

@@ -12,7 +12,9 @@ use pioscope_trace::Layer;
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::hints;
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "misaligned";
@@ -71,9 +73,9 @@ impl Misaligned {
         if let Some(u) = self.units.get(&file) {
             return *u;
         }
-        let s = util::settings(&self.shared, ctx);
+        let s = &ctx.hints;
         let hint = s
-            .any(file, "striping_unit")
+            .any(file, hints::STRIPING_UNIT)
             .and_then(|v| v.trim().parse::<u64>().ok())
             .filter(|u| *u > 0);
         let u = match hint {
@@ -164,7 +166,7 @@ impl Rule for Misaligned {
                 util::fs_of(ctx, *f),
                 a.misaligned,
                 a.considered,
-                util::bytes(u)
+                units::bytes(u)
             ));
         }
         for (r, a) in util::top(by_rank.iter().collect(), k, |(_, a)| a.cost_ns) {
@@ -174,41 +176,41 @@ impl Rule for Misaligned {
                 a.misaligned
             ));
         }
-        let ub = util::bytes(unit);
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: format!(
+        let ub = units::bytes(unit);
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!(
                 "Misaligned requests: {} of the requests start off the {ub} boundary",
-                util::pct(share)
+                units::pct(share)
             ),
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "{} of {} POSIX requests of {ub} or more start off a {ub} boundary ({source}), \
                      so each touches one unit more than needed; they take {} summed over ranks.",
                     t.misaligned,
                     t.considered,
-                    util::dur(t.ns)
+                    units::duration_prose(t.ns)
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
-            remedy: format!(
+            format!(
                 "Align the requests to {unit} bytes: make each rank's block a multiple of \
                  {ub} and start it on a multiple (pad a header to {ub}). Through MPI-IO set \
                  striping_unit={unit} and romio_cb_fr_alignment={unit} so ROMIO aligns the \
                  aggregators' file domains; on Lustre, match the stripe to the request size \
                  (lfs setstripe -S <size> on the directory)."
             ),
-        }]
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{ev, flt, none, num, one, Fx, LUSTRE};
     use super::*;
+    use crate::testutil::{ev, flt, none, num, one, Fx, LUSTRE};
 
     /// 1 rank, 200 pwrites of 1 MiB on Lustre at offsets shifted by `shift` bytes, 1 ms each.
     fn job(shift: u64) -> Fx {

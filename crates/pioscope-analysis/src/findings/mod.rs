@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 
+use pioscope_trace::store::Event;
 use serde::Serialize;
 
 use crate::pass::{Context, Visitor};
@@ -41,9 +42,6 @@ mod rank0_io;
 mod reread;
 mod small_requests;
 mod split_requests;
-
-#[cfg(test)]
-mod testkit;
 
 pub use config::{Config, FindingsError, DEFAULTS};
 
@@ -103,6 +101,19 @@ pub struct Finding {
 pub trait Rule: Visitor {
     /// The findings, after `finish`.
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding>;
+}
+
+/// A rule seen as a plain visitor of the pass (turning `&mut dyn Rule` into `&mut dyn Visitor`
+/// directly needs trait upcasting, Rust 1.86; the workspace supports 1.85).
+pub struct AsVisitor<'r>(pub &'r mut dyn Rule);
+
+impl Visitor for AsVisitor<'_> {
+    fn visit(&mut self, event: &Event<'_>, ctx: &Context<'_>) {
+        self.0.visit(event, ctx);
+    }
+    fn finish(&mut self, ctx: &Context<'_>) {
+        self.0.finish(ctx);
+    }
 }
 
 /// The ids of every rule, in the order `rules` builds them.
@@ -206,23 +217,12 @@ pub fn rank(findings: &mut [Finding]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pass;
-    use crate::scope::Scope;
+    use crate::testutil;
     use pioscope_trace::store::Trace;
 
     /// The findings of a real trace directory, printed (`--nocapture`) for a look.
     fn real(dir: &std::path::Path) -> Vec<Finding> {
-        let trace = Trace::open(dir).expect("open");
-        let ctx = pass::context(&trace, Scope::Application).expect("context");
-        let mut rs = rules(&Config::default());
-        {
-            let mut vs: Vec<&mut dyn pass::Visitor> = rs
-                .iter_mut()
-                .map(|r| r.as_mut() as &mut dyn pass::Visitor)
-                .collect();
-            pass::run(&ctx, &mut vs, &mut |_, _| {}).expect("pass");
-        }
-        let f = conclude(&rs, &ctx);
+        let f = testutil::findings(&Trace::open(dir).expect("open"), &Config::default());
         println!("== {}", dir.display());
         for x in &f {
             println!(
@@ -310,5 +310,14 @@ mod tests {
         rank(&mut v);
         let ids: Vec<&str> = v.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(ids, ["b", "c", "a"]);
+        let mut v = vec![
+            f("b", 10, Severity::Low),
+            f("a", 5, Severity::High),
+            f("c", 50, Severity::Low),
+            f("d", 10, Severity::High),
+        ];
+        rank(&mut v);
+        let ids: Vec<&str> = v.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["c", "d", "b", "a"]);
     }
 }

@@ -11,26 +11,21 @@ use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::data_sieving::collective_form;
-use super::util::{self, Call, General, Numbers, PerCall, Shared};
+use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::hints;
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "noncontiguous-independent";
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Beneath {
-    requests: u64,
-    bytes: u64,
-    ns: i64,
-}
 
 #[derive(Debug, Default)]
 struct FileAcc {
     calls: u64,
     requested: u64,
     call_ns: i64,
-    posix: Beneath,
+    posix: Requests,
     ranks: BTreeSet<i32>,
     reads: u64,
     by_func: BTreeMap<&'static str, u64>,
@@ -43,7 +38,7 @@ pub(crate) struct NoncontiguousIndependent {
     min_calls: u64,
     min_ranks: usize,
     shared: Shared,
-    calls: PerCall<Beneath>,
+    calls: PerCall<Requests>,
     by_file: BTreeMap<i32, FileAcc>,
     by_rank: BTreeMap<i32, (u64, i64)>,
 }
@@ -62,16 +57,16 @@ impl NoncontiguousIndependent {
         }
     }
 
-    fn close(&mut self, c: Call, b: Beneath, ctx: &Context<'_>) {
+    fn close(&mut self, c: Call, b: Requests, ctx: &Context<'_>) {
         let Some(file) = c.file else { return };
-        let s = util::settings(&self.shared, ctx);
+        let s = &ctx.hints;
         let view = s.noncontiguous_view(c.rank, file, c.start);
-        if view != Some(true) && b.requests < 2 {
+        if view != Some(true) && b.count < 2 {
             return;
         }
         let density = match (
-            s.int(c.rank, file, "view.filetype_size", c.start),
-            s.int(c.rank, file, "view.filetype_extent", c.start),
+            s.at::<i64>(c.rank, file, hints::VIEW_FILETYPE_SIZE, c.start),
+            s.at::<i64>(c.rank, file, hints::VIEW_FILETYPE_EXTENT, c.start),
         ) {
             (Some(sz), Some(ex)) if ex > 0 => Some(sz as f64 / ex as f64),
             _ => None,
@@ -80,9 +75,7 @@ impl NoncontiguousIndependent {
         a.calls += 1;
         a.requested += c.size.max(0) as u64;
         a.call_ns += c.end - c.start;
-        a.posix.requests += b.requests;
-        a.posix.bytes += b.bytes;
-        a.posix.ns += b.ns;
+        a.posix.merge(&b);
         a.ranks.insert(c.rank);
         if c.kind == OpKind::Read {
             a.reads += 1;
@@ -100,15 +93,9 @@ impl NoncontiguousIndependent {
 impl Visitor for NoncontiguousIndependent {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         let fx = util::facts(&self.shared, e);
-        let key = util::thread(e);
-        if let Some(c) = fx.call.then(|| util::call(&self.shared)).flatten() {
-            let tracked = matches!(c.kind, OpKind::Read | OpKind::Write) && !c.collective;
-            let done = if tracked {
-                self.calls.start(key, c)
-            } else {
-                self.calls.close(key)
-            };
-            if let Some((c, b)) = done {
+        if let Some(c) = util::call(&self.shared, &fx) {
+            let tracked = c.data() && !c.collective;
+            if let Some((c, b)) = self.calls.next(e, c, tracked) {
                 self.close(c, b, ctx);
             }
             return;
@@ -117,10 +104,8 @@ impl Visitor for NoncontiguousIndependent {
             return;
         }
         let Some(p) = fx.parent else { return };
-        if let Some(b) = self.calls.child(key, p.id) {
-            b.requests += 1;
-            b.bytes += util::moved(e);
-            b.ns += e.duration_ns;
+        if let Some(b) = self.calls.child(e, p.id) {
+            b.add(e);
         }
     }
 
@@ -144,7 +129,7 @@ impl Rule for NoncontiguousIndependent {
         }
         let requested: u64 = files.iter().map(|(_, a)| a.requested).sum();
         let call_ns: i64 = files.iter().map(|(_, a)| a.call_ns).sum();
-        let posix_req: u64 = files.iter().map(|(_, a)| a.posix.requests).sum();
+        let posix_req: u64 = files.iter().map(|(_, a)| a.posix.count).sum();
         let posix_bytes: u64 = files.iter().map(|(_, a)| a.posix.bytes).sum();
         let posix_ns: i64 = files.iter().map(|(_, a)| a.posix.ns).sum();
         let reads: u64 = files.iter().map(|(_, a)| a.reads).sum();
@@ -180,14 +165,14 @@ impl Rule for NoncontiguousIndependent {
         for (f, a) in &top_files {
             let dens = a
                 .density
-                .map(|d| format!(", view holds {} of its extent", util::pct(d)))
+                .map(|d| format!(", view holds {} of its extent", units::pct(d)))
                 .unwrap_or_default();
             worst.push(format!(
                 "file {}: {} independent noncontiguous calls by {} ranks, {} in them{dens}",
                 util::file_name(ctx, **f),
                 a.calls,
                 a.ranks.len(),
-                util::dur(a.call_ns)
+                units::duration_prose(a.call_ns)
             ));
         }
         for (r, (c, ns)) in util::top(
@@ -201,7 +186,7 @@ impl Rule for NoncontiguousIndependent {
             worst.push(format!(
                 "{}: {c} calls, {}",
                 util::rank_name(ctx, *r),
-                util::dur(*ns)
+                units::duration_prose(*ns)
             ));
         }
         let func = top_files
@@ -215,42 +200,42 @@ impl Rule for NoncontiguousIndependent {
         } else {
             "romio_cb_write=enable"
         };
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: format!(
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!(
                 "Noncontiguous independent I/O on a shared file: {calls} {func} calls by {} ranks",
                 ranks.len()
             ),
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "{} ranks access {} shared file(s) through noncontiguous views with \
                      independent calls: {calls} calls asking {} took {} summed over ranks, \
                      with {posix_req} POSIX requests beneath ({:.1} per call).",
                     ranks.len(),
                     top_files.len(),
-                    util::bytes(requested),
-                    util::dur(call_ns),
+                    units::bytes(requested),
+                    units::duration_prose(call_ns),
                     util::ratio(posix_req as f64, calls as f64)
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
-            remedy: format!(
+            format!(
                 "Use the collective call {coll} with the same view on every rank: ROMIO's \
                  two-phase I/O then merges the interleaved pieces of all ranks into large \
                  contiguous requests issued by a few aggregators ({hint} makes sure \
                  collective buffering is used)."
             ),
-        }]
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{ev, flt, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{ev, flt, none, num, one, Fx};
 
     /// `ranks` ranks x 5 MPI_File_write of 1 KiB through a view of density 1/4, each split
     /// into 4 pwrites of 256 B (1 us each).

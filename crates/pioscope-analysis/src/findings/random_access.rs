@@ -8,9 +8,10 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
-use super::util::{self, General, Keyed, Numbers, Shared};
+use super::util::{self, General, Keyed, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "random-access";
@@ -23,27 +24,6 @@ struct Stream {
     started: bool,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Acc {
-    n: u64,
-    bytes: u64,
-    ns: i64,
-}
-
-impl Acc {
-    fn merge(&mut self, o: &Acc) {
-        self.n += o.n;
-        self.bytes += o.bytes;
-        self.ns += o.ns;
-    }
-
-    fn add(&mut self, e: &Event<'_>) {
-        self.n += 1;
-        self.bytes += util::moved(e);
-        self.ns += e.duration_ns;
-    }
-}
-
 /// See the module doc.
 pub(crate) struct RandomAccess {
     general: General,
@@ -52,10 +32,10 @@ pub(crate) struct RandomAccess {
     min_share: f64,
     shared: Shared,
     streams: Keyed<(i32, i32, bool), Stream>,
-    random: Acc,
-    sequential: Acc,
+    random: Requests,
+    sequential: Requests,
     /// Random requests per (rank, file).
-    by: Keyed<(i32, i32), Acc>,
+    by: Keyed<(i32, i32), Requests>,
     reads: u64,
 }
 
@@ -69,8 +49,8 @@ impl RandomAccess {
             min_share: s.f64("min_share"),
             shared: shared.clone(),
             streams: Keyed::default(),
-            random: Acc::default(),
-            sequential: Acc::default(),
+            random: Requests::default(),
+            sequential: Requests::default(),
             by: Keyed::default(),
             reads: 0,
         }
@@ -117,9 +97,9 @@ impl Visitor for RandomAccess {
 impl Rule for RandomAccess {
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let r = self.random;
-        let classified = r.n + self.sequential.n;
-        let share = util::ratio(r.n as f64, classified as f64);
-        if r.n < self.min_requests || r.n == 0 || share < self.min_share {
+        let classified = r.count + self.sequential.count;
+        let share = util::ratio(r.count as f64, classified as f64);
+        if r.count < self.min_requests || r.count == 0 || share < self.min_share {
             return Vec::new();
         }
         // Against the sequential requests of the same run: the random ones' time beyond what
@@ -132,11 +112,14 @@ impl Rule for RandomAccess {
             0
         };
         let mut n = Numbers::default();
-        n.int("random_requests", r.n as i64)
-            .int("sequential_requests", seq.n as i64)
+        n.int("random_requests", r.count as i64)
+            .int("sequential_requests", seq.count as i64)
             .float("random_share", share)
             .int("random_bytes", r.bytes as i64)
-            .float("mean_random_bytes", util::ratio(r.bytes as f64, r.n as f64))
+            .float(
+                "mean_random_bytes",
+                util::ratio(r.bytes as f64, r.count as f64),
+            )
             .int("random_time_ns", r.ns)
             .int("random_reads", self.reads as i64);
         if seq.bytes > 0 {
@@ -149,27 +132,27 @@ impl Rule for RandomAccess {
                 util::ratio(seq.ns as f64, seq.bytes as f64),
             );
         }
-        let by_file = self.by.group(|k| k.1, Acc::merge);
-        let by_rank = self.by.group(|k| k.0, Acc::merge);
+        let by_file = self.by.group(|k| k.1, Requests::merge);
+        let by_rank = self.by.group(|k| k.0, Requests::merge);
         let k = self.general.worst;
         let mut worst = Vec::new();
         for (f, a) in util::top(by_file.iter().collect(), k, |(_, a)| a.ns) {
             worst.push(format!(
                 "file {}: {} random requests, {}",
                 util::file_name(ctx, *f),
-                a.n,
-                util::dur(a.ns)
+                a.count,
+                units::duration_prose(a.ns)
             ));
         }
         for (rk, a) in util::top(by_rank.iter().collect(), k, |(_, a)| a.ns) {
             worst.push(format!(
                 "{}: {} random requests, {}",
                 util::rank_name(ctx, *rk),
-                a.n,
-                util::dur(a.ns)
+                a.count,
+                units::duration_prose(a.ns)
             ));
         }
-        let reads = self.reads * 2 > r.n;
+        let reads = self.reads * 2 > r.count;
         let remedy = if reads {
             "Read in offset order: sort the requests by offset before issuing them, or read \
              the needed range in one large request and index it in memory; through MPI-IO, a \
@@ -180,21 +163,22 @@ impl Rule for RandomAccess {
              large blocks; through MPI-IO, a file view with a collective write \
              (MPI_File_write_all) lets ROMIO sort and merge the pieces of all ranks."
         };
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: format!(
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!(
                 "Random access: {} of the small requests jump around the file",
-                util::pct(share)
+                units::pct(share)
             ),
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "{} of {classified} requests below {} neither continue the previous one \
                      nor keep its stride ({} on average, {} summed over ranks){}.",
-                    r.n,
-                    util::bytes(self.max_bytes as u64),
-                    util::bytes(util::ratio(r.bytes as f64, r.n as f64) as u64),
-                    util::dur(r.ns),
+                    r.count,
+                    units::bytes(self.max_bytes as u64),
+                    units::bytes(util::ratio(r.bytes as f64, r.count as f64) as u64),
+                    units::duration_prose(r.ns),
                     if seq.bytes > 0 {
                         format!(
                             "; per byte they take {:.1}x the sequential requests",
@@ -210,16 +194,15 @@ impl Rule for RandomAccess {
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
-            remedy: remedy.into(),
-        }]
+            remedy.into(),
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{ev, flt, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{ev, flt, none, num, one, Fx};
 
     /// 1 rank: 20 sequential preads of 4 KiB (2 us each), then 200 preads of 4 KiB (20 us)
     /// at scattered offsets (or in order when `random` is false).

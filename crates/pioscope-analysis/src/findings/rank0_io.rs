@@ -9,6 +9,7 @@ use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "rank0-io";
@@ -93,53 +94,53 @@ impl Rule for Rank0Io {
         let mut worst = vec![format!(
             "{}: {} in {calls} calls, {}",
             util::rank_name(ctx, rank),
-            util::bytes(bytes),
-            util::dur(ns)
+            units::bytes(bytes),
+            units::duration_prose(ns)
         )];
         for (f, a) in util::top(by_file.iter().collect(), k, |(_, a)| a.0) {
             worst.push(format!(
                 "file {}: {}",
                 util::file_name(ctx, *f),
-                util::bytes(a.0)
+                units::bytes(a.0)
             ));
         }
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: format!(
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!(
                 "Rank {rank} does the I/O for everyone: {} of the bytes of {ranks} ranks",
-                util::pct(share)
+                units::pct(share)
             ),
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "Rank {rank} moves {} of the job's {} ({}) in {}; the other {} ranks \
                      together move {}.",
-                    util::bytes(bytes),
-                    util::bytes(total),
-                    util::pct(share),
-                    util::dur(ns),
+                    units::bytes(bytes),
+                    units::bytes(total),
+                    units::pct(share),
+                    units::duration_prose(ns),
                     ranks - 1,
-                    util::bytes(total - bytes)
+                    units::bytes(total - bytes)
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
-            remedy: format!(
+            format!(
                 "Let every rank write its own part instead of gathering to rank {rank}: open \
                  the file on all ranks (MPI_File_open on MPI_COMM_WORLD) and write each part \
                  at its offset with MPI_File_write_at_all (rank x block size), or use \
                  parallel HDF5/netCDF; collective buffering then picks a few aggregators \
                  (cb_nodes) instead of one."
             ),
-        }]
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{ev, flt, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{ev, flt, none, num, one, Fx};
 
     /// 4 ranks; rank 0 writes 16 x 1 MiB (1 ms each), the others write `other` bytes once.
     fn job(other: u64) -> Fx {

@@ -16,6 +16,7 @@ use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "reread";
@@ -173,9 +174,9 @@ impl Rule for Reread {
             worst.push(format!(
                 "file {}: {} read by {} rank(s) for {} distinct bytes",
                 util::file_name(ctx, *f),
-                util::bytes(s.read),
+                units::bytes(s.read),
                 s.ranks,
-                util::bytes(u.bytes())
+                units::bytes(u.bytes())
             ));
         }
         for (r, b) in util::top(
@@ -186,7 +187,7 @@ impl Rule for Reread {
             worst.push(format!(
                 "{}: {} read again",
                 util::rank_name(ctx, *r),
-                util::bytes(*b)
+                units::bytes(*b)
             ));
         }
         let remedy = if across > within {
@@ -198,35 +199,35 @@ impl Rule for Reread {
              instead of reading it for every step; if memory is short, read the union of what \
              the steps need once, in large requests."
         };
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: format!(
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!(
                 "Rereading the same data: {} of the bytes read are read again",
-                util::pct(share)
+                units::pct(share)
             ),
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "Of {} read, {} were read before: {} again by the same rank, {} by another \
                      rank.",
-                    util::bytes(read),
-                    util::bytes(again),
-                    util::bytes(within),
-                    util::bytes(across)
+                    units::bytes(read),
+                    units::bytes(again),
+                    units::bytes(within),
+                    units::bytes(across)
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
-            remedy: remedy.into(),
-        }]
+            remedy.into(),
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{ev, flt, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{ev, flt, none, num, one, Fx};
 
     #[test]
     fn ranges_merge() {

@@ -11,6 +11,7 @@ use super::config::Config;
 use super::util::{self, func_layer, func_name, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "small-requests";
@@ -131,8 +132,8 @@ impl Rule for SmallRequests {
             worst.push(format!(
                 "file {name}: {} small requests, {} in {}",
                 a.small,
-                util::bytes(a.small_bytes),
-                util::dur(a.small_ns)
+                units::bytes(a.small_bytes),
+                units::duration_prose(a.small_ns)
             ));
         }
         for (r, a) in util::top(by_rank.iter().collect(), k, |(_, a)| a.small_ns) {
@@ -140,7 +141,7 @@ impl Rule for SmallRequests {
                 "{}: {} small requests in {}",
                 util::rank_name(ctx, *r),
                 a.small,
-                util::dur(a.small_ns)
+                units::duration_prose(a.small_ns)
             ));
         }
         let funcs = util::top(by_func.iter().collect(), k, |(_, a)| a.small);
@@ -148,12 +149,12 @@ impl Rule for SmallRequests {
             worst.push(format!(
                 "call {f}: {} small requests, mean {}",
                 a.small,
-                util::bytes(a.small_bytes / a.small.max(1))
+                units::bytes(a.small_bytes / a.small.max(1))
             ));
         }
 
         let func = funcs.first().map(|(f, _)| **f).unwrap_or("write");
-        let target = util::bytes(self.target_bytes);
+        let target = units::bytes(self.target_bytes);
         let layer = by_layer
             .iter()
             .max_by_key(|(_, c)| **c)
@@ -178,45 +179,45 @@ impl Rule for SmallRequests {
                  MPI-IO collective calls (MPI_File_write_at_all) do this aggregation across \
                  ranks.",
                 t.small,
-                util::bytes(mean as u64)
+                units::bytes(mean as u64)
             ),
         };
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: format!(
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!(
                 "{} small requests ({} of all; mean {})",
                 t.small,
-                util::pct(share),
-                util::bytes(mean as u64)
+                units::pct(share),
+                units::bytes(mean as u64)
             ),
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "{} of the application's {} data requests are below {} (mean {}, {} in \
                      total) and take {} summed over ranks; merged into {} requests they \
                      would need about {} calls.",
                     t.small,
                     self.requests,
-                    util::bytes(self.max_bytes),
-                    util::bytes(mean as u64),
-                    util::bytes(t.small_bytes),
-                    util::dur(t.small_ns),
+                    units::bytes(self.max_bytes),
+                    units::bytes(mean as u64),
+                    units::bytes(t.small_bytes),
+                    units::duration_prose(t.small_ns),
                     target,
                     after
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
             remedy,
-        }]
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{ev, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{ev, none, num, one, Fx};
 
     /// 2 ranks each writing `n` records of `size` bytes, 1 us each, to their own file.
     fn job(n: u64, size: u64) -> Fx {

@@ -9,25 +9,19 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
-use super::util::{self, Call, General, Numbers, PerCall, Shared};
+use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
+use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "split-requests";
 
 #[derive(Clone, Copy, Debug, Default)]
-struct Beneath {
-    requests: u64,
-    bytes: u64,
-    ns: i64,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
 struct Acc {
     calls: u64,
     requested: u64,
-    posix: Beneath,
+    posix: Requests,
     cost_ns: f64,
 }
 
@@ -39,7 +33,7 @@ pub(crate) struct SplitRequests {
     min_ratio: f64,
     min_calls: u64,
     shared: Shared,
-    calls: PerCall<Beneath>,
+    calls: PerCall<Requests>,
     /// Large MPI-IO data calls seen (split or not).
     large_calls: u64,
     total: Acc,
@@ -72,14 +66,14 @@ impl SplitRequests {
         }
     }
 
-    fn close(&mut self, c: Call, b: Beneath, ctx: &Context<'_>) {
-        let mean = util::ratio(b.bytes as f64, b.requests as f64);
-        if (b.requests as f64) < self.min_ratio || b.requests < 2 || mean > self.max_posix_bytes {
+    fn close(&mut self, c: Call, b: Requests, ctx: &Context<'_>) {
+        let mean = util::ratio(b.bytes as f64, b.count as f64);
+        if (b.count as f64) < self.min_ratio || b.count < 2 || mean > self.max_posix_bytes {
             return;
         }
         // The POSIX requests are latency-bound: one request for the whole call would take
         // about one of them.
-        let cost = b.ns as f64 * (1.0 - 1.0 / b.requests as f64);
+        let cost = b.ns as f64 * (1.0 - 1.0 / b.count as f64);
         for a in [
             &mut self.total,
             self.by_file.entry(c.file.unwrap_or(-1)).or_default(),
@@ -88,9 +82,7 @@ impl SplitRequests {
         ] {
             a.calls += 1;
             a.requested += c.size.max(0) as u64;
-            a.posix.requests += b.requests;
-            a.posix.bytes += b.bytes;
-            a.posix.ns += b.ns;
+            a.posix.merge(&b);
             a.cost_ns += cost;
         }
         if c.kind == OpKind::Read {
@@ -98,7 +90,7 @@ impl SplitRequests {
         }
         if self.hints.is_none() {
             if let Some(f) = c.file {
-                let s = util::settings(&self.shared, ctx);
+                let s = &ctx.hints;
                 let g = |k: &str| s.get(c.rank, f, k, c.start).unwrap_or("").to_string();
                 self.hints = Some((
                     g("romio_filesystem_type"),
@@ -113,19 +105,12 @@ impl SplitRequests {
 impl Visitor for SplitRequests {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         let fx = util::facts(&self.shared, e);
-        let key = util::thread(e);
-        if let Some(c) = fx.call.then(|| util::call(&self.shared)).flatten() {
-            let tracked =
-                matches!(c.kind, OpKind::Read | OpKind::Write) && c.size >= self.min_mpiio_bytes;
+        if let Some(c) = util::call(&self.shared, &fx) {
+            let tracked = c.data() && c.size >= self.min_mpiio_bytes;
             if tracked {
                 self.large_calls += 1;
             }
-            let done = if tracked {
-                self.calls.start(key, c)
-            } else {
-                self.calls.close(key)
-            };
-            if let Some((c, b)) = done {
+            if let Some((c, b)) = self.calls.next(e, c, tracked) {
                 self.close(c, b, ctx);
             }
             return;
@@ -139,10 +124,8 @@ impl Visitor for SplitRequests {
         if fx.kind != p.kind {
             return;
         }
-        if let Some(b) = self.calls.child(key, p.id) {
-            b.requests += 1;
-            b.bytes += util::moved(e);
-            b.ns += e.duration_ns;
+        if let Some(b) = self.calls.child(e, p.id) {
+            b.add(e);
         }
     }
 
@@ -160,14 +143,14 @@ impl Rule for SplitRequests {
             return Vec::new();
         }
         let cost = util::per_rank(t.cost_ns, ctx);
-        let per_call = util::ratio(t.posix.requests as f64, t.calls as f64);
-        let mean_posix = util::ratio(t.posix.bytes as f64, t.posix.requests as f64);
+        let per_call = util::ratio(t.posix.count as f64, t.calls as f64);
+        let mean_posix = util::ratio(t.posix.bytes as f64, t.posix.count as f64);
         let mean_call = util::ratio(t.requested as f64, t.calls as f64);
         let mut n = Numbers::default();
         n.int("calls", t.calls as i64)
             .int("large_calls", self.large_calls as i64)
             .int("requested_bytes", t.requested as i64)
-            .int("posix_requests", t.posix.requests as i64)
+            .int("posix_requests", t.posix.count as i64)
             .float("posix_per_call", per_call)
             .float("mean_posix_bytes", mean_posix)
             .int("posix_time_ns", t.posix.ns);
@@ -178,15 +161,15 @@ impl Rule for SplitRequests {
                 "file {}: {} calls split into {} POSIX requests",
                 util::file_name(ctx, *f),
                 a.calls,
-                a.posix.requests
+                a.posix.count
             ));
         }
         for (r, a) in util::top(self.by_rank.iter().collect(), k, |(_, a)| a.cost_ns) {
             worst.push(format!(
                 "{}: {} POSIX requests in {}",
                 util::rank_name(ctx, *r),
-                a.posix.requests,
-                util::dur(a.posix.ns)
+                a.posix.count,
+                units::duration_prose(a.posix.ns)
             ));
         }
         let funcs = util::top(self.by_func.iter().collect(), k, |(_, a)| a.cost_ns);
@@ -194,8 +177,8 @@ impl Rule for SplitRequests {
             worst.push(format!(
                 "call {f}: {} calls of {} on average, {:.0} POSIX requests each",
                 a.calls,
-                util::bytes(a.requested / a.calls.max(1)),
-                util::ratio(a.posix.requests as f64, a.calls as f64)
+                units::bytes(a.requested / a.calls.max(1)),
+                util::ratio(a.posix.count as f64, a.calls as f64)
             ));
         }
         let func = funcs.first().map(|(f, _)| **f).unwrap_or("MPI_File_write");
@@ -223,38 +206,38 @@ impl Rule for SplitRequests {
                  I/O merges the pieces (romio_cb_{dir}=enable)."
             )
         };
-        vec![Finding {
-            id: ID.into(),
-            severity: self.general.severity(cost, ctx),
-            title: format!(
+        vec![self.general.finding(
+            ctx,
+            ID,
+            cost,
+            format!(
                 "Large MPI-IO requests split into small POSIX requests: {:.0} per call of {}",
                 per_call,
-                util::bytes(mean_call as u64)
+                units::bytes(mean_call as u64)
             ),
-            evidence: Evidence {
+            Evidence {
                 summary: format!(
                     "{} {func} calls of {} on average became {} POSIX requests of {} on \
                      average ({:.0} per call), {} summed over ranks.",
                     t.calls,
-                    util::bytes(mean_call as u64),
-                    t.posix.requests,
-                    util::bytes(mean_posix as u64),
+                    units::bytes(mean_call as u64),
+                    t.posix.count,
+                    units::bytes(mean_posix as u64),
                     per_call,
-                    util::dur(t.posix.ns)
+                    units::duration_prose(t.posix.ns)
                 ),
                 numbers: n.0,
                 worst,
             },
-            cost_ns: cost,
             remedy,
-        }]
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{ev, flt, none, num, one, Fx};
     use super::*;
+    use crate::testutil::{ev, flt, none, num, one, Fx};
 
     /// 1 rank, `calls` MPI_File_write of 64 KiB each split into `pieces` pwrites (1 us each).
     fn job(calls: u64, pieces: u64, fs: &str) -> Fx {

@@ -12,7 +12,7 @@ use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pioscope_analysis::aggregation::{Direction, Sieving};
 use pioscope_analysis::breakdown::{RankBreakdown, Shares};
-use pioscope_analysis::findings::{self, Severity};
+use pioscope_analysis::findings;
 use pioscope_analysis::patterns::{self, Pattern, Sharing};
 use pioscope_analysis::profile::{self, Options, Profile};
 use pioscope_analysis::{GroupBy, Scope};
@@ -107,14 +107,6 @@ fn pct(x: f64) -> String {
 
 fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
-}
-
-fn severity(s: Severity) -> &'static str {
-    match s {
-        Severity::High => "high",
-        Severity::Medium => "medium",
-        Severity::Low => "low",
-    }
 }
 
 /// A bar of BAR characters: data D, metadata M, sync S, close C, MPI ~, other '.'.
@@ -387,7 +379,7 @@ fn findings_text(t: &mut String, p: &Profile) {
             t,
             "  {}. [{}] {}: {} (costs about {})",
             i + 1,
-            severity(x.severity),
+            x.severity.name(),
             x.id,
             x.title,
             human::duration_ns(x.cost_ns)

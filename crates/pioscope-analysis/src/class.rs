@@ -1,0 +1,195 @@
+//! What kind of call each function is, decided in one place: whether its layer is file I/O,
+//! its I/O class in the time breakdowns (data, metadata, sync, close), and the sets the finding
+//! rules ask about (namespace calls, closes, syncs, MPI sends and collectives) as bits.
+//!
+//! "Metadata" has two meanings here, on purpose: `IoClass::Metadata` is every I/O call that is
+//! not data, sync or close (seeks and set_view included), the time a breakdown adds up; the
+//! `METADATA` bit is the namespace and attribute calls (open, close, stat, unlink, ...), each a
+//! round trip to a metadata server, what metadata-storm and file-per-process count.
+
+use pioscope_trace::functions::{self, is_mpi_collective, is_point_to_point};
+use pioscope_trace::{FuncInfo, Layer, OpKind};
+use serde::Serialize;
+
+/// True for the file layers (POSIX, STDIO, MPI-IO).
+pub fn is_io_layer(layer: Layer) -> bool {
+    matches!(layer, Layer::Posix | Layer::Stdio | Layer::MpiIo)
+}
+
+/// What an I/O call spends its time on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoClass {
+    /// Moving file data: reads and writes of every I/O layer (`OpKind::Read`/`Write`:
+    /// read/pread/readv/write/pwrite/writev and their 64-bit forms, fread/fwrite,
+    /// MPI_File_read*/write*/iread*/iwrite*) and the split-collective `_end` calls that
+    /// complete them.
+    Data,
+    /// Everything else on files: open/creat/openat, stat family, lseek, ftruncate, unlink,
+    /// mkdir/rmdir, rename, fopen/fdopen, fseek/ftell, MPI_File_open/set_view/set_info/
+    /// set_size/preallocate/seek/delete.
+    Metadata,
+    /// Forcing data to storage: fsync, fdatasync, fflush, MPI_File_sync.
+    Sync,
+    /// Closing: close, fclose, MPI_File_close (which flush what is cached: the OLAM case).
+    Close,
+}
+
+impl IoClass {
+    /// Every class, in display order.
+    pub const ALL: [IoClass; 4] = [
+        IoClass::Data,
+        IoClass::Metadata,
+        IoClass::Sync,
+        IoClass::Close,
+    ];
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoClass::Data => "data",
+            IoClass::Metadata => "metadata",
+            IoClass::Sync => "sync",
+            IoClass::Close => "close",
+        }
+    }
+}
+
+/// The class of an I/O call; None outside the file layers.
+pub fn io_class(layer: Layer, func: &str) -> Option<IoClass> {
+    if !is_io_layer(layer) {
+        return None;
+    }
+    Some(match functions::kind_of(layer, func) {
+        OpKind::Read | OpKind::Write => IoClass::Data,
+        _ if is_sync(func) => IoClass::Sync,
+        _ if is_close(func) => IoClass::Close,
+        _ if layer == Layer::MpiIo && func.ends_with("_end") => IoClass::Data,
+        _ => IoClass::Metadata,
+    })
+}
+
+/// Calls that open or create a file.
+pub fn is_open(func: &str) -> bool {
+    matches!(
+        func,
+        "open"
+            | "open64"
+            | "openat"
+            | "openat64"
+            | "creat"
+            | "creat64"
+            | "fopen"
+            | "fopen64"
+            | "fdopen"
+            | "MPI_File_open"
+    )
+}
+
+/// close, fclose, MPI_File_close.
+pub fn is_close(func: &str) -> bool {
+    matches!(func, "close" | "fclose" | "MPI_File_close")
+}
+
+/// fsync, fdatasync, fflush, MPI_File_sync.
+pub fn is_sync(func: &str) -> bool {
+    matches!(func, "fsync" | "fdatasync" | "fflush" | "MPI_File_sync")
+}
+
+/// The stat family (stat, lstat, fstat and glibc's __xstat forms).
+pub fn is_stat(func: &str) -> bool {
+    let f = func.trim_start_matches('_');
+    ["stat", "lstat", "fstat", "xstat", "lxstat", "fxstat"]
+        .iter()
+        .any(|p| f.starts_with(p))
+}
+
+/// Namespace and attribute calls: opens, closes, the POSIX stat family, unlink, mkdir, rmdir,
+/// rename, ftruncate, MPI_File_delete/set_size/preallocate.
+pub const METADATA: u16 = 1;
+/// `is_close`.
+pub const CLOSE: u16 = 1 << 1;
+/// `is_sync`.
+pub const SYNC: u16 = 1 << 2;
+/// MPI point-to-point calls that send.
+pub const SEND: u16 = 1 << 3;
+/// MPI collective communication.
+pub const MPI_COLLECTIVE: u16 = 1 << 4;
+
+/// The bits of function `f`.
+pub fn bits(f: &FuncInfo) -> u16 {
+    let n = f.name;
+    let mut c = 0;
+    if is_open(n)
+        || is_close(n)
+        || (f.layer == Layer::Posix && is_stat(n))
+        || matches!(
+            n,
+            "unlink"
+                | "mkdir"
+                | "rmdir"
+                | "rename"
+                | "ftruncate"
+                | "ftruncate64"
+                | "MPI_File_delete"
+                | "MPI_File_set_size"
+                | "MPI_File_preallocate"
+        )
+    {
+        c |= METADATA;
+    }
+    if is_close(n) {
+        c |= CLOSE;
+    }
+    if is_sync(n) {
+        c |= SYNC;
+    }
+    if f.layer == Layer::Mpi
+        && is_point_to_point(n)
+        && matches!(
+            n,
+            "MPI_Send"
+                | "MPI_Ssend"
+                | "MPI_Bsend"
+                | "MPI_Rsend"
+                | "MPI_Isend"
+                | "MPI_Issend"
+                | "MPI_Sendrecv"
+        )
+    {
+        c |= SEND;
+    }
+    if f.layer == Layer::Mpi && is_mpi_collective(n) {
+        c |= MPI_COLLECTIVE;
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes() {
+        assert_eq!(io_class(Layer::Posix, "pwrite64"), Some(IoClass::Data));
+        assert_eq!(io_class(Layer::Stdio, "fclose"), Some(IoClass::Close));
+        assert_eq!(io_class(Layer::Stdio, "fflush"), Some(IoClass::Sync));
+        assert_eq!(
+            io_class(Layer::MpiIo, "MPI_File_write_all_end"),
+            Some(IoClass::Data)
+        );
+        assert_eq!(
+            io_class(Layer::MpiIo, "MPI_File_set_view"),
+            Some(IoClass::Metadata)
+        );
+        assert_eq!(io_class(Layer::Posix, "__xstat64"), Some(IoClass::Metadata));
+        assert_eq!(io_class(Layer::Mpi, "MPI_Send"), None);
+        let b = |n: &str| bits(functions::by_name(n).expect(n));
+        assert_eq!(b("close"), METADATA | CLOSE);
+        assert_eq!(b("__xstat64"), METADATA);
+        assert_eq!(b("lseek"), 0, "a seek is no metadata server call");
+        assert_eq!(b("MPI_File_sync"), SYNC);
+        assert_eq!(b("MPI_Isend"), SEND);
+        assert_eq!(b("MPI_Allgather"), MPI_COLLECTIVE);
+    }
+}
