@@ -297,17 +297,41 @@ typedef ssize_t readv_fn(int, const struct iovec *, int);
 typedef ssize_t read_chk_fn(int, void *, size_t, size_t);
 REAL(read); REAL(write); REAL(readv); REAL(writev); REAL(__read_chk);
 
-PIOSCOPE_EXPORT ssize_t read(int fd, void *buf, size_t count)
+/* read and write: the buffer came non-const from a read's caller, so one helper takes it const
+ * and calls through the prototype of its direction. */
+static inline ssize_t do_transfer(void **slot, const char *name, uint16_t func, int fd,
+                                  const void *buf, size_t count, int is_write)
 {
-    read_fn *real = pioscope_resolve(&real_read, "read");
+    void *real = pioscope_resolve(slot, name);
     if (!real) return missing();
     pioscope_call call;
     pioscope_enter(&call);
-    ssize_t r = real(fd, buf, count);
+    ssize_t r = is_write ? ((write_fn *)real)(fd, buf, count)
+                         : ((read_fn *)real)(fd, (void *)buf, count);
     int err = errno;
-    through_offset_done(&call, PIOSCOPE_FN_read, fd, count, r, err, 0);
+    through_offset_done(&call, func, fd, count, r, err, is_write);
     errno = err;
     return r;
+}
+
+/* readv and writev share one prototype. */
+static inline ssize_t do_vector(void **slot, const char *name, uint16_t func, int fd,
+                                const struct iovec *iov, int iovcnt, int is_write)
+{
+    readv_fn *real = pioscope_resolve(slot, name);
+    if (!real) return missing();
+    pioscope_call call;
+    pioscope_enter(&call);
+    ssize_t r = real(fd, iov, iovcnt);
+    int err = errno;
+    through_offset_done(&call, func, fd, iov_bytes(iov, iovcnt), r, err, is_write);
+    errno = err;
+    return r;
+}
+
+PIOSCOPE_EXPORT ssize_t read(int fd, void *buf, size_t count)
+{
+    return do_transfer(&real_read, "read", PIOSCOPE_FN_read, fd, buf, count, 0);
 }
 
 ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen);
@@ -326,41 +350,17 @@ PIOSCOPE_EXPORT ssize_t __read_chk(int fd, void *buf, size_t count, size_t bufle
 
 PIOSCOPE_EXPORT ssize_t write(int fd, const void *buf, size_t count)
 {
-    write_fn *real = pioscope_resolve(&real_write, "write");
-    if (!real) return missing();
-    pioscope_call call;
-    pioscope_enter(&call);
-    ssize_t r = real(fd, buf, count);
-    int err = errno;
-    through_offset_done(&call, PIOSCOPE_FN_write, fd, count, r, err, 1);
-    errno = err;
-    return r;
+    return do_transfer(&real_write, "write", PIOSCOPE_FN_write, fd, buf, count, 1);
 }
 
 PIOSCOPE_EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 {
-    readv_fn *real = pioscope_resolve(&real_readv, "readv");
-    if (!real) return missing();
-    pioscope_call call;
-    pioscope_enter(&call);
-    ssize_t r = real(fd, iov, iovcnt);
-    int err = errno;
-    through_offset_done(&call, PIOSCOPE_FN_readv, fd, iov_bytes(iov, iovcnt), r, err, 0);
-    errno = err;
-    return r;
+    return do_vector(&real_readv, "readv", PIOSCOPE_FN_readv, fd, iov, iovcnt, 0);
 }
 
 PIOSCOPE_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 {
-    readv_fn *real = pioscope_resolve(&real_writev, "writev");
-    if (!real) return missing();
-    pioscope_call call;
-    pioscope_enter(&call);
-    ssize_t r = real(fd, iov, iovcnt);
-    int err = errno;
-    through_offset_done(&call, PIOSCOPE_FN_writev, fd, iov_bytes(iov, iovcnt), r, err, 1);
-    errno = err;
-    return r;
+    return do_vector(&real_writev, "writev", PIOSCOPE_FN_writev, fd, iov, iovcnt, 1);
 }
 
 /* ---- positioned transfers ---- */
