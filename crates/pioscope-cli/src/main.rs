@@ -45,6 +45,7 @@ enum Command {
     Report(commands::report::Args),
     Dump(commands::dump::Args),
     Bench(commands::bench::Args),
+    Synth(commands::synth::Args),
 }
 
 fn main() -> ExitCode {
@@ -60,6 +61,7 @@ fn main() -> ExitCode {
         Command::Report(args) => commands::report::run(args),
         Command::Dump(args) => commands::dump::run(args),
         Command::Bench(args) => commands::bench::run(args),
+        Command::Synth(args) => commands::synth::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

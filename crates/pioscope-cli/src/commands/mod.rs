@@ -34,6 +34,7 @@ pub mod merge;
 pub mod report;
 pub mod run;
 pub mod stats;
+pub mod synth;
 
 use std::fmt;
 use std::fs;
