@@ -388,7 +388,7 @@ impl Visitor for AggregationVisitor {
             self.rank = e.rank;
             self.host = ctx.host_of_process(e.process).to_string();
         }
-        let kind = self.kinds.get(e.layer, e.func);
+        let kind = self.kinds.get(e);
         let data = matches!(kind, OpKind::Read | OpKind::Write);
         let direction = if kind == OpKind::Read {
             Direction::Read

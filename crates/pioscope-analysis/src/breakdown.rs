@@ -358,7 +358,7 @@ fn sort_parts(v: &mut [Part]) {
 
 impl Visitor for BreakdownVisitor {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let (func, class) = self.classes.entry(e.layer, e.func);
+        let (func, class) = self.classes.entry(e);
         let phase = match e.region {
             Some(r) => self.names.id(r),
             None => self.none_phase(),

@@ -129,6 +129,7 @@ mod tests {
             duration_ns: 0,
             layer: Layer::Posix,
             func: "pwrite",
+            func_id: pioscope_trace::functions::by_name("pwrite").map_or(0, |f| f.id),
             depth,
             parent: None,
             file_id: None,

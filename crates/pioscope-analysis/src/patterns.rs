@@ -325,13 +325,13 @@ impl Default for Options {
 #[derive(Debug)]
 pub struct PatternsVisitor {
     options: Options,
-    kinds: PerFunc<(OpKind, Option<IoClass>)>,
+    kinds: PerFunc<(OpKind, Option<IoClass>, bool)>,
     nesting: Nesting<Open>,
     accesses: FxMap<(i32, i32, Layer), AccessAcc>,
     files: FxMap<i32, FileAcc>,
     metadata: MetadataRate,
     metadata_by_rank: FxMap<i32, u64>,
-    metadata_by_func: FxMap<String, u64>,
+    metadata_by_func: FxMap<u32, u64>,
 }
 
 impl PatternsVisitor {
@@ -339,7 +339,7 @@ impl PatternsVisitor {
     pub fn new(options: Options) -> Self {
         PatternsVisitor {
             options,
-            kinds: PerFunc::new(|l, f| (functions::kind_of(l, f), io_class(l, f))),
+            kinds: PerFunc::new(|l, f| (functions::kind_of(l, f), io_class(l, f), is_open(f))),
             nesting: Nesting::new(),
             accesses: FxMap::default(),
             files: FxMap::default(),
@@ -418,7 +418,7 @@ impl PatternsVisitor {
         let mut by_func: Vec<(String, u64)> = self
             .metadata_by_func
             .iter()
-            .map(|(k, &v)| (k.clone(), v))
+            .map(|(&k, &v)| (self.kinds.name(k).to_string(), v))
             .collect();
         by_func.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         metadata.by_function = by_func;
@@ -433,7 +433,7 @@ impl PatternsVisitor {
 
 impl Visitor for PatternsVisitor {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let (kind, class) = self.kinds.get(e.layer, e.func);
+        let (func, (kind, class, open)) = self.kinds.entry(e);
         let stack = self.nesting.enter(e, |_| {});
         let data = matches!(kind, OpKind::Read | OpKind::Write) && is_io_layer(e.layer);
         let mpiio_data = (data && e.layer == Layer::MpiIo).then_some((e.file_id, e.collective));
@@ -456,17 +456,12 @@ impl Visitor for PatternsVisitor {
                 self.metadata.operations += 1;
                 self.metadata.time_ns += e.duration_ns;
                 *self.metadata_by_rank.entry(e.rank).or_default() += 1;
-                match self.metadata_by_func.get_mut(e.func) {
-                    Some(c) => *c += 1,
-                    None => {
-                        self.metadata_by_func.insert(e.func.to_string(), 1);
-                    }
-                }
+                *self.metadata_by_func.entry(func).or_default() += 1;
             }
         }
 
         let Some(file) = e.file_id else { return };
-        if class == Some(IoClass::Metadata) && is_open(e.func) {
+        if class == Some(IoClass::Metadata) && open {
             for layer in [Layer::Posix, Layer::Stdio, Layer::MpiIo] {
                 if let Some(a) = self.accesses.get_mut(&(file, e.rank, layer)) {
                     a.read.last = None;

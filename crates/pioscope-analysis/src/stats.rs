@@ -263,47 +263,61 @@ impl Names {
     }
 }
 
-/// A value computed once per distinct function name (its kind, its I/O class...), looked up
-/// through `Names` numbers.
+/// Numbers at or above this in a [`PerFunc`] are names outside functions.def.
+const UNKNOWN_BASE: u32 = 1 << 16;
+
+/// A value computed once per distinct function (its kind, its I/O class...), looked up by the
+/// event's functions.def id (no string work); names outside the table go through `Names`.
 #[derive(Debug)]
 pub(crate) struct PerFunc<T: Copy> {
+    by_id: Vec<Option<T>>,
     names: Names,
-    values: Vec<Option<T>>,
+    unknown: Vec<Option<T>>,
     compute: fn(Layer, &str) -> T,
 }
 
 impl<T: Copy> PerFunc<T> {
     pub(crate) fn new(compute: fn(Layer, &str) -> T) -> Self {
         PerFunc {
+            by_id: Vec::new(),
             names: Names::default(),
-            values: Vec::new(),
+            unknown: Vec::new(),
             compute,
         }
     }
 
-    /// The value for `func` (names are unique across layers).
-    pub(crate) fn get(&mut self, layer: Layer, func: &str) -> T {
-        self.entry(layer, func).1
+    /// The value for the function of `e` (names are unique across layers).
+    pub(crate) fn get(&mut self, e: &Event<'_>) -> T {
+        self.entry(e).1
     }
 
-    /// The number of `func` (for `name`) and its value.
-    pub(crate) fn entry(&mut self, layer: Layer, func: &str) -> (u32, T) {
-        let n = self.names.id(func);
-        let i = n as usize;
-        if let Some(Some(v)) = self.values.get(i) {
+    /// The number of the function of `e` (for `name`) and its value.
+    pub(crate) fn entry(&mut self, e: &Event<'_>) -> (u32, T) {
+        let (n, i, values) = if e.func_id != 0 {
+            let i = e.func_id as usize;
+            (e.func_id as u32, i, &mut self.by_id)
+        } else {
+            let i = self.names.id(e.func);
+            (UNKNOWN_BASE + i, i as usize, &mut self.unknown)
+        };
+        if let Some(Some(v)) = values.get(i) {
             return (n, *v);
         }
-        let v = (self.compute)(layer, func);
-        if self.values.len() <= i {
-            self.values.resize(i + 1, None);
+        let v = (self.compute)(e.layer, e.func);
+        if values.len() <= i {
+            values.resize(i + 1, None);
         }
-        self.values[i] = Some(v);
+        values[i] = Some(v);
         (n, v)
     }
 
     /// The name of number `n`.
     pub(crate) fn name(&self, n: u32) -> &str {
-        self.names.get(n)
+        if n >= UNKNOWN_BASE {
+            self.names.get(n - UNKNOWN_BASE)
+        } else {
+            functions::by_id(n as u16).map_or("", |f| f.name)
+        }
     }
 }
 
@@ -485,7 +499,7 @@ impl StatsVisitor {
 
 impl Visitor for StatsVisitor {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let (func, kind) = self.kinds.entry(e.layer, e.func);
+        let (func, kind) = self.kinds.entry(e);
         let key = match self.by {
             GroupBy::Layer => RawKey::Layer(e.layer),
             GroupBy::Func => RawKey::Func(e.layer, func),

@@ -107,7 +107,7 @@ pub(crate) fn shared() -> Shared {
 
 impl SharedState {
     fn update(&mut self, e: &Event<'_>) {
-        let (func, class, kind) = self.funcs.get(e.layer, e.func);
+        let (func, class, kind) = self.funcs.get(e);
         let stack = self.nest.enter(e, |_| {});
         let mpiio = stack.first().and_then(|f| f.data);
         let top_level = is_io_layer(e.layer) && stack.is_empty();

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use pioscope_trace::functions::Layer;
+use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::merge::clock::{FitMethod, OffsetSource};
 use pioscope_trace::store::meta::{
     ClockMeta, Counts, JobMeta, Meta, ProcessMeta, FORMAT_NAME, FORMAT_VERSION,
@@ -294,6 +294,7 @@ impl RankGen<'_> {
             duration_ns: r.dur,
             layer: r.layer,
             func: r.func,
+            func_id: functions::by_name(r.func).map_or(0, |f| f.id),
             depth: r.depth,
             parent: r.parent,
             file_id: r.file,

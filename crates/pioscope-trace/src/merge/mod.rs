@@ -733,6 +733,7 @@ fn write_store(
                 duration_ns: r.duration_ns,
                 layer,
                 func: name,
+                func_id: functions::by_name(name).map_or(0, |f| f.id),
                 depth: r.depth,
                 parent: (r.parent != NONE).then(|| base_id + pos[r.parent as usize] as i64),
                 file_id: file_id.map(|f| f as i32),

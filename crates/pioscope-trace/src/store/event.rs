@@ -23,6 +23,8 @@ pub struct Event<'a> {
     pub layer: Layer,
     /// Function name as in functions.def.
     pub func: &'a str,
+    /// functions.def id of `func`, 0 when the name is not in this build's table.
+    pub func_id: u16,
     /// Traced calls enclosing this one on its thread.
     pub depth: u8,
     /// `id` of the enclosing record, if it was recorded.

@@ -20,7 +20,7 @@ use super::meta::{Meta, FORMAT_NAME, FORMAT_VERSION};
 use super::schema::{events as ev, files as fc, settings as sc};
 use super::writer::{FileRow, SettingRow};
 use super::{StoreError, EVENTS_FILE, FILES_FILE, META_FILE, SETTINGS_FILE};
-use crate::functions::Layer;
+use crate::functions::{self, Layer};
 
 /// An open trace directory.
 #[derive(Clone, Debug)]
@@ -288,6 +288,25 @@ impl StrCol {
             StrCol::Plain(a) => a.is_valid(i).then(|| a.value(i)),
         }
     }
+
+    /// `f` of each dictionary value (indexed by key), computed once per value; None for a
+    /// plain column.
+    fn map_values<T>(&self, f: impl Fn(&str) -> T) -> Option<Vec<T>> {
+        match self {
+            StrCol::Dict { values, .. } => Some(
+                (0..values.len())
+                    .map(|k| {
+                        f(if values.is_valid(k) {
+                            values.value(k)
+                        } else {
+                            ""
+                        })
+                    })
+                    .collect(),
+            ),
+            StrCol::Plain(_) => None,
+        }
+    }
 }
 
 /// Typed access to the columns of one record batch, with errors naming table and column.
@@ -371,6 +390,8 @@ pub struct EventBatch {
     duration_ns: IntCol,
     layer: Vec<Layer>,
     func: StrCol,
+    /// functions.def id of each row's function (0 if unknown).
+    func_id: Vec<u16>,
     depth: IntCol,
     parent: IntCol,
     file_id: IntCol,
@@ -393,16 +414,36 @@ pub struct EventBatch {
 impl EventBatch {
     fn new(path: &Path, batch: RecordBatch) -> Result<EventBatch, StoreError> {
         let c = Columns::new(path, &batch);
+        let rows = batch.num_rows();
         let layer_names = c.str(ev::LAYER)?;
-        let mut layer = Vec::with_capacity(batch.num_rows());
-        for i in 0..batch.num_rows() {
-            let name = layer_names.get(i).unwrap_or("");
-            layer.push(
-                Layer::from_name(name).ok_or_else(|| {
-                    c.err(ev::LAYER, format!("unknown layer {name:?} in row {i}"))
-                })?,
-            );
+        let known_layers = layer_names.map_values(Layer::from_name);
+        let mut layer = Vec::with_capacity(rows);
+        for i in 0..rows {
+            let l = match (&known_layers, &layer_names) {
+                (Some(t), StrCol::Dict { keys, .. }) if keys.is_valid(i) => {
+                    t[keys.value(i) as usize]
+                }
+                _ => Layer::from_name(layer_names.get(i).unwrap_or("")),
+            };
+            layer.push(l.ok_or_else(|| {
+                let name = layer_names.get(i).unwrap_or("");
+                c.err(ev::LAYER, format!("unknown layer {name:?} in row {i}"))
+            })?);
         }
+        let func = c.str(ev::FUNC)?;
+        let id_of = |name: &str| functions::by_name(name).map_or(0, |f| f.id);
+        let func_id = match (func.map_values(id_of), &func) {
+            (Some(t), StrCol::Dict { keys, .. }) => (0..rows)
+                .map(|i| {
+                    if keys.is_valid(i) {
+                        t[keys.value(i) as usize]
+                    } else {
+                        0
+                    }
+                })
+                .collect(),
+            _ => (0..rows).map(|i| func.get(i).map_or(0, id_of)).collect(),
+        };
         Ok(EventBatch {
             rows: batch.num_rows(),
             id: c.int(ev::ID)?,
@@ -412,7 +453,8 @@ impl EventBatch {
             start_ns: c.int(ev::START_NS)?,
             duration_ns: c.int(ev::DURATION_NS)?,
             layer,
-            func: c.str(ev::FUNC)?,
+            func,
+            func_id,
             depth: c.int(ev::DEPTH)?,
             parent: c.int(ev::PARENT)?,
             file_id: c.int(ev::FILE_ID)?,
@@ -456,6 +498,7 @@ impl EventBatch {
             duration_ns: int(&self.duration_ns),
             layer: self.layer[i],
             func: self.func.get(i).unwrap_or(""),
+            func_id: self.func_id[i],
             depth: int(&self.depth) as u8,
             parent: self.parent.get(i),
             file_id: opt32(&self.file_id),
