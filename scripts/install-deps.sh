@@ -39,9 +39,22 @@ if ! command -v "$python" >/dev/null 2>&1 || ! "$python" -m pip --version >/dev/
     echo "install-deps: installing python3 and pip"
     apt_install python3 python3-pip
 fi
-if ! "$python" -c 'import pytest, pyarrow, pandas, duckdb' >/dev/null 2>&1; then
-    echo "install-deps: installing Python modules (pytest pyarrow pandas duckdb)"
-    modules=(pytest pyarrow pandas duckdb)
+# The validators of the exports (pajeng's pj_dump, otf2-print), the OTF2 library the OTF2
+# export links, and the headless browser the page tests drive.
+missing=()
+command -v pj_dump >/dev/null 2>&1 || missing+=(pajeng)
+command -v otf2-print >/dev/null 2>&1 || missing+=(otf2-tools)
+[ -e /usr/include/otf2/otf2.h ] || missing+=(libotf2-trace-dev)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "install-deps: installing ${missing[*]}"
+    apt_install "${missing[@]}"
+fi
+
+if ! "$python" -c 'import pytest, pyarrow, pandas, duckdb, playwright' >/dev/null 2>&1; then
+    echo "install-deps: installing Python modules (pytest pyarrow pandas duckdb playwright)"
+    # playwright drives the system's Chromium (no browser download).
+    modules=(pytest pyarrow pandas duckdb playwright)
     # A distribution's own Python refuses plain pip installs (PEP 668); these are test tools.
     "$python" -m pip install -q "${modules[@]}" ||
         "$python" -m pip install -q --break-system-packages "${modules[@]}"

@@ -38,6 +38,8 @@ fn main() {
             "MPI" => "Mpi",
             "REGION" => "Region",
             "TRACER" => "Tracer",
+            "SERVER" => "Server",
+            "DISK" => "Disk",
             other => panic!("{}: unknown layer {other} for {name}", def.display()),
         };
         writeln!(

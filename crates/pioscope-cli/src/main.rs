@@ -46,6 +46,12 @@ enum Command {
     Dump(commands::dump::Args),
     Bench(commands::bench::Args),
     Synth(commands::synth::Args),
+    Simulate(commands::simulate::Args),
+    Calibrate(commands::calibrate::Args),
+    Compare(commands::compare::Args),
+    Bounds(commands::bounds::Args),
+    Export(commands::export::Args),
+    View(commands::view::Args),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +68,12 @@ fn main() -> ExitCode {
         Command::Dump(args) => commands::dump::run(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Synth(args) => commands::synth::run(args),
+        Command::Simulate(args) => commands::simulate::run(args),
+        Command::Calibrate(args) => commands::calibrate::run(args),
+        Command::Compare(args) => commands::compare::run(args),
+        Command::Bounds(args) => commands::bounds::run(args),
+        Command::Export(args) => commands::export::run(args),
+        Command::View(args) => commands::view::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

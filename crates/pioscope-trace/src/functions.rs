@@ -27,17 +27,23 @@ pub enum Layer {
     Region,
     /// Pseudo-calls recorded by the tracer itself (request completions).
     Tracer,
+    /// Requests served by a storage server (server traces, simulated traces).
+    Server,
+    /// Accesses served by a disk beneath a storage server.
+    Disk,
 }
 
 impl Layer {
     /// Every layer, in the order of the functions.def id ranges.
-    pub const ALL: [Layer; 6] = [
+    pub const ALL: [Layer; 8] = [
         Layer::Posix,
         Layer::Stdio,
         Layer::MpiIo,
         Layer::Mpi,
         Layer::Region,
         Layer::Tracer,
+        Layer::Server,
+        Layer::Disk,
     ];
 
     /// The name stored in the `layer` column.
@@ -49,6 +55,8 @@ impl Layer {
             Layer::Mpi => "mpi",
             Layer::Region => "region",
             Layer::Tracer => "tracer",
+            Layer::Server => "server",
+            Layer::Disk => "disk",
         }
     }
 
@@ -71,6 +79,8 @@ impl Layer {
             300..=399 => Layer::MpiIo,
             400..=499 => Layer::Mpi,
             500..=599 => Layer::Region,
+            700..=799 => Layer::Server,
+            800..=899 => Layer::Disk,
             _ => Layer::Tracer,
         }
     }
@@ -166,6 +176,16 @@ fn classify(layer: Layer, name: &str) -> OpKind {
                 OpKind::Other
             }
         }
+        Layer::Server => match name {
+            "server_read" => OpKind::Read,
+            "server_write" => OpKind::Write,
+            _ => OpKind::Other,
+        },
+        Layer::Disk => match name {
+            "disk_read" => OpKind::Read,
+            "disk_write" => OpKind::Write,
+            _ => OpKind::Other,
+        },
         Layer::Region | Layer::Tracer => OpKind::Other,
     }
 }

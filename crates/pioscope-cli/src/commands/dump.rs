@@ -24,6 +24,10 @@ pub enum LayerArg {
     Region,
     /// Tracer pseudo-calls (request completions)
     Tracer,
+    /// Storage server requests (server and simulated traces)
+    Server,
+    /// Disk accesses beneath a storage server
+    Disk,
 }
 
 impl From<LayerArg> for Layer {
@@ -35,6 +39,8 @@ impl From<LayerArg> for Layer {
             LayerArg::Mpi => Layer::Mpi,
             LayerArg::Region => Layer::Region,
             LayerArg::Tracer => Layer::Tracer,
+            LayerArg::Server => Layer::Server,
+            LayerArg::Disk => Layer::Disk,
         }
     }
 }

@@ -29,12 +29,18 @@
 //! ```
 
 pub mod bench;
+pub mod bounds;
+pub mod calibrate;
+pub mod compare;
 pub mod dump;
+pub mod export;
 pub mod merge;
 pub mod report;
 pub mod run;
+pub mod simulate;
 pub mod stats;
 pub mod synth;
+pub mod view;
 
 use std::fmt;
 use std::fs;

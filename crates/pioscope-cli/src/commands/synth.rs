@@ -17,7 +17,7 @@ use clap::Parser;
 use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::merge::clock::{FitMethod, OffsetSource};
 use pioscope_trace::store::meta::{
-    ClockMeta, Counts, JobMeta, Meta, ProcessMeta, FORMAT_NAME, FORMAT_VERSION,
+    ClockMeta, ContainerKind, Counts, JobMeta, Meta, ProcessMeta, FORMAT_NAME, FORMAT_VERSION,
 };
 use pioscope_trace::store::writer::{write_files, write_settings};
 use pioscope_trace::store::{
@@ -580,6 +580,7 @@ pub fn synthesize(dir: &Path, events: u64, ranks: u32, seed: u64) -> Result<Synt
             facts.insert("cmdline".to_string(), command.clone());
             ProcessMeta {
                 process: rank,
+                kind: ContainerKind::Process,
                 rank: rank as i32,
                 pid: 10_000 + rank,
                 ppid: 9_999,

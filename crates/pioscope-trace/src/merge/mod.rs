@@ -26,7 +26,7 @@ use crate::raw::format::{clock_kind, flags, string_kind, RAW_SUFFIX};
 use crate::raw::{read_raw_file, read_raw_file_with, RawFile};
 use crate::scope;
 use crate::store::meta::{
-    ClockMeta, Counts, JobMeta, Meta, ProcessMeta, FORMAT_NAME, FORMAT_VERSION,
+    ClockMeta, ContainerKind, Counts, JobMeta, Meta, ProcessMeta, FORMAT_NAME, FORMAT_VERSION,
 };
 use crate::store::writer::{write_files, write_settings, EventWriter, FileRow, SettingRow};
 use crate::store::{
@@ -840,6 +840,7 @@ fn build_meta(
             }
             ProcessMeta {
                 process: p.index as u32,
+                kind: ContainerKind::Process,
                 rank: p.rank,
                 pid: p.raw.header.pid,
                 ppid: p.raw.header.ppid,

@@ -56,11 +56,29 @@ pub struct JobMeta {
     pub mpi_library: Option<String>,
 }
 
-/// One traced process.
+/// What a container of events (one `process` value) stands for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContainerKind {
+    /// A traced (or simulated) application process; MPI ranks are processes.
+    #[default]
+    Process,
+    /// A storage server (from a server trace or a simulation); its events are on the `server`
+    /// layer, `rank` is -1 and `host` is the server's name.
+    Server,
+    /// A disk (storage target) beneath a server, named in `facts["server"]`; events on the
+    /// `disk` layer.
+    Disk,
+}
+
+/// One traced process, or one storage server or disk (`kind`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProcessMeta {
     /// Index used by the events' `process` column.
     pub process: u32,
+    /// What this container is; absent in older traces, which hold processes only.
+    #[serde(default)]
+    pub kind: ContainerKind,
     /// MPI rank, -1 without MPI; a forked child has its parent's rank.
     pub rank: i32,
     /// Process id.
