@@ -1,0 +1,305 @@
+//! The system model: the machine a simulation runs on, as a TOML file (every field is described
+//! in docs/MODEL.md). Sizes are bytes, rates bytes per second, times nanoseconds. Presets live
+//! in crates/pioscope-sim/presets/; `pioscope calibrate` writes one for the local machine.
+
+use serde::{Deserialize, Serialize};
+
+/// The whole model file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct System {
+    /// Short name (`local`, `pvfs2-2009`, `lustre-fdr`).
+    pub name: String,
+    /// One line on what this machine is.
+    #[serde(default)]
+    pub description: String,
+    /// Compute nodes and where ranks go.
+    pub nodes: Nodes,
+    /// The interconnect and the MPI library's protocol.
+    pub network: Network,
+    /// Storage servers, their disks and caches.
+    pub storage: Storage,
+    /// How files are striped over the servers.
+    pub layout: Layout,
+    /// ROMIO's defaults on this file system (hints override them).
+    pub mpiio: MpiIo,
+    /// How the model was obtained (calibrate fills it; presets cite their source).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Calibration>,
+}
+
+/// Compute nodes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nodes {
+    /// Number of compute nodes.
+    pub count: u32,
+    /// Ranks per node (a workload with more ranks than count × ranks_per_node is refused).
+    pub ranks_per_node: u32,
+    /// How ranks map to nodes.
+    #[serde(default)]
+    pub placement: Placement,
+}
+
+/// Rank placement on nodes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// Ranks 0..ranks_per_node on node 0, and so on (MPICH's default).
+    #[default]
+    Block,
+    /// Rank r on node r mod count.
+    RoundRobin,
+}
+
+/// The interconnect: every node and server has one NIC; links are full duplex.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Network {
+    /// One-way latency of a small message between nodes.
+    pub latency_ns: u64,
+    /// NIC bandwidth, each direction.
+    pub bandwidth: f64,
+    /// Capacity of the switch between all nodes and servers; 0 = non-blocking.
+    #[serde(default)]
+    pub bisection_bandwidth: f64,
+    /// Messages above this size use rendezvous: one extra round trip before the data (PVFS2
+    /// writes: 16 KiB).
+    pub eager_limit: u64,
+    /// Latency between ranks on the same node (shared memory).
+    pub intra_node_latency_ns: u64,
+    /// Bandwidth between ranks on the same node.
+    pub intra_node_bandwidth: f64,
+    /// Message-size dependent corrections, by ascending `min_size`: a message of size s uses
+    /// the last entry with min_size ≤ s. Empty = factors of 1.
+    #[serde(default)]
+    pub size_factors: Vec<SizeFactor>,
+}
+
+/// Latency and bandwidth multipliers from a message size on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SizeFactor {
+    /// Smallest message size this entry applies to.
+    pub min_size: u64,
+    /// Multiplies the latency.
+    pub latency: f64,
+    /// Multiplies the bandwidth.
+    pub bandwidth: f64,
+}
+
+/// Storage servers. Data servers hold stripes; metadata servers serve creates, opens, stats.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Storage {
+    /// Servers holding file data.
+    pub data_servers: u32,
+    /// Servers handling metadata (may be the same machines: `metadata_on_data_servers`).
+    pub metadata_servers: u32,
+    /// Metadata servers are data servers 0..metadata_servers rather than machines of their own.
+    #[serde(default)]
+    pub metadata_on_data_servers: bool,
+    /// Disks (targets) per data server; a stripe goes to one disk of one server.
+    pub disks_per_server: u32,
+    /// Server CPU time per request, before the disk.
+    pub cpu_per_request_ns: u64,
+    /// Largest piece of one request a server handles at a time (bigger ones are split).
+    pub max_request: u64,
+    /// The disk model of every disk.
+    pub disk: Disk,
+    /// Each server's caches.
+    pub cache: Cache,
+    /// Metadata operation costs on a metadata server.
+    pub metadata: Metadata,
+}
+
+/// A disk: a hard disk with seeks, or a solid-state disk.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Disk {
+    /// Rotating disk: a request not starting where the previous one ended seeks.
+    Hdd {
+        /// Average seek time (random request).
+        avg_seek_ns: u64,
+        /// Seek to a neighbouring track (nearby request, within `near_distance`).
+        track_to_track_ns: u64,
+        /// Distance in bytes under which a seek is track-to-track.
+        near_distance: u64,
+        /// Spindle speed; a random request waits half a rotation on average.
+        rpm: u32,
+        /// Sequential transfer rate.
+        sequential: f64,
+    },
+    /// Flash: latency per request, bandwidth, and an IOPS ceiling.
+    Ssd {
+        /// Latency per request.
+        latency_ns: u64,
+        /// Transfer rate.
+        bandwidth: f64,
+        /// Requests per second at most.
+        iops: f64,
+    },
+}
+
+/// A server's caches. Writes land in the write-back cache until it holds `dirty_limit` bytes;
+/// then writers wait for the flush (at `flush_rate`, not faster than the disk).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cache {
+    /// Write-back cache size; 0 = write-through.
+    pub write_back: u64,
+    /// Dirty bytes at which writers block.
+    pub dirty_limit: u64,
+    /// Rate at which dirty data drains to disk.
+    pub flush_rate: f64,
+    /// Read cache size; 0 = none. Data written or read recently is served from memory.
+    pub read_cache: u64,
+    /// Memory copy rate for cache hits and cached writes.
+    pub memory_bandwidth: f64,
+}
+
+/// Metadata costs on a metadata server, each serialized on that server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Metadata {
+    /// One synced metadata update (a create is `create_syncs` of them).
+    pub sync_op_ns: u64,
+    /// Synced updates per create (PVFS2: create the metafile and datafiles, set attributes).
+    pub create_syncs: u32,
+    /// Open or lookup of an existing file.
+    pub open_ns: u64,
+    /// Stat / getattr.
+    pub stat_ns: u64,
+    /// Close (PVFS has none; Lustre releases the open handle).
+    pub close_ns: u64,
+    /// Unlink.
+    pub remove_ns: u64,
+}
+
+/// File striping.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Layout {
+    /// PVFS-style (stripes round-robin over data servers, starting at a per-file server) or
+    /// Lustre-style (over `stripe_count` targets, each a disk of a server).
+    pub kind: LayoutKind,
+    /// Stripe size.
+    pub stripe_size: u64,
+    /// Servers (PVFS) or targets (Lustre) a file spans; 0 = all.
+    pub stripe_count: u32,
+    /// Where the first stripe goes: the same server for every file, or rotating per file.
+    #[serde(default)]
+    pub start: StripeStart,
+}
+
+/// PVFS-style or Lustre-style layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LayoutKind {
+    /// Stripes over data servers.
+    Pvfs,
+    /// Stripes over targets (disks of servers, server-major order: s0d0, s1d0, s0d1, ...).
+    Lustre,
+}
+
+/// First server or target of a file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StripeStart {
+    /// Always the first.
+    #[default]
+    First,
+    /// File n starts at n mod servers.
+    RoundRobin,
+}
+
+/// ROMIO's settings on this file system, as the hints of the same names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MpiIo {
+    /// Collective buffer per aggregator and cycle (`cb_buffer_size`).
+    pub cb_buffer_size: u64,
+    /// Aggregators; 0 = one per node (`cb_nodes`).
+    pub cb_nodes: u32,
+    /// Aggregators per node at most (`cb_config_list` "*:N").
+    pub cb_per_node: u32,
+    /// Aggregator order: blocked per node or round-robin across nodes.
+    pub aggregator_placement: AggregatorPlacement,
+    /// File domains: an even split of the accessed range, or stripe-aligned (ROMIO's Lustre
+    /// driver).
+    pub file_domain: FileDomain,
+    /// Data-sieving buffer for independent writes (`ind_wr_buffer_size`).
+    pub ind_wr_buffer_size: u64,
+    /// Data-sieving buffer for independent reads (`ind_rd_buffer_size`).
+    pub ind_rd_buffer_size: u64,
+    /// Data sieving for writes (`romio_ds_write`): enable, disable or automatic.
+    pub ds_write: Toggle,
+    /// Data sieving for reads (`romio_ds_read`).
+    pub ds_read: Toggle,
+    /// Collective buffering for writes (`romio_cb_write`).
+    pub cb_write: Toggle,
+    /// Collective buffering for reads (`romio_cb_read`).
+    pub cb_read: Toggle,
+    /// Overlap the exchange of cycle n+1 with the I/O of cycle n.
+    #[serde(default)]
+    pub overlap_exchange: bool,
+    /// Client-side CPU time per MPI-IO call (flattening, bookkeeping).
+    pub call_overhead_ns: u64,
+}
+
+/// Aggregator placement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AggregatorPlacement {
+    /// The first ranks of each node, node by node.
+    Blocked,
+    /// One rank per node in turn.
+    RoundRobin,
+}
+
+/// How two-phase I/O splits the accessed range among aggregators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileDomain {
+    /// Equal contiguous pieces (ROMIO's generic driver).
+    Even,
+    /// Whole stripes, each aggregator owning the stripes of its targets (Lustre driver).
+    StripeAligned,
+}
+
+/// A ROMIO enable/disable/automatic switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Toggle {
+    /// Always.
+    Enable,
+    /// Never.
+    Disable,
+    /// ROMIO decides (collective buffering when accesses interleave; sieving for holes).
+    Automatic,
+}
+
+/// Where a model's numbers come from, and how well calibration fitted them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calibration {
+    /// Source: "pioscope calibrate on HOST at DATE", or the study a preset follows.
+    pub source: String,
+    /// Per fitted quantity: name, measured, model, relative error.
+    #[serde(default)]
+    pub fits: Vec<Fit>,
+}
+
+/// One fitted quantity.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fit {
+    /// What was measured ("ping-pong 1 MiB", "write 64 KiB x 4 clients").
+    pub name: String,
+    /// The measurement (seconds, or bytes/s as `unit` says).
+    pub measured: f64,
+    /// What the fitted model gives for it.
+    pub model: f64,
+    /// "s" or "B/s".
+    pub unit: String,
+}

@@ -1,0 +1,140 @@
+//! What a simulated rank does: a list of primitive operations the engine executes in order
+//! against the machine model. The MPI-IO layer (ROMIO's strategies), the workload generators
+//! and trace replay all compile to this; the engine knows nothing of MPI-IO.
+//!
+//! `Begin`/`End` bracket the operations of one call as the output trace shows it (an
+//! `MPI_File_write_all` with the exchanges and writes beneath it); they take no time.
+
+/// A world rank.
+pub type Rank = u32;
+/// A file of the simulation (index into `Job::files`).
+pub type FileId = u32;
+/// A nonblocking message slot of one rank: `Isend`/`Irecv` start it, `WaitAll` completes it.
+/// Slots are reused once waited for.
+pub type Slot = u32;
+
+/// One primitive operation of a rank.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Time the model does not explain: computation, or a replayed trace's gap between calls.
+    Compute { ns: u64 },
+    /// Starts sending `bytes` to `to`. Eager (≤ eager_limit): done when the data has left;
+    /// rendezvous: a round trip first, done when delivered.
+    Isend { to: Rank, bytes: u64, slot: Slot },
+    /// Starts receiving `bytes` from `from`; messages between a pair match in order.
+    Irecv { from: Rank, bytes: u64, slot: Slot },
+    /// Blocks until every listed slot completed.
+    WaitAll { slots: Vec<Slot> },
+    /// Blocks until every rank of the job reached the same barrier (counted per rank: the
+    /// n-th Barrier of each rank meet); costs a log2(ranks)-deep tree of small messages.
+    Barrier,
+    /// A blocking client access: the layout splits it over servers (and disks), the pieces go
+    /// out concurrently, it completes when all have.
+    Io {
+        file: FileId,
+        kind: IoKind,
+        offset: u64,
+        bytes: u64,
+    },
+    /// A metadata operation on the file's metadata server.
+    Meta { file: FileId, kind: MetaKind },
+    /// Takes a byte-range write lock (data sieving writes; fcntl on the client's file system):
+    /// waits until no other rank holds an overlapping range.
+    Lock { file: FileId, offset: u64, bytes: u64 },
+    /// Releases the lock taken by the matching `Lock`.
+    Unlock { file: FileId, offset: u64, bytes: u64 },
+    /// Opens a call of the output trace; `Begin`s nest.
+    Begin(Call),
+    /// Closes the innermost open call.
+    End,
+}
+
+/// Direction of a data access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IoKind {
+    Read,
+    Write,
+}
+
+/// Metadata operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MetaKind {
+    Create,
+    Open,
+    Close,
+    Stat,
+    Remove,
+    /// fsync: waits for the file's dirty data on every server to reach disk.
+    Sync,
+}
+
+/// A call as the output trace records it (one events.parquet row per Begin/End pair).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    /// functions.def id (e.g. MPI_File_write_all, pwrite, MPI_Alltoallv).
+    pub func: u16,
+    /// The file, for I/O calls.
+    pub file: Option<FileId>,
+    /// File offset (I/O) — for replayed calls, the traced value.
+    pub offset: Option<u64>,
+    /// Bytes requested or sent.
+    pub size: u64,
+    /// Collective MPI-IO call.
+    pub collective: bool,
+    /// Collective instance number (equal on every rank of one collective call).
+    pub instance: Option<u32>,
+    /// Peer world rank of a message.
+    pub peer: Option<Rank>,
+    /// The id of the observed event this call replays (`pioscope compare` matches on it).
+    pub observed_id: Option<i64>,
+}
+
+/// Everything the engine runs: per-rank programs and the files they use.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Job {
+    /// Program of rank r at index r.
+    pub programs: Vec<Vec<Op>>,
+    /// File paths by FileId (the output trace's files.parquet).
+    pub files: Vec<String>,
+    /// Command line or workload spec, for meta.json.
+    pub description: String,
+}
+
+/// What the engine reports as it runs, in completion order (not sorted by start time). The
+/// output module turns it into a trace store; tests and benchmarks count it.
+pub trait Recorder {
+    /// A call (a `Begin`..`End` pair) of `rank` finished; `depth` 0 is outermost.
+    fn call(&mut self, rank: Rank, depth: u8, call: &Call, start_ns: u64, end_ns: u64);
+    /// A storage server finished serving one request piece (`func`: a SERVER function of
+    /// functions.def, e.g. server_write) for client `client`.
+    fn server(&mut self, activity: &ServerActivity);
+    /// A disk finished one access (`func`: disk_read or disk_write).
+    fn disk(&mut self, activity: &DiskActivity);
+}
+
+/// One request piece served by a server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerActivity {
+    pub server: u32,
+    pub func: u16,
+    pub client: Rank,
+    pub file: FileId,
+    /// Offset in the file.
+    pub offset: u64,
+    pub bytes: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// One access served by a disk.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiskActivity {
+    pub server: u32,
+    pub disk: u32,
+    pub func: u16,
+    /// Offset on the disk.
+    pub offset: u64,
+    pub bytes: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
