@@ -56,8 +56,16 @@ pub fn context(trace: &Trace, scope: Scope) -> Result<Context<'_>, StoreError> {
     })
 }
 
+/// Row groups decoded ahead of the visitors: one in flight while the visitors work on the
+/// previous one keeps both cores busy with at most two decoded row groups in memory.
+const DECODED_AHEAD: usize = 1;
+
 /// Streams every event of the trace once through `visitors` (those the scope keeps), then
 /// finishes them. `progress(done, total)` is called after each row group.
+///
+/// Decoding Parquet and visiting take about the same time, so a second thread decodes row
+/// group n+1 while the visitors see row group n; the visitors still see every event in store
+/// order, on this thread.
 pub fn run(
     ctx: &Context<'_>,
     visitors: &mut [&mut dyn Visitor],
@@ -67,20 +75,33 @@ pub fn run(
     let mut counts = PassCounts::default();
     let batches = ctx.trace.events()?;
     let total = batches.row_groups();
-    for (done, batch) in batches.enumerate() {
-        let batch = batch?;
-        for e in batch.iter() {
-            counts.events += 1;
-            if !filter.keeps(&e) {
-                counts.left_out += 1;
-                continue;
+    std::thread::scope(|scope| {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(DECODED_AHEAD);
+        scope.spawn(move || {
+            for batch in batches {
+                let failed = batch.is_err();
+                // The receiver hangs up only after an error of its own: stop decoding then.
+                if sender.send(batch).is_err() || failed {
+                    break;
+                }
             }
-            for v in visitors.iter_mut() {
-                v.visit(&e, ctx);
+        });
+        for (done, batch) in receiver.into_iter().enumerate() {
+            let batch = batch?;
+            for e in batch.iter() {
+                counts.events += 1;
+                if !filter.keeps(&e) {
+                    counts.left_out += 1;
+                    continue;
+                }
+                for v in visitors.iter_mut() {
+                    v.visit(&e, ctx);
+                }
             }
+            progress(done + 1, total);
         }
-        progress(done + 1, total);
-    }
+        Ok::<(), StoreError>(())
+    })?;
     for v in visitors.iter_mut() {
         v.finish(ctx);
     }
