@@ -6,3 +6,18 @@
 
 pub mod model;
 pub mod program;
+// sim-model: loading models (presets, units, --set), analytic bounds, calibration fits.
+pub mod bounds;
+pub mod calibrate;
+pub mod load;
+pub mod units;
+// sim-mpiio: ROMIO's strategies, workloads, trace replay, the simulated trace store.
+pub mod romio;
+pub mod workload;
+pub mod output;
+pub mod replay;
+// sim-engine: the discrete-event engine, flow-level network, storage servers, striping.
+pub mod engine;
+pub mod layout;
+pub mod network;
+pub mod storage;

@@ -44,7 +44,8 @@ pub enum Op {
     /// Releases the lock taken by the matching `Lock`.
     Unlock { file: FileId, offset: u64, bytes: u64 },
     /// Opens a call of the output trace; `Begin`s nest.
-    Begin(Call),
+    /// (Boxed: a Call is 56 bytes, and jobs hold tens of millions of ops; every other op fits in 32.)
+    Begin(Box<Call>),
     /// Closes the innermost open call.
     End,
 }

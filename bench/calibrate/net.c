@@ -1,0 +1,133 @@
+/* net.c: pioscope-cal-net, the MPI ping-pong behind `pioscope calibrate`: one-way time of a
+ * message between ranks 0 and 1 across message sizes, as JSON. Whether the two ranks share a
+ * node decides what it measures (intra-node shared memory, or the network between two nodes):
+ * run it with one rank per node on two nodes to calibrate the network. */
+#define _POSIX_C_SOURCE 200809L
+#include "../common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct net_opts {
+    uint64_t max_size;   /* largest message */
+    uint64_t ms_per_size; /* time budget per size and repetition */
+    uint64_t reps;       /* repetitions of each timed loop; the fastest counts */
+    int json;
+};
+
+/* Ranks 0 and 1 exchange n messages of size bytes each way; answers the elapsed time on 0. */
+static double pingpong(char *buf, uint64_t size, uint64_t n)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (uint64_t i = 0; i < n; i++) {
+        if (bench_rank == 0) {
+            bench_check(MPI_Send(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD), "MPI_Send", NULL);
+            bench_check(MPI_Recv(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                        "MPI_Recv", NULL);
+        } else if (bench_rank == 1) {
+            bench_check(MPI_Recv(buf, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                        "MPI_Recv", NULL);
+            bench_check(MPI_Send(buf, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD), "MPI_Send", NULL);
+        }
+    }
+    return MPI_Wtime() - t0;
+}
+
+int main(int argc, char **argv)
+{
+    struct net_opts o = {.max_size = 4u << 20, .ms_per_size = 30, .reps = 3, .json = 0};
+    const struct bench_opt opts[] = {
+        {.name = "max-size", .kind = BENCH_OPT_SIZE, .dest = &o.max_size, .min = 1,
+         .max = 1u << 30, .help = "Largest message; sizes go 1, 4, 16, ... up to it."},
+        {.name = "ms-per-size", .kind = BENCH_OPT_COUNT, .dest = &o.ms_per_size, .min = 1,
+         .max = 100000, .help = "Milliseconds each timed loop runs (iterations are chosen to fit)."},
+        {.name = "reps", .kind = BENCH_OPT_COUNT, .dest = &o.reps, .min = 1, .max = 100,
+         .help = "Timed loops per size; the fastest one counts."},
+        {.name = "json", .kind = BENCH_OPT_FLAG, .dest = &o.json,
+         .help = "Print one JSON object on stdout instead of the table."},
+    };
+    const char *summary = "MPI ping-pong between ranks 0 and 1 (other ranks wait): one-way time\n"
+                          "per message size. Used by `pioscope calibrate`.";
+    MPI_Init(&argc, &argv);
+    bench_init("pioscope-cal-net");
+    int rc = bench_parse(argc, argv, summary, opts, (int)(sizeof opts / sizeof opts[0]), NULL);
+    if (rc == BENCH_CONTINUE && bench_nprocs < 2)
+        rc = bench_usage_error("needs at least 2 ranks (got %d)", bench_nprocs);
+    if (rc != BENCH_CONTINUE) {
+        MPI_Finalize();
+        return rc;
+    }
+
+    char host[MPI_MAX_PROCESSOR_NAME + 1] = {0}, host1[MPI_MAX_PROCESSOR_NAME + 1] = {0};
+    int len = 0;
+    MPI_Get_processor_name(host, &len);
+    if (bench_rank == 1)
+        MPI_Send(host, MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+    if (bench_rank == 0)
+        MPI_Recv(host1, MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+
+    char *buf = malloc(o.max_size);
+    if (!buf)
+        bench_fail("out of memory for a %llu-byte buffer", (unsigned long long)o.max_size);
+    memset(buf, 1, o.max_size);
+
+    struct bench_json j;
+    if (bench_rank == 0) {
+        if (o.json) {
+            bench_json_start(&j, stdout);
+            bench_json_str(&j, "benchmark", "net");
+            bench_json_u64(&j, "ranks", (uint64_t)bench_nprocs);
+            bench_json_str(&j, "host0", host);
+            bench_json_str(&j, "host1", host1);
+            bench_json_bool(&j, "same_node", strcmp(host, host1) == 0);
+            bench_json_array(&j, "points");
+        } else {
+            printf("ping-pong %s <-> %s\n%12s %12s %14s\n", host, host1, "bytes", "iterations",
+                   "one-way (us)");
+        }
+    }
+    for (uint64_t size = 1; size <= o.max_size; size *= 4) {
+        /* Warm up (connections, registration), then size the loop to the time budget. */
+        double t = pingpong(buf, size, 5) / 5.0;
+        uint64_t n = 0;
+        if (bench_rank == 0) {
+            double want = (double)o.ms_per_size * 1e-3;
+            n = t > 0 ? (uint64_t)(want / t) : 1000;
+            if (n < 3)
+                n = 3;
+            if (n > 1000000)
+                n = 1000000;
+        }
+        MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+        double best = 0;
+        for (uint64_t r = 0; r < o.reps; r++) {
+            double e = pingpong(buf, size, n);
+            if (r == 0 || e < best)
+                best = e;
+        }
+        double one_way = best / (2.0 * (double)n);
+        if (bench_rank == 0) {
+            if (o.json) {
+                bench_json_object(&j, NULL);
+                bench_json_u64(&j, "size", size);
+                bench_json_u64(&j, "iterations", n);
+                bench_json_f64(&j, "one_way_s", one_way);
+                bench_json_end(&j, '}');
+            } else {
+                printf("%12llu %12llu %14.3f\n", (unsigned long long)size, (unsigned long long)n,
+                       one_way * 1e6);
+            }
+        }
+        if (size > o.max_size / 4)
+            break;
+    }
+    if (bench_rank == 0 && o.json) {
+        bench_json_end(&j, ']');
+        bench_json_finish(&j);
+    }
+    free(buf);
+    MPI_Finalize();
+    return BENCH_EXIT_OK;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""How fast the simulator's engine runs (issue 4: >= 5,000,000 simulated events per second; the
+HPIO collective pattern with 10,000 simulated ranks in <= 10 s). A benchmark that reports
+figures; no assertion.
+
+Builds and runs crates/pioscope-sim/examples/engine_speed.rs (the engine alone, with a recorder
+that only counts, so the trace writer's cost is not in the figure) on:
+  - messages: RANKS ranks, ROUNDS rounds of Isend/Irecv to 4 neighbours each way + WaitAll;
+  - messages+io: the same with a 1 MiB write per rank and round (servers, caches, disks);
+  - any --workload SPEC given (e.g. hpio:ranks=10000,region_count=1024,mode=collective,op=write).
+
+usage: bench/perf/sim_speed.py [--ranks 10000] [--rounds 20] [--system pvfs2-2009]
+                               [--workload SPEC ...] [--no-build]"""
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "target" / "release" / "examples" / "engine_speed"
+
+
+def build() -> None:
+    cmd = ["cargo", "build", "--release", "-p", "pioscope-sim", "--example", "engine_speed"]
+    if subprocess.run(cmd, cwd=ROOT).returncode != 0:
+        sys.exit("build failed")
+
+
+def measure(args: list) -> dict:
+    p = subprocess.run([str(EXAMPLE)] + args, capture_output=True, text=True)
+    if p.returncode != 0:
+        return {"error": (p.stderr.strip().splitlines() or ["killed"])[-1]}
+    line = p.stdout.strip().splitlines()[-1]
+    return dict(kv.split("=", 1) for kv in line.split())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ranks", type=int, default=10000)
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--system", default="pvfs2-2009", help="preset or model file")
+    ap.add_argument("--workload", action="append", default=[], help="a workload spec to time too")
+    ap.add_argument("--no-build", action="store_true", help="use the example binary as built")
+    args = ap.parse_args()
+    if not args.no_build:
+        build()
+    base = ["--ranks", str(args.ranks), "--system", args.system]
+    cases = [
+        ("messages", base + ["--rounds", str(args.rounds), "--io", "0"]),
+        ("messages+io", base + ["--rounds", str(max(1, args.rounds // 4)), "--io", str(1 << 20)]),
+    ] + [(w, ["--system", args.system, "--ranks", str(args.ranks), "--workload", w]) for w in args.workload]
+    print(f"{'case':<40} {'ranks':>7} {'events':>11} {'wall s':>8} {'events/s':>12} {'simulated s':>12}")
+    for name, a in cases:
+        r = measure(a)
+        if "error" in r:
+            print(f"{name:<40} failed: {r['error']}")
+            continue
+        print(
+            f"{name:<40} {r['ranks']:>7} {int(r['events']):>11,} {float(r['wall_s']):>8.2f} "
+            f"{float(r['events_per_s']):>12,.0f} {float(r['simulated_s']):>12.3f}"
+        )
+    print("target: >= 5,000,000 events/s; HPIO collective, 10,000 ranks: <= 10 s wall")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,662 @@
+//! Fitting a system model to the calibration micro-benchmarks (bench/calibrate/): the JSON
+//! they print, the least-squares fits, the model's prediction for every measured point, and
+//! the resulting `System` for the local machine. `pioscope calibrate` runs the benchmarks and
+//! calls `fit`. docs/MODEL.md ("Calibration") gives the equations.
+//!
+//! The local machine is modelled as one node whose ranks reach one storage "server" (the
+//! kernel and the local disk) without a network in between (latency 0, bandwidth
+//! `LOCAL_PATH_BANDWIDTH`), so every fitted quantity maps onto the engine's cost of the same
+//! operation:
+//! - a message of s bytes between ranks: `intra_node_latency + s / intra_node_bandwidth`;
+//! - a write of r bytes into the page cache: `2 latency + r / bandwidth + cpu + r / memory`;
+//! - a write or read past the cache (O_DIRECT): the same with the disk's service time instead
+//!   of the memory copy (SSD: `latency + r / bandwidth`);
+//! - a metadata operation: `2 latency + its cost on the metadata server`.
+
+use serde::Deserialize;
+
+use crate::model::{
+    AggregatorPlacement, Cache, Calibration, Disk, FileDomain, Fit, Layout, LayoutKind, Metadata,
+    MpiIo, Network, Nodes, Placement, SizeFactor, Storage, StripeStart, System, Toggle,
+};
+
+/// The eager limit written for the local machine: MPICH's shared-memory eager threshold
+/// (64 KiB), where the ping-pong times jump.
+pub const LOCAL_EAGER_LIMIT: u64 = 64 << 10;
+
+/// The bandwidth written for the rank-to-local-server path on one node (1 TB/s: no limit in
+/// practice; nothing else crosses the network when all ranks share one node).
+pub const LOCAL_PATH_BANDWIDTH: f64 = 1e12;
+
+/// pioscope-cal-net's JSON.
+#[derive(Clone, Debug, Deserialize)]
+pub struct NetRuns {
+    /// Ranks 0 and 1 ran on the same host: the fit is intra-node.
+    pub same_node: bool,
+    /// One-way times per message size.
+    pub points: Vec<NetPoint>,
+}
+
+/// One ping-pong size.
+#[derive(Clone, Debug, Deserialize)]
+pub struct NetPoint {
+    /// Message size.
+    pub size: u64,
+    /// Half the best round trip, seconds.
+    pub one_way_s: f64,
+}
+
+/// pioscope-cal-storage's JSON.
+#[derive(Clone, Debug, Deserialize)]
+pub struct StorageRuns {
+    /// O_DIRECT worked (else direct runs used fdatasync per write and fadvise before reads).
+    pub direct: bool,
+    /// Data runs.
+    pub runs: Vec<IoRun>,
+    /// Metadata runs.
+    pub metadata: Vec<MetaRun>,
+}
+
+/// One data run: `concurrency` ranks, each `requests` requests of `size` bytes.
+#[derive(Clone, Debug, Deserialize)]
+pub struct IoRun {
+    /// write-cached, read-cached, write-direct, read-direct.
+    pub mode: String,
+    /// sequential or random.
+    pub pattern: String,
+    /// Ranks doing I/O at once.
+    pub concurrency: u32,
+    /// Request size.
+    pub size: u64,
+    /// Requests per rank.
+    pub requests: u64,
+    /// Slowest rank's time per request, seconds.
+    pub per_request_s: f64,
+    /// Aggregate bytes per second.
+    pub bytes_per_s: f64,
+}
+
+/// One metadata run.
+#[derive(Clone, Debug, Deserialize)]
+pub struct MetaRun {
+    /// create, stat, open (open+close) or remove.
+    pub op: String,
+    /// Ranks at once (each in its own directory).
+    pub concurrency: u32,
+    /// Time per operation on the slowest rank, seconds.
+    pub per_op_s: f64,
+    /// Aggregate operations per second.
+    pub ops_per_s: f64,
+}
+
+/// What calibrate reads from the machine besides the benchmarks.
+#[derive(Clone, Debug, Default)]
+pub struct Machine {
+    /// Host name.
+    pub host: String,
+    /// When (UTC, text).
+    pub date: String,
+    /// Online CPUs.
+    pub cpus: u32,
+    /// Ranks the benchmarks ran on.
+    pub ranks: u32,
+    /// MemAvailable, bytes.
+    pub mem_available: u64,
+    /// vm.dirty_ratio, percent.
+    pub dirty_ratio: u64,
+    /// The scratch directory measured.
+    pub dir: String,
+}
+
+/// Why a fit failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FitError {
+    /// Too few usable points for a quantity.
+    #[error("not enough measurements to fit {0} (need at least 2 request sizes)")]
+    TooFew(&'static str),
+}
+
+/// Weighted least squares of y = a + b x, weights 1/y² (relative errors count, so microsecond
+/// latencies are not drowned by millisecond transfers). None for fewer than 2 distinct x.
+pub fn fit_line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    let pts: Vec<(f64, f64, f64)> = points
+        .iter()
+        .filter(|(x, y)| x.is_finite() && y.is_finite() && *y > 0.0)
+        .map(|&(x, y)| (x, y, 1.0 / (y * y)))
+        .collect();
+    let (mut sw, mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for &(x, y, w) in &pts {
+        sw += w;
+        sx += w * x;
+        sy += w * y;
+        sxx += w * x * x;
+        sxy += w * x * y;
+    }
+    let det = sw * sxx - sx * sx;
+    if pts.len() < 2 || det.abs() <= f64::EPSILON * sw * sxx {
+        return None;
+    }
+    let b = (sw * sxy - sx * sy) / det;
+    let a = (sy - b * sx) / sw;
+    Some((a, b))
+}
+
+/// A latency (s) and bandwidth (B/s) from t = latency + size / bandwidth, kept physical: the
+/// latency at least 0, the bandwidth positive and finite.
+fn latency_bandwidth(points: &[(f64, f64)], what: &'static str) -> Result<(f64, f64), FitError> {
+    let (a, b) = fit_line(points).ok_or(FitError::TooFew(what))?;
+    let bw = if b > 0.0 { 1.0 / b } else { 1e12 };
+    Ok((a.max(0.0), bw))
+}
+
+/// 1 / (1/total - 1/part): the rate left for one stage when `part` is known (rates in series).
+fn remaining_rate(total: f64, part: f64) -> f64 {
+    let inv = 1.0 / total - 1.0 / part;
+    if inv > 1e-13 {
+        1.0 / inv
+    } else {
+        1e12
+    }
+}
+
+fn ns(s: f64) -> u64 {
+    (s * 1e9).max(0.0).round() as u64
+}
+
+/// The model's time for one request of `size` bytes by a lone client (seconds), and the
+/// aggregate rate of `clients` clients sharing the one server (bytes/s), for a run mode.
+pub fn predict(system: &System, mode: &str, size: u64, clients: u32) -> (f64, f64) {
+    let n = &system.network;
+    let st = &system.storage;
+    let l = n.latency_ns as f64 * 1e-9;
+    let cpu = st.cpu_per_request_ns as f64 * 1e-9;
+    let write = mode.starts_with("write");
+    let rendezvous = if write && size > n.eager_limit {
+        2.0 * l
+    } else {
+        0.0
+    };
+    let r = size as f64;
+    let service = if mode.ends_with("cached") {
+        r / st.cache.memory_bandwidth
+    } else {
+        match st.disk {
+            Disk::Ssd {
+                latency_ns,
+                bandwidth,
+                iops,
+            } => (latency_ns as f64 * 1e-9).max(1.0 / iops) + r / bandwidth,
+            Disk::Hdd { .. } => crate::bounds::disk_service_s(&st.disk, size),
+        }
+    };
+    let t1 = 2.0 * l + rendezvous + r / n.bandwidth + cpu + service;
+    // The server's CPU and its cache or disk serve one request at a time.
+    let server = r / (cpu + service);
+    let agg = (f64::from(clients.max(1)) * r / t1).min(server);
+    (t1, agg)
+}
+
+/// Where the ping-pong is cut into pieces fitted on their own (MPI libraries switch protocol
+/// around the eager limit and again for large messages).
+pub const SIZE_FACTOR_BREAKS: [u64; 3] = [0, 16 << 10, 256 << 10];
+
+/// Size factors for a network fitted as one line (latency `lat` s, bandwidth `bw` B/s): each
+/// piece of the ping-pong from `SIZE_FACTOR_BREAKS` gets its own line, expressed as factors
+/// of the base ones, so the model gives back each piece's line exactly. Pieces with fewer than
+/// 2 sizes are left out (the previous entry, or factors of 1, apply).
+pub fn size_factors(points: &[(f64, f64)], lat: f64, bw: f64) -> Vec<SizeFactor> {
+    let mut out = Vec::new();
+    for (i, &lo) in SIZE_FACTOR_BREAKS.iter().enumerate() {
+        let hi = SIZE_FACTOR_BREAKS.get(i + 1).copied().unwrap_or(u64::MAX);
+        let piece: Vec<(f64, f64)> = points
+            .iter()
+            .copied()
+            .filter(|&(x, _)| x >= lo as f64 && x < hi as f64)
+            .collect();
+        if let Ok((a, b)) = latency_bandwidth(&piece, "a piece of the ping-pong") {
+            out.push(SizeFactor {
+                min_size: lo,
+                latency: if lat > 0.0 { (a / lat).max(0.01) } else { 1.0 },
+                bandwidth: (b / bw).max(0.01),
+            });
+        }
+    }
+    out
+}
+
+/// Fits the local machine's model from the two benchmarks' results.
+pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<System, FitError> {
+    // Network: one line through all ping-pong sizes.
+    let pts: Vec<(f64, f64)> = net
+        .points
+        .iter()
+        .map(|p| (p.size as f64, p.one_way_s))
+        .collect();
+    let (mpi_lat, mpi_bw) = latency_bandwidth(&pts, "the ping-pong latency and bandwidth")?;
+    // On one node the storage "server" is the local kernel: no network between a rank and it
+    // (latency 0, a bandwidth far above everything), so the server CPU and memory copy
+    // terms take the whole cost. Across two nodes the ping-pong is the network.
+    let (lat, bw) = if net.same_node {
+        (0.0, LOCAL_PATH_BANDWIDTH)
+    } else {
+        (mpi_lat, mpi_bw)
+    };
+
+    let single = |mode: &str, pattern: &str| -> Vec<&IoRun> {
+        storage
+            .runs
+            .iter()
+            .filter(|r| r.mode == mode && r.pattern == pattern && r.concurrency == 1)
+            .collect()
+    };
+    // Writes above the eager limit pay a rendezvous round trip in the engine: take it out
+    // before fitting the line, so the fit is exact for the engine's own equations.
+    let line = |runs: &[&IoRun]| -> Vec<(f64, f64)> {
+        runs.iter()
+            .map(|r| {
+                let rdv = if r.size > LOCAL_EAGER_LIMIT {
+                    2.0 * lat
+                } else {
+                    0.0
+                };
+                (r.size as f64, r.per_request_s - rdv)
+            })
+            .collect()
+    };
+
+    // Page-cache writes: a + r/b with a = 2 latency + cpu, 1/b = 1/bw + 1/memory.
+    let cached = single("write-cached", "sequential");
+    let (a_c, b_c) = latency_bandwidth(&line(&cached), "page-cache writes")?;
+    let cpu = (a_c - 2.0 * lat).max(0.0);
+    let memory = remaining_rate(b_c, bw);
+
+    // O_DIRECT sequential writes: a + r/b with a = 2 latency + cpu + disk latency.
+    let direct = single("write-direct", "sequential");
+    let (a_d, b_d) = latency_bandwidth(&line(&direct), "direct writes")?;
+    let disk_latency = (a_d - 2.0 * lat - cpu).max(0.0);
+    let disk_bw = remaining_rate(b_d, bw);
+    // IOPS: the most small random requests per second any concurrency reached, but never
+    // below what the fitted latency allows (so it does not change the one-client fit).
+    let smallest = storage.runs.iter().map(|r| r.size).min().unwrap_or(4096);
+    let iops = storage
+        .runs
+        .iter()
+        .filter(|r| r.mode.ends_with("direct") && r.pattern == "random" && r.size == smallest)
+        .map(|r| r.bytes_per_s / r.size as f64)
+        .fold(0.0, f64::max)
+        .max(if disk_latency > 0.0 {
+            1.0 / disk_latency
+        } else {
+            1e6
+        });
+
+    let meta_op = |op: &str| -> u64 {
+        storage
+            .metadata
+            .iter()
+            .find(|m| m.op == op && m.concurrency == 1)
+            .map(|m| ns((m.per_op_s - 2.0 * lat).max(0.0)))
+            .unwrap_or(0)
+    };
+    let dirty = machine.mem_available / 100 * machine.dirty_ratio.clamp(1, 100);
+    let largest = storage.runs.iter().map(|r| r.size).max().unwrap_or(1 << 20);
+    let ranks = machine.cpus.max(machine.ranks).max(1);
+
+    let mut system = System {
+        name: "local".into(),
+        description: format!(
+            "this machine ({}): {ranks} ranks on one node, the local file system in {} as one server",
+            machine.host, machine.dir
+        ),
+        nodes: Nodes {
+            count: 1,
+            ranks_per_node: ranks,
+            placement: Placement::Block,
+        },
+        network: Network {
+            latency_ns: ns(lat),
+            bandwidth: bw,
+            bisection_bandwidth: 0.0,
+            eager_limit: LOCAL_EAGER_LIMIT,
+            intra_node_latency_ns: ns(mpi_lat),
+            intra_node_bandwidth: mpi_bw,
+            size_factors: if net.same_node {
+                Vec::new()
+            } else {
+                size_factors(&pts, mpi_lat, mpi_bw)
+            },
+        },
+        storage: Storage {
+            data_servers: 1,
+            metadata_servers: 1,
+            metadata_on_data_servers: true,
+            disks_per_server: 1,
+            cpu_per_request_ns: ns(cpu),
+            max_request: largest,
+            disk: Disk::Ssd {
+                latency_ns: ns(disk_latency),
+                bandwidth: disk_bw,
+                iops,
+            },
+            cache: Cache {
+                write_back: dirty,
+                dirty_limit: dirty,
+                flush_rate: disk_bw,
+                read_cache: machine.mem_available / 2,
+                memory_bandwidth: memory,
+            },
+            metadata: Metadata {
+                sync_op_ns: meta_op("create"),
+                create_syncs: 1,
+                open_ns: meta_op("open"),
+                stat_ns: meta_op("stat"),
+                close_ns: 0,
+                remove_ns: meta_op("remove"),
+            },
+        },
+        layout: Layout {
+            kind: LayoutKind::Pvfs,
+            stripe_size: 1 << 20,
+            stripe_count: 0,
+            start: StripeStart::First,
+        },
+        mpiio: MpiIo {
+            cb_buffer_size: 16 << 20,
+            cb_nodes: 0,
+            cb_per_node: 1,
+            aggregator_placement: AggregatorPlacement::Blocked,
+            file_domain: FileDomain::Even,
+            ind_wr_buffer_size: 512 << 10,
+            ind_rd_buffer_size: 4 << 20,
+            ds_write: Toggle::Automatic,
+            ds_read: Toggle::Automatic,
+            cb_write: Toggle::Automatic,
+            cb_read: Toggle::Automatic,
+            overlap_exchange: false,
+            call_overhead_ns: 1000,
+        },
+        calibration: None,
+    };
+    let fits = fits(&system, net, storage);
+    system.calibration = Some(Calibration {
+        source: format!(
+            "pioscope calibrate on {} at {} ({} ranks, scratch {}, O_DIRECT {})",
+            machine.host,
+            machine.date,
+            machine.ranks,
+            machine.dir,
+            if storage.direct {
+                "yes"
+            } else {
+                "no: fdatasync"
+            }
+        ),
+        fits,
+    });
+    Ok(system)
+}
+
+/// Measured against modelled, for every benchmark point: ping-pong one-way times (s), storage
+/// runs as aggregate rates (B/s), metadata as operations per second (1/s).
+pub fn fits(system: &System, net: &NetRuns, storage: &StorageRuns) -> Vec<Fit> {
+    let mut out = Vec::new();
+    let n = &system.network;
+    for p in &net.points {
+        // Same node: shared memory (no size factors, as in the engine); else the network.
+        let model = if net.same_node {
+            n.intra_node_latency_ns as f64 * 1e-9 + p.size as f64 / n.intra_node_bandwidth
+        } else {
+            let (fl, fb) = crate::bounds::size_factors(n, p.size);
+            n.latency_ns as f64 * 1e-9 * fl + p.size as f64 / (n.bandwidth * fb)
+        };
+        out.push(Fit {
+            name: format!("ping-pong {}", crate::units::fmt_size(p.size as f64)),
+            measured: p.one_way_s,
+            model,
+            unit: "s".into(),
+        });
+    }
+    for r in &storage.runs {
+        let (_, agg) = predict(system, &r.mode, r.size, r.concurrency);
+        out.push(Fit {
+            name: format!(
+                "{} {} {} x{}",
+                r.mode,
+                if r.pattern == "random" { "rand" } else { "seq" },
+                crate::units::fmt_size(r.size as f64),
+                r.concurrency
+            ),
+            measured: r.bytes_per_s,
+            model: agg,
+            unit: "B/s".into(),
+        });
+    }
+    let md = &system.storage.metadata;
+    let l2 = 2.0 * n.latency_ns as f64 * 1e-9;
+    for m in &storage.metadata {
+        let cost_ns = match m.op.as_str() {
+            "create" => md.sync_op_ns * u64::from(md.create_syncs),
+            "stat" => md.stat_ns,
+            "open" => md.open_ns + md.close_ns,
+            _ => md.remove_ns,
+        };
+        let cost = cost_ns as f64 * 1e-9;
+        // Clients wait a round trip each; the metadata server serializes the operations.
+        let per_client = f64::from(m.concurrency) / (l2 + cost);
+        let model = if cost > 0.0 {
+            per_client.min(f64::from(system.storage.metadata_servers) / cost)
+        } else {
+            per_client
+        };
+        out.push(Fit {
+            name: format!("{} x{}", m.op, m.concurrency),
+            measured: m.ops_per_s,
+            model,
+            unit: "1/s".into(),
+        });
+    }
+    out
+}
+
+/// |model - measured| / measured.
+pub fn relative_error(f: &Fit) -> f64 {
+    if f.measured == 0.0 {
+        0.0
+    } else {
+        (f.model - f.measured).abs() / f.measured.abs()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-6 * b.abs().max(1e-12)
+    }
+
+    #[test]
+    fn least_squares_recovers_a_line() {
+        let pts: Vec<(f64, f64)> = [1.0, 10.0, 1000.0, 1e6]
+            .iter()
+            .map(|&x| (x, 2e-6 + x / 5e9))
+            .collect();
+        let (a, b) = fit_line(&pts).unwrap();
+        assert!(close(a, 2e-6) && close(1.0 / b, 5e9), "{a} {b}");
+        assert!(fit_line(&pts[..1]).is_none());
+        assert!(fit_line(&[(5.0, 1.0), (5.0, 2.0)]).is_none());
+    }
+
+    /// Benchmarks results generated from known parameters with the engine's cost equations;
+    /// the fit must give them back exactly (to rounding of nanoseconds).
+    fn synthetic(same_node: bool) -> (NetRuns, StorageRuns, Machine) {
+        let (mlat, mbw) = (500e-9, 4e9);
+        // The rank-to-server path: none on one node, the network across nodes.
+        let (lat, bw) = if same_node {
+            (0.0, LOCAL_PATH_BANDWIDTH)
+        } else {
+            (mlat, mbw)
+        };
+        let (cpu, mem) = (3e-6, 2e9);
+        let (dlat, dbw) = (80e-6, 1.5e9);
+        let sizes = [4096u64, 65536, 1 << 20, 16 << 20];
+        let net = NetRuns {
+            same_node,
+            points: [1u64, 64, 4096, 65536, 1 << 20]
+                .iter()
+                .map(|&s| NetPoint {
+                    size: s,
+                    one_way_s: mlat + s as f64 / mbw,
+                })
+                .collect(),
+        };
+        let mut runs = Vec::new();
+        for &s in &sizes {
+            let r = s as f64;
+            let rdv = if s > 64 << 10 { 2.0 * lat } else { 0.0 };
+            let cached = 2.0 * lat + rdv + r / bw + cpu + r / mem;
+            let direct = 2.0 * lat + rdv + r / bw + cpu + dlat + r / dbw;
+            for (mode, pattern, t) in [
+                ("write-cached", "sequential", cached),
+                ("write-direct", "sequential", direct),
+                ("write-direct", "random", direct),
+            ] {
+                runs.push(IoRun {
+                    mode: mode.into(),
+                    pattern: pattern.into(),
+                    concurrency: 1,
+                    size: s,
+                    requests: 8,
+                    per_request_s: t,
+                    bytes_per_s: r / t,
+                });
+            }
+        }
+        let metadata = [
+            ("create", 50e-6),
+            ("stat", 2e-6),
+            ("open", 3e-6),
+            ("remove", 8e-6),
+        ]
+        .iter()
+        .map(|&(op, c)| MetaRun {
+            op: op.into(),
+            concurrency: 1,
+            per_op_s: 2.0 * lat + c,
+            ops_per_s: 1.0 / (2.0 * lat + c),
+        })
+        .collect();
+        let machine = Machine {
+            host: "test".into(),
+            date: "now".into(),
+            cpus: 2,
+            ranks: 4,
+            mem_available: 8 << 30,
+            dirty_ratio: 20,
+            dir: "/tmp".into(),
+        };
+        (
+            net,
+            StorageRuns {
+                direct: true,
+                runs,
+                metadata,
+            },
+            machine,
+        )
+    }
+
+    #[test]
+    fn fit_recovers_known_parameters() {
+        for same_node in [true, false] {
+            check_recovery(same_node);
+        }
+    }
+
+    fn check_recovery(same_node: bool) {
+        let (net, st, m) = synthetic(same_node);
+        let s = fit(&net, &st, &m).unwrap();
+        assert_eq!(s.network.intra_node_latency_ns, 500);
+        assert!(close(s.network.intra_node_bandwidth, 4e9));
+        if same_node {
+            assert_eq!(s.network.latency_ns, 0);
+            assert!(close(s.network.bandwidth, LOCAL_PATH_BANDWIDTH));
+        } else {
+            assert_eq!(s.network.latency_ns, 500);
+            assert!(close(s.network.bandwidth, 4e9));
+        }
+        assert_eq!(s.storage.cpu_per_request_ns, 3000);
+        assert!(close(s.storage.cache.memory_bandwidth, 2e9));
+        match s.storage.disk {
+            Disk::Ssd {
+                latency_ns,
+                bandwidth,
+                ..
+            } => {
+                assert_eq!(latency_ns, 80_000);
+                assert!(close(bandwidth, 1.5e9), "{bandwidth}");
+            }
+            Disk::Hdd { .. } => panic!("an SSD"),
+        }
+        assert_eq!(s.storage.metadata.sync_op_ns, 50_000);
+        assert_eq!(s.storage.metadata.stat_ns, 2_000);
+        assert_eq!(s.storage.metadata.open_ns, 3_000);
+        assert_eq!(s.storage.metadata.remove_ns, 8_000);
+        assert_eq!(s.storage.cache.dirty_limit, (8u64 << 30) / 100 * 20);
+        assert_eq!(s.nodes.ranks_per_node, 4);
+        crate::load::validate(&s).unwrap();
+        let cal = s.calibration.as_ref().unwrap();
+        assert_eq!(cal.fits.len(), 5 + 12 + 4);
+        for f in &cal.fits {
+            assert!(
+                relative_error(f) < 1e-6,
+                "{} {} {}",
+                f.name,
+                f.measured,
+                f.model
+            );
+        }
+    }
+
+    #[test]
+    fn size_factors_recover_piecewise_lines() {
+        // Three protocols: (latency, bandwidth) per piece.
+        let pieces = [(2e-6, 1e9), (5e-6, 3e9), (20e-6, 6e9)];
+        let line = |s: u64| {
+            let i = SIZE_FACTOR_BREAKS.iter().rposition(|&b| s >= b).unwrap();
+            pieces[i].0 + s as f64 / pieces[i].1
+        };
+        let sizes = [1u64, 64, 4096, 16384, 65536, 262144, 1 << 20, 4 << 20];
+        let (mut net, st, m) = synthetic(false);
+        net.points = sizes
+            .iter()
+            .map(|&s| NetPoint {
+                size: s,
+                one_way_s: line(s),
+            })
+            .collect();
+        let s = fit(&net, &st, &m).unwrap();
+        assert_eq!(s.network.size_factors.len(), 3);
+        for f in &s.calibration.as_ref().unwrap().fits {
+            if f.name.starts_with("ping-pong") {
+                assert!(
+                    relative_error(f) < 1e-3,
+                    "{} {} {}",
+                    f.name,
+                    f.measured,
+                    f.model
+                );
+            }
+        }
+        crate::load::validate(&s).unwrap();
+    }
+
+    #[test]
+    fn written_model_round_trips() {
+        let (net, st, m) = synthetic(true);
+        let s = fit(&net, &st, &m).unwrap();
+        let text = crate::load::to_toml(&s, "test").unwrap();
+        let back = crate::load::from_text("local.toml", &text, &[]).unwrap();
+        assert_eq!(back, s);
+    }
+}

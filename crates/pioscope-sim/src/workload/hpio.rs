@@ -1,0 +1,97 @@
+//! `hpio:`: the HPIO noncontiguous benchmark (bench/hpio.c, bench/README.md). Memory
+//! contiguous; file noncontiguous: rank r's region i at (i × ranks + r) × (region_size +
+//! region_space), or (file=contig) one block of region_count × region_size per rank. Each
+//! iteration: barrier, open + set_view + write(_all) + sync + close, and the timing
+//! Allreduce; reads the same without the sync.
+
+use crate::model::System;
+use crate::program::{IoKind, Rank};
+use crate::romio::{calls, Pattern, Request};
+
+use super::{Builder, Generated, Spec, WorkloadError};
+
+const KEYS: &[&str] = &[
+    "ranks",
+    "region_size",
+    "region_count",
+    "region_space",
+    "mode",
+    "op",
+    "file",
+    "iterations",
+    "path",
+    "hint.KEY",
+];
+
+pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, WorkloadError> {
+    let ranks = s.count("ranks", 4, 1)?;
+    let size = s.size("region_size", 32, 1)?;
+    let count = s.count("region_count", 32768, 1)?;
+    let space = s.size("region_space", 128, 0)?;
+    let mode = s.choice("mode", &["independent", "collective"])?;
+    let op = s.choice("op", &["write", "read", "both"])?;
+    let layout = s.choice("file", &["noncontig", "contig"])?;
+    let iterations = s.count("iterations", 1, 1)?;
+    let path = s.text("path", "/sim/pioscope-hpio.dat");
+    let hints = std::mem::take(&mut s.hints);
+    let ranks32 = u32::try_from(ranks).map_err(|_| WorkloadError::BadValue {
+        kind: "hpio".into(),
+        key: "ranks".into(),
+        value: ranks.to_string(),
+        why: "too many".into(),
+    })?;
+    std::mem::replace(s, Spec::parse("hpio")?).finish(KEYS)?;
+
+    let mut b = Builder::new(system, ranks32, &hints)?;
+    let file = b.file(path);
+    let period = size + space;
+    let pattern = |r: u64| match layout {
+        "contig" => Pattern::contiguous(r * count * size, count * size),
+        _ => Pattern::vector(r * period, count, size, ranks * period),
+    };
+    let patterns: Vec<Pattern> = (0..ranks).map(pattern).collect();
+    let collective = mode == "collective";
+    let disp = |r: Rank| match layout {
+        "contig" => u64::from(r) * count * size,
+        _ => u64::from(r) * period,
+    };
+    let phase = |b: &mut Builder, kind: IoKind, create: bool| {
+        b.barrier();
+        b.open_all(file, create);
+        b.set_view_all(file, disp);
+        let func = match (kind, collective) {
+            (IoKind::Write, true) => calls::MPI_FILE_WRITE_ALL,
+            (IoKind::Write, false) => calls::MPI_FILE_WRITE,
+            (IoKind::Read, true) => calls::MPI_FILE_READ_ALL,
+            (IoKind::Read, false) => calls::MPI_FILE_READ,
+        };
+        let req = Request { func, file, kind };
+        if collective {
+            b.collective(&req, &patterns);
+        } else {
+            for (r, p) in patterns.iter().enumerate() {
+                b.independent(r as Rank, &req, p);
+            }
+        }
+        if kind == IoKind::Write {
+            b.sync_all(file);
+        }
+        b.close_all(file);
+        b.allreduce(8);
+    };
+    if op == "read" {
+        // bench/hpio writes the file once, untimed, before timing the reads.
+        phase(&mut b, IoKind::Write, true);
+    }
+    for it in 0..iterations {
+        match op {
+            "write" => phase(&mut b, IoKind::Write, it == 0),
+            "read" => phase(&mut b, IoKind::Read, false),
+            _ => {
+                phase(&mut b, IoKind::Write, it == 0);
+                phase(&mut b, IoKind::Read, false);
+            }
+        }
+    }
+    Ok(b.finish())
+}

@@ -1,0 +1,148 @@
+//! `ior:`: an IOR-like pattern. Each rank moves `segments` × `block` bytes in `transfer`-sized
+//! calls (MPI_File_write_at / read_at, or the `_all` forms with collective=true). Shared file,
+//! sequential: rank r's block of segment s at (s × ranks + r) × block; strided: the transfers
+//! of all ranks interleave, transfer t of rank r at (t × ranks + r) × transfer; per-process
+//! files: segment s at s × block of the rank's own file.
+
+use crate::model::System;
+use crate::program::{IoKind, Rank};
+use crate::romio::{self, calls, Pattern, Request};
+
+use super::{Builder, Generated, Spec, WorkloadError};
+
+const KEYS: &[&str] = &[
+    "ranks",
+    "block",
+    "transfer",
+    "segments",
+    "pattern",
+    "file",
+    "op",
+    "collective",
+    "fsync",
+    "iterations",
+    "path",
+    "hint.KEY",
+];
+
+pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, WorkloadError> {
+    let ranks = s.count("ranks", 4, 1)?;
+    let block = s.size("block", 1 << 20, 1)?;
+    let transfer_text = s.peek("transfer");
+    let transfer = s.size("transfer", 256 << 10, 1)?;
+    let segments = s.count("segments", 1, 1)?;
+    let pattern = s.choice("pattern", &["sequential", "strided"])?;
+    let shared = s.choice("file", &["shared", "per-process"])? == "shared";
+    let op = s.choice("op", &["write", "read"])?;
+    let collective = s.choice("collective", &["false", "true"])? == "true";
+    let fsync = s.choice("fsync", &["false", "true"])? == "true";
+    let iterations = s.count("iterations", 1, 1)?;
+    let path = s.text("path", "/sim/ior.dat");
+    if block % transfer != 0 {
+        return Err(WorkloadError::BadValue {
+            kind: "ior".into(),
+            key: "transfer".into(),
+            value: transfer_text.unwrap_or_else(|| transfer.to_string()),
+            why: format!("must divide block ({block})"),
+        });
+    }
+    if collective && !shared {
+        return Err(WorkloadError::BadValue {
+            kind: "ior".into(),
+            key: "collective".into(),
+            value: "true".into(),
+            why: "collective calls need file=shared".into(),
+        });
+    }
+    let hints = std::mem::take(&mut s.hints);
+    let ranks32 = u32::try_from(ranks).map_err(|_| WorkloadError::BadValue {
+        kind: "ior".into(),
+        key: "ranks".into(),
+        value: ranks.to_string(),
+        why: "too many".into(),
+    })?;
+    std::mem::replace(s, Spec::parse("ior")?).finish(KEYS)?;
+
+    let mut b = Builder::new(system, ranks32, &hints)?;
+    let files: Vec<u32> = if shared {
+        vec![b.file(path)]
+    } else {
+        (0..ranks)
+            .map(|r| b.file(format!("{path}.{r:08}")))
+            .collect()
+    };
+    let per_block = block / transfer;
+    let calls_per_rank = segments * per_block;
+    let offset = |r: u64, k: u64| -> u64 {
+        let (seg, t) = (k / per_block, k % per_block);
+        match (shared, pattern) {
+            (false, _) => seg * block + t * transfer,
+            (true, "sequential") => (seg * ranks + r) * block + t * transfer,
+            (true, _) => (k * ranks + r) * transfer,
+        }
+    };
+    let kind = if op == "write" {
+        IoKind::Write
+    } else {
+        IoKind::Read
+    };
+    let func = match (kind, collective) {
+        (IoKind::Write, true) => calls::MPI_FILE_WRITE_AT_ALL,
+        (IoKind::Write, false) => calls::MPI_FILE_WRITE_AT,
+        (IoKind::Read, true) => calls::MPI_FILE_READ_AT_ALL,
+        (IoKind::Read, false) => calls::MPI_FILE_READ_AT,
+    };
+    for it in 0..iterations {
+        let create = kind == IoKind::Write && it == 0;
+        b.barrier();
+        if shared {
+            b.open_all(files[0], create);
+        } else {
+            let hints = b.hints.clone();
+            for (r, p) in b.progs.iter_mut().enumerate() {
+                romio::open(p, r as Rank, files[r], create, false, None, &hints);
+            }
+        }
+        for k in 0..calls_per_rank {
+            if collective {
+                let pats: Vec<Pattern> = (0..ranks)
+                    .map(|r| Pattern::contiguous(offset(r, k), transfer))
+                    .collect();
+                let req = Request {
+                    func,
+                    file: files[0],
+                    kind,
+                };
+                b.collective(&req, &pats);
+            } else {
+                for r in 0..ranks {
+                    let file = if shared { files[0] } else { files[r as usize] };
+                    let req = Request { func, file, kind };
+                    b.independent(
+                        r as Rank,
+                        &req,
+                        &Pattern::contiguous(offset(r, k), transfer),
+                    );
+                }
+            }
+        }
+        if fsync && kind == IoKind::Write {
+            if shared {
+                b.sync_all(files[0]);
+            } else {
+                for (r, p) in b.progs.iter_mut().enumerate() {
+                    romio::sync(p, files[r], false, None);
+                }
+            }
+        }
+        if shared {
+            b.close_all(files[0]);
+        } else {
+            for (r, p) in b.progs.iter_mut().enumerate() {
+                romio::close(p, files[r], false, None);
+            }
+        }
+        b.allreduce(8);
+    }
+    Ok(b.finish())
+}

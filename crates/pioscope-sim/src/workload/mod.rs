@@ -1,0 +1,274 @@
+//! Generated workloads for `pioscope simulate --workload SPEC`: the HPIO noncontiguous
+//! benchmark, an IOR-like sequential/strided pattern and md-test metadata phases, each
+//! compiled through `romio` into a `Job` that looks like the traced benchmark of bench/.
+//!
+//! Spec: `KIND:key=value,...` (`hpio:ranks=4,region_size=32,mode=collective`); `hint.KEY=VALUE`
+//! sets an MPI-IO hint on the workload's files. Every key is documented in docs/MODEL.md,
+//! "Workloads and replay".
+
+mod hpio;
+mod ior;
+mod mdtest;
+pub mod spec;
+
+use thiserror::Error;
+
+use crate::model::System;
+use crate::program::{FileId, Job, Op, Rank};
+use crate::romio::{self, calls, Hints, Pattern, Request, RomioError};
+
+pub use spec::Spec;
+
+/// Errors in a workload spec.
+#[derive(Debug, Error, PartialEq)]
+pub enum WorkloadError {
+    /// Not `kind:key=value,...`.
+    #[error("workload spec item {item:?} is not key=value")]
+    Syntax {
+        /// The item.
+        item: String,
+    },
+    /// A key given twice.
+    #[error("workload key {key} is given twice")]
+    Duplicate {
+        /// The key.
+        key: String,
+    },
+    /// Unknown workload kind.
+    #[error("unknown workload {kind:?} (known: hpio, ior, mdtest)")]
+    UnknownKind {
+        /// The kind.
+        kind: String,
+    },
+    /// A key this workload does not have.
+    #[error("{kind} workload has no key {key} (given {key}={value}; known keys: {known})")]
+    UnknownKey {
+        /// The workload.
+        kind: String,
+        /// The key.
+        key: String,
+        /// Its value.
+        value: String,
+        /// Keys it has.
+        known: String,
+    },
+    /// A value that does not fit the key.
+    #[error("{kind} workload: {key}={value:?}: {why}")]
+    BadValue {
+        /// The workload.
+        kind: String,
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A hint or placement problem.
+    #[error(transparent)]
+    Romio(#[from] RomioError),
+}
+
+/// A generated job and what it moves (for the summary's throughput).
+#[derive(Clone, Debug)]
+pub struct Generated {
+    /// The per-rank programs.
+    pub job: Job,
+    /// Application bytes written (what the benchmark counts, not what sieving moves).
+    pub bytes_written: u64,
+    /// Application bytes read.
+    pub bytes_read: u64,
+    /// The hints every file of the workload uses (the model's defaults and the spec's
+    /// `hint.KEY=VALUE`).
+    pub hints: Hints,
+}
+
+/// Parses and generates a workload on `system`.
+pub fn generate(spec: &str, system: &System) -> Result<Generated, WorkloadError> {
+    let mut s = Spec::parse(spec)?;
+    let mut out = match s.kind.as_str() {
+        "hpio" => hpio::generate(&mut s, system)?,
+        "ior" => ior::generate(&mut s, system)?,
+        "mdtest" | "md-test" => mdtest::generate(&mut s, system)?,
+        _ => {
+            return Err(WorkloadError::UnknownKind {
+                kind: s.kind.clone(),
+            })
+        }
+    };
+    out.job.description = format!("workload {}", spec.trim());
+    Ok(out)
+}
+
+/// Builds a job: per-rank programs, files, the hints of each file and collective instances.
+pub(crate) struct Builder {
+    pub progs: Vec<Vec<Op>>,
+    pub files: Vec<String>,
+    pub node_of: Vec<u32>,
+    pub hints: Hints,
+    instance: u32,
+    written: u64,
+    read: u64,
+}
+
+impl Builder {
+    /// `ranks` ranks on `system`, with the spec's hints applied over the model's defaults.
+    pub fn new(
+        system: &System,
+        ranks: u32,
+        spec_hints: &[(String, String)],
+    ) -> Result<Builder, WorkloadError> {
+        let node_of = romio::rank_nodes(system, ranks)?;
+        let mut hints = Hints::from_system(system);
+        for (k, v) in spec_hints {
+            hints.set(k, v)?;
+        }
+        Ok(Builder {
+            progs: vec![Vec::new(); ranks as usize],
+            files: Vec::new(),
+            node_of,
+            hints,
+            instance: 0,
+            written: 0,
+            read: 0,
+        })
+    }
+
+    pub fn file(&mut self, path: String) -> FileId {
+        self.files.push(path);
+        (self.files.len() - 1) as FileId
+    }
+
+    /// The next collective instance (dense from 1, as merge numbers them).
+    pub fn instance(&mut self) -> u32 {
+        self.instance += 1;
+        self.instance
+    }
+
+    /// A top-level MPI_Barrier on every rank.
+    pub fn barrier(&mut self) {
+        for p in self.progs.iter_mut() {
+            calls::wrap(
+                p,
+                calls::mpi_collective(calls::MPI_BARRIER, 0),
+                [Op::Barrier],
+            );
+        }
+    }
+
+    /// A top-level small collective (MPI_Allreduce of timings) on every rank.
+    pub fn allreduce(&mut self, size: u64) {
+        for p in self.progs.iter_mut() {
+            calls::small_collective(p, calls::MPI_ALLREDUCE, size);
+        }
+    }
+
+    /// Collective open of `file` by every rank.
+    pub fn open_all(&mut self, file: FileId, create: bool) {
+        let i = self.instance();
+        for (r, p) in self.progs.iter_mut().enumerate() {
+            romio::open(p, r as Rank, file, create, true, Some(i), &self.hints);
+        }
+    }
+
+    pub fn set_view_all(&mut self, file: FileId, disp: impl Fn(Rank) -> u64) {
+        let i = self.instance();
+        for (r, p) in self.progs.iter_mut().enumerate() {
+            romio::set_view(p, file, disp(r as Rank), Some(i));
+        }
+    }
+
+    pub fn sync_all(&mut self, file: FileId) {
+        let i = self.instance();
+        for p in self.progs.iter_mut() {
+            romio::sync(p, file, true, Some(i));
+        }
+    }
+
+    pub fn close_all(&mut self, file: FileId) {
+        let i = self.instance();
+        for p in self.progs.iter_mut() {
+            romio::close(p, file, true, Some(i));
+        }
+    }
+
+    fn count(&mut self, req: &Request, bytes: u64) {
+        match req.kind {
+            crate::program::IoKind::Write => self.written += bytes,
+            crate::program::IoKind::Read => self.read += bytes,
+        }
+    }
+
+    /// A collective data call of every rank.
+    pub fn collective(&mut self, req: &Request, patterns: &[Pattern]) {
+        let i = self.instance();
+        let bytes: u64 = patterns.iter().map(Pattern::bytes).sum();
+        self.count(req, bytes);
+        romio::twophase::collective_into(
+            &mut self.progs,
+            req,
+            patterns,
+            &self.node_of,
+            &self.hints,
+            i,
+            &[],
+        );
+    }
+
+    /// An independent data call of one rank.
+    pub fn independent(&mut self, rank: Rank, req: &Request, pattern: &Pattern) {
+        self.count(req, pattern.bytes());
+        let hints = self.hints.clone();
+        romio::independent(&mut self.progs[rank as usize], req, pattern, &hints, None);
+    }
+
+    pub fn finish(self) -> Generated {
+        Generated {
+            job: Job {
+                programs: self.progs,
+                files: self.files,
+                description: String::new(),
+            },
+            bytes_written: self.written,
+            bytes_read: self.read,
+            hints: self.hints,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::romio::tests_support::system;
+
+    #[test]
+    fn errors_name_key_and_value() {
+        let s = system();
+        let e = generate("hpio:ranks=4,region_size=abc", &s).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "hpio workload: region_size=\"abc\": not a size (e.g. 4096, 64K, 4M)"
+        );
+        let e = generate("hpio:ranks=4,colour=blue", &s).unwrap_err();
+        assert!(
+            e.to_string().contains("no key colour (given colour=blue"),
+            "{e}"
+        );
+        let e = generate("hpio:mode=sideways", &s).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("mode=\"sideways\": expected one of independent, collective"),
+            "{e}"
+        );
+        let e = generate("fio:ranks=2", &s).unwrap_err();
+        assert!(matches!(e, WorkloadError::UnknownKind { .. }));
+        let e = generate("hpio:ranks=1000", &s).unwrap_err();
+        assert!(e.to_string().contains("do not fit"), "{e}");
+        let e = generate("hpio:ranks=4,hint.cb_buffer_size=lots", &s).unwrap_err();
+        assert!(e.to_string().contains("cb_buffer_size=\"lots\""), "{e}");
+        let e = generate("ior:ranks=2,block=1M,transfer=3K", &s).unwrap_err();
+        assert!(e.to_string().contains("transfer=\"3K\""), "{e}");
+        let e = generate("hpio:ranks", &s).unwrap_err();
+        assert!(matches!(e, WorkloadError::Syntax { .. }));
+    }
+}

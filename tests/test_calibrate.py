@@ -1,0 +1,85 @@
+"""`pioscope calibrate --quick` end to end: it runs the calibration benchmarks here, writes a
+model that `pioscope bounds` loads, with a fit per measurement; and `bounds` on the presets."""
+import json
+import tomllib
+
+import pytest
+
+from conftest import BUILD, pioscope
+
+pytestmark = pytest.mark.skipif(
+    not (BUILD / "bin" / "pioscope-cal-net").exists(),
+    reason="calibration benchmarks not built (make -C bench)")
+
+
+def test_quick_calibration_writes_a_loadable_model(tmp_path):
+    out = tmp_path / "system.toml"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    r = pioscope("calibrate", "-o", out, "--quick", "--dir", scratch, "-n", "2")
+    assert "model written to" in r.stdout
+    assert "median error" in r.stdout
+    assert "calibrate: MPI ping-pong" in r.stderr
+    # The scratch directory is left as it was found.
+    assert list(scratch.iterdir()) == []
+
+    model = tomllib.loads(out.read_text())
+    assert out.read_text().startswith("# system.toml: written by `pioscope calibrate` on ")
+    assert model["name"] == "local"
+    assert model["nodes"]["count"] == 1
+    assert model["storage"]["disk"]["kind"] == "ssd"
+    fits = model["calibration"]["fits"]
+    names = {f["name"] for f in fits}
+    # Quick: 11 ping-pong sizes (1 B .. 1 MiB); 5 request sizes (4 KiB .. 1 MiB) x 6 runs x 2
+    # concurrencies; 4 metadata operations x 2 concurrencies.
+    assert "ping-pong 1 B" in names and "ping-pong 1 MiB" in names
+    assert "write-cached seq 4 KiB x1" in names and "read-direct rand 1 MiB x2" in names
+    assert "create x1" in names and "remove x2" in names
+    assert len(fits) == 11 + 5 * 6 * 2 + 4 * 2
+    for f in fits:
+        assert f["measured"] > 0 and f["model"] > 0 and f["unit"] in ("s", "B/s", "1/s")
+
+    b = json.loads(pioscope("bounds", "--system", out, "--json").stdout)
+    assert b["system"] == "local"
+    assert b["clients"] == model["nodes"]["ranks_per_node"]
+    assert b["write"]["bytes_per_s"] > 0 and b["write"]["limited_by"]
+    text = pioscope("bounds", "--system", out, "--clients", "2").stdout
+    assert "limited by" in text
+
+
+def test_calibrate_refuses_to_overwrite(tmp_path):
+    out = tmp_path / "system.toml"
+    out.write_text("keep me\n")
+    r = pioscope("calibrate", "-o", out, "--quick", "--dir", tmp_path, check=False)
+    assert r.returncode == 2
+    assert "already exists" in r.stderr
+    assert out.read_text() == "keep me\n"
+
+
+def test_bounds_of_the_presets():
+    b = json.loads(pioscope("bounds", "--system", "pvfs2-2009", "--clients", "8",
+                            "--request-size", "4M", "--json").stdout)
+    # 4 data servers x 40 MB/s IDE disks.
+    assert b["read"]["limited_by"] == "disks"
+    assert b["read"]["bytes_per_s"] == 160e6
+    assert b["metadata"]["creates"]["per_s"] == pytest.approx(100.0)
+    b = json.loads(pioscope("bounds", "--system", "lustre-fdr", "--set", "stripe_count=1",
+                            "--clients", "64", "--request-size", "16M", "--json").stdout)
+    assert b["stripe"] == {"targets": 1, "servers": 1, "stripe_size": 1 << 20}
+    assert b["write"]["bytes_per_s"] == 1.5e9
+
+
+def test_bad_model_errors_name_the_field(tmp_path):
+    r = pioscope("bounds", "--system", "pvfs2-2009", "--set", "stripe_size=0", check=False)
+    assert r.returncode == 2
+    assert "--set stripe_size=0: layout.stripe_size: 0 is not allowed" in r.stderr
+    bad = tmp_path / "bad.toml"
+    text = (BUILD.parent / "crates/pioscope-sim/presets/pvfs2-2009.toml").read_text()
+    bad.write_text(text.replace('dirty_limit = "400M"', 'dirty_limit = "2G"'))
+    r = pioscope("bounds", "--system", bad, check=False)
+    assert r.returncode == 2
+    line = next(i for i, l in enumerate(bad.read_text().splitlines(), 1)
+                if l.startswith("dirty_limit"))
+    assert f"{bad}:{line}: storage.cache.dirty_limit: 2147483648 is larger than" in r.stderr
+    r = pioscope("bounds", "--system", "no-such-preset", check=False)
+    assert "neither a preset (local, pvfs2-2009, lustre-fdr) nor a file" in r.stderr
