@@ -8,8 +8,10 @@
 pub mod aggregation;
 pub mod breakdown;
 pub mod class;
+pub mod compare;
 pub mod findings;
 pub mod hash;
+pub mod heatmap;
 pub mod hints;
 pub mod nesting;
 pub mod pass;

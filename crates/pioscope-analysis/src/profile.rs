@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::aggregation::{Aggregation, AggregationVisitor};
 use crate::breakdown::{Breakdown, BreakdownVisitor};
 use crate::findings::{self, AsVisitor, Finding};
+use crate::heatmap::{Heatmap, HeatmapVisitor};
 use crate::pass::{self, Visitor};
 use crate::patterns::{self, Patterns, PatternsVisitor};
 use crate::scope::Scope;
@@ -70,6 +71,9 @@ pub struct Tables {
     pub host: Vec<StatsRow>,
     /// By user phase and layer.
     pub phase: Vec<StatsRow>,
+    /// By storage server and layer (server and simulated traces only; absent otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server: Vec<StatsRow>,
 }
 
 /// Everything the report shows.
@@ -87,6 +91,8 @@ pub struct Profile {
     pub patterns: Patterns,
     /// Aggregators, two-phase cycles, data sieving.
     pub aggregation: Aggregation,
+    /// Rank-by-time I/O busy time (the HTML page's heat map).
+    pub heatmap: Heatmap,
 }
 
 /// Reads the trace once and computes everything. `progress(done, total)` follows the row
@@ -101,6 +107,7 @@ pub fn profile(
     let mut breakdown = BreakdownVisitor::new();
     let mut patterns = PatternsVisitor::new(options.patterns);
     let mut aggregation = AggregationVisitor::new();
+    let mut heatmap = HeatmapVisitor::for_trace(trace);
     let mut rules = findings::rules(&options.findings);
     let counts = {
         let mut rule_visitors: Vec<AsVisitor<'_>> =
@@ -112,6 +119,7 @@ pub fn profile(
         visitors.push(&mut breakdown);
         visitors.push(&mut patterns);
         visitors.push(&mut aggregation);
+        visitors.push(&mut heatmap);
         for r in rule_visitors.iter_mut() {
             visitors.push(r);
         }
@@ -127,6 +135,7 @@ pub fn profile(
         rank: next(),
         host: next(),
         phase: next(),
+        server: next(),
     };
     let m = &trace.meta;
     let mut hosts: Vec<String> = m.processes.iter().map(|p| p.host.clone()).collect();
@@ -153,6 +162,7 @@ pub fn profile(
         tables,
         patterns: patterns.result(&ctx),
         aggregation: aggregation.result(&ctx),
+        heatmap: heatmap.result(),
     })
 }
 
@@ -204,6 +214,7 @@ mod tests {
             "tables",
             "patterns",
             "aggregation",
+            "heatmap",
         ] {
             assert!(v.get(key).is_some(), "{key}");
         }

@@ -54,17 +54,21 @@ pub enum GroupBy {
     Host,
     /// One row per (innermost user region, layer).
     Phase,
+    /// One row per (storage server, layer): the `server` and `disk` events of server and
+    /// simulated traces, by the server's name; application events are left out.
+    Server,
 }
 
 impl GroupBy {
     /// Every grouping, in command-line order.
-    pub const ALL: [GroupBy; 6] = [
+    pub const ALL: [GroupBy; 7] = [
         GroupBy::Layer,
         GroupBy::Func,
         GroupBy::File,
         GroupBy::Rank,
         GroupBy::Host,
         GroupBy::Phase,
+        GroupBy::Server,
     ];
 
     /// The name used on the command line and in JSON.
@@ -76,6 +80,7 @@ impl GroupBy {
             GroupBy::Rank => "rank",
             GroupBy::Host => "host",
             GroupBy::Phase => "phase",
+            GroupBy::Server => "server",
         }
     }
 }
@@ -93,7 +98,7 @@ impl FromStr for GroupBy {
             .into_iter()
             .find(|g| g.name() == s)
             .ok_or_else(|| {
-                format!("unknown grouping {s:?} (expected layer, func, file, rank, host or phase)")
+                format!("unknown grouping {s:?} (expected layer, func, file, rank, host, phase or server)")
             })
     }
 }
@@ -510,6 +515,11 @@ impl Visitor for StatsVisitor {
             GroupBy::Rank => RawKey::Rank(e.rank, e.layer),
             GroupBy::Host => RawKey::Host(self.host_id(e.process, ctx), e.layer),
             GroupBy::Phase => RawKey::Phase(self.names.id(e.region.unwrap_or(NO_PHASE)), e.layer),
+            // A server's and its disks' containers carry the server's name as their host.
+            GroupBy::Server => match e.layer {
+                Layer::Server | Layer::Disk => RawKey::Host(self.host_id(e.process, ctx), e.layer),
+                _ => return,
+            },
         };
         self.groups.entry(key).or_default().add(e, kind);
     }
@@ -730,6 +740,10 @@ mod tests {
                 ("n2", Layer::Region, 1, 0)
             ]
         );
+        assert!(compute(&t, GroupBy::Server, Scope::All)
+            .expect("stats")
+            .rows
+            .is_empty());
         let p = compute(&t, GroupBy::Phase, Scope::All).expect("stats");
         assert_eq!(
             summary(&p),
@@ -741,5 +755,31 @@ mod tests {
         );
         // Busy time of the phase rows: 3 ranks x 100 ns of pwrite inside "output".
         assert_eq!(p.rows[1].busy_time_ns, 300);
+    }
+
+    /// Server and disk events group by the server's name; rank events are left out.
+    #[test]
+    fn by_server() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut rank = testutil::rank(0, 1, "n1");
+        rank.events(0, &[ev("pwrite", 100, 10).object(FILE_A).size(8)]);
+        let mut server = testutil::rank(1, 1, "server-0");
+        server.events(
+            0,
+            &[
+                ev("server_write", 120, 50).object(FILE_A).size(8),
+                ev("disk_write", 130, 40).size(8).depth(1),
+                ev("server_write", 200, 50).object(FILE_A).size(16),
+            ],
+        );
+        let t = testutil::trace(dir.path(), vec![rank, server]);
+        let s = compute(&t, GroupBy::Server, Scope::All).expect("stats");
+        assert_eq!(
+            summary(&s),
+            vec![
+                ("server-0", Layer::Server, 2, 24),
+                ("server-0", Layer::Disk, 1, 8)
+            ]
+        );
     }
 }

@@ -5,6 +5,7 @@ mod commands;
 mod elf;
 mod human;
 mod launch;
+mod report_html;
 
 use std::process::ExitCode;
 

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pioscope_analysis::aggregation::{Direction, Sieving};
@@ -57,6 +57,10 @@ pub struct Args {
     /// Count every record, system files and sockets included (as `stats --all`)
     #[arg(long)]
     pub all: bool,
+    /// Also write the report as one self-contained HTML page (charts, sortable tables, heat
+    /// map; opens from disk, no network) to FILE (docs/REPORT.md)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// Prints the report.
@@ -91,6 +95,10 @@ pub fn run(args: Args) -> Result<u8> {
     });
     bar.finish_and_clear();
     let p = result?;
+    if let Some(path) = &args.html {
+        let page = crate::report_html::page(&p)?;
+        std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))?;
+    }
     let mut out = super::Output::stdout();
     if args.json {
         out.line(format_args!("{}", serde_json::to_string_pretty(&p)?))?;
@@ -414,6 +422,14 @@ fn io_tables(t: &mut String, p: &Profile) {
         t.push_str(&indent(&crate::commands::stats::table(
             GroupBy::Layer,
             &p.tables.layer,
+        )));
+    }
+
+    if !p.tables.server.is_empty() {
+        let _ = writeln!(t, "\nStorage servers (requests served, and their disks' accesses)");
+        t.push_str(&indent(&crate::commands::stats::table(
+            GroupBy::Server,
+            &p.tables.server,
         )));
     }
 

@@ -1,4 +1,4 @@
-//! `pioscope stats`: per-layer, -function, -file, -rank, -host or -phase statistics of a trace.
+//! `pioscope stats`: per-layer, -function, -file, -rank, -host, -phase or -server statistics of a trace.
 
 use std::path::PathBuf;
 
@@ -11,7 +11,7 @@ use crate::human;
 /// Grouping of `--by`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum By {
-    /// One row per layer (posix, stdio, mpiio, mpi, region, tracer)
+    /// One row per layer (posix, stdio, mpiio, mpi, region, tracer, server, disk)
     Layer,
     /// One row per function
     Func,
@@ -23,6 +23,9 @@ pub enum By {
     Host,
     /// One row per user phase (innermost user region, "(none)" outside regions) and layer
     Phase,
+    /// One row per storage server and layer (server and disk events of server or simulated
+    /// traces)
+    Server,
 }
 
 impl From<By> for GroupBy {
@@ -34,6 +37,7 @@ impl From<By> for GroupBy {
             By::Rank => GroupBy::Rank,
             By::Host => GroupBy::Host,
             By::Phase => GroupBy::Phase,
+            By::Server => GroupBy::Server,
         }
     }
 }
