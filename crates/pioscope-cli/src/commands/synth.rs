@@ -89,6 +89,16 @@ pub fn run(args: Args) -> Result<u8> {
         bytes as f64 / summary.events.max(1) as f64,
         human::duration_ns(t0.elapsed().as_nanos() as i64)
     ))?;
+    // The viewer's level-of-detail index, as merge writes it (timed apart: bench/perf/view_scale.py).
+    let t1 = Instant::now();
+    let lod = pioscope_trace::store::lod::build(&super::open_trace(&args.output)?, &mut |_, _| {})?;
+    out.line(format_args!(
+        "level-of-detail index: {} buckets in {} levels, {} long calls, wall {}",
+        lod.buckets,
+        lod.meta.levels,
+        lod.spans,
+        human::duration_ns(t1.elapsed().as_nanos() as i64)
+    ))?;
     out.line(format_args!("trace: {}", args.output.display()))?;
     out.finish()?;
     Ok(0)

@@ -12,6 +12,7 @@
 
 pub mod clock;
 pub mod instances;
+pub mod messages;
 pub mod nesting;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -25,6 +26,7 @@ use crate::functions::{self, Layer, OpKind};
 use crate::raw::format::{clock_kind, flags, string_kind, RAW_SUFFIX};
 use crate::raw::{read_raw_file, read_raw_file_with, RawFile};
 use crate::scope;
+use crate::store::messages::{MessageCounts, MESSAGES_FILE};
 use crate::store::meta::{
     ClockMeta, ContainerKind, Counts, JobMeta, Meta, ProcessMeta, FORMAT_NAME, FORMAT_VERSION,
 };
@@ -388,13 +390,39 @@ pub fn merge(
             path: fpath,
             source,
         })?;
+        // MPI messages, matched over the finished events table; their counts join meta.json.
+        let mpath = tmp.join(MESSAGES_FILE);
+        let matched =
+            messages::write_messages(&tmp.join(EVENTS_FILE), &mpath).map_err(|source| {
+                MergeError::Store {
+                    path: mpath,
+                    source,
+                }
+            })?;
         let mpath = tmp.join(META_FILE);
-        let text = serde_json::to_string_pretty(&meta).map_err(|e| MergeError::Store {
+        let mut value = serde_json::to_value(&meta).map_err(|e| MergeError::Store {
+            path: mpath.clone(),
+            source: e.into(),
+        })?;
+        MessageCounts {
+            messages: matched.messages.len() as u64,
+            unmatched_sends: matched.unmatched_sends,
+            unmatched_receives: matched.unmatched_receives,
+        }
+        .insert_into(&mut value);
+        let text = serde_json::to_string_pretty(&value).map_err(|e| MergeError::Store {
             path: mpath.clone(),
             source: e.into(),
         })?;
         fs::write(&mpath, text + "\n")
             .map_err(io_context(format!("writing {}", mpath.display())))?;
+        // The viewer's level-of-detail index (lod.parquet), from the finished tables.
+        crate::store::Trace::open(&tmp)
+            .and_then(|t| crate::store::lod::build(&t, &mut |_, _| {}))
+            .map_err(|source| MergeError::Store {
+                path: tmp.join(crate::store::lod::LOD_FILE),
+                source,
+            })?;
         fs::rename(&tmp, out).map_err(io_context(format!(
             "renaming {} to {}",
             tmp.display(),
@@ -674,6 +702,9 @@ fn write_store(
             pos[i as usize] = k as u32;
         }
         let base_id = writer.rows() as i64;
+        // Completions of point-to-point calls (an Irecv's actual source and tag, a Sendrecv's
+        // receive half) carry peer, tag and communicator like the calls themselves.
+        let p2p_done = messages::point_to_point_completions(&rows);
         // Innermost region of each row, filled in store order (parents come first).
         let mut region = vec![NONE; rows.len()];
         for &i in &order {
@@ -702,13 +733,15 @@ fn write_store(
                 None if r.parent != NONE => region[r.parent as usize],
                 None => NONE,
             };
+            let p2p_completion = p2p_done.contains(&i);
             let file_id = match layer {
+                Layer::Tracer if p2p_completion => None,
                 Layer::Posix | Layer::Stdio | Layer::MpiIo | Layer::Tracer => {
                     lookup(string_kind::FILE)
                 }
                 _ => None,
             };
-            let comm = if layer == Layer::Mpi {
+            let comm = if layer == Layer::Mpi || p2p_completion {
                 lookup(string_kind::COMMUNICATOR)
             } else {
                 None
@@ -716,7 +749,9 @@ fn write_store(
             let hi = (r.offset >> 32) as u32 as i32;
             let lo = r.offset as u32 as i32;
             let (mut peer, mut tag, mut root, mut comm_size) = (None, None, None, None);
-            if layer == Layer::Mpi {
+            if p2p_completion {
+                (peer, tag) = (Some(hi), Some(lo));
+            } else if layer == Layer::Mpi {
                 if functions::is_point_to_point(name) {
                     (peer, tag) = (Some(hi), Some(lo));
                 } else if functions::is_mpi_collective(name) || r.flags & flags::COLLECTIVE != 0 {

@@ -2,6 +2,8 @@
 //! settings.parquet. `writer` produces the tables, `reader` streams them back by row group.
 
 pub mod event;
+pub mod lod;
+pub mod messages;
 pub mod meta;
 pub mod reader;
 pub mod schema;

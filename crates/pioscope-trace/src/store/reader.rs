@@ -11,7 +11,7 @@ use arrow_array::{
 };
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
-    ParquetRecordBatchReaderBuilder,
+    ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
 };
 use parquet::file::statistics::Statistics;
 
@@ -97,39 +97,7 @@ impl Trace {
     /// Streams the events of the row groups that may match `filter`; the caller still checks
     /// each row (a row group can hold several ranks).
     pub fn events_where(&self, filter: EventFilter) -> Result<EventBatches, StoreError> {
-        let path = self.dir.join(EVENTS_FILE);
-        let file = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
-        let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::default())?;
-        let rank_col = metadata
-            .parquet_schema()
-            .columns()
-            .iter()
-            .position(|c| c.name() == ev::RANK);
-        let row_groups = metadata
-            .metadata()
-            .row_groups()
-            .iter()
-            .enumerate()
-            .filter(|(_, rg)| match (filter.rank, rank_col) {
-                (Some(r), Some(c)) => match rg.column(c).statistics() {
-                    Some(Statistics::Int32(s)) => {
-                        s.min_opt().is_none_or(|&lo| lo <= r)
-                            && s.max_opt().is_none_or(|&hi| hi >= r)
-                    }
-                    _ => true,
-                },
-                _ => true,
-            })
-            .map(|(i, _)| i)
-            .collect();
-        Ok(EventBatches {
-            path,
-            file,
-            metadata,
-            row_groups,
-            next: 0,
-            current: None,
-        })
+        EventBatches::open(&self.dir.join(EVENTS_FILE), filter)
     }
 
     fn read_files(&self) -> Result<Vec<FileRow>, StoreError> {
@@ -211,6 +179,98 @@ pub struct EventBatches {
 }
 
 impl EventBatches {
+    /// Streams an events table by path (a store being written has no meta.json yet), skipping
+    /// the row groups that cannot match `filter`.
+    pub fn open(path: &Path, filter: EventFilter) -> Result<EventBatches, StoreError> {
+        let path = path.to_path_buf();
+        let file = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
+        let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::default())?;
+        let rank_col = metadata
+            .parquet_schema()
+            .columns()
+            .iter()
+            .position(|c| c.name() == ev::RANK);
+        let row_groups = metadata
+            .metadata()
+            .row_groups()
+            .iter()
+            .enumerate()
+            .filter(|(_, rg)| match (filter.rank, rank_col) {
+                (Some(r), Some(c)) => match rg.column(c).statistics() {
+                    Some(Statistics::Int32(s)) => {
+                        s.min_opt().is_none_or(|&lo| lo <= r)
+                            && s.max_opt().is_none_or(|&hi| hi >= r)
+                    }
+                    _ => true,
+                },
+                _ => true,
+            })
+            .map(|(i, _)| i)
+            .collect();
+        Ok(EventBatches {
+            path,
+            file,
+            metadata,
+            row_groups,
+            next: 0,
+            current: None,
+        })
+    }
+}
+
+impl EventBatches {
+    /// Streams rows `first .. first + count` of an events table (0-based row numbers, which
+    /// are the event ids) in batches of at most `batch_rows`: a cursor over one rank's rows
+    /// that holds one small batch in memory, for k-way merges over ranks.
+    pub fn open_rows(
+        path: &Path,
+        first: u64,
+        count: u64,
+        batch_rows: usize,
+    ) -> Result<EventBatches, StoreError> {
+        let path = path.to_path_buf();
+        let file = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
+        let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::default())?;
+        let (mut groups, mut selectors, mut row) = (Vec::new(), Vec::new(), 0u64);
+        let end = first.saturating_add(count);
+        for (i, rg) in metadata.metadata().row_groups().iter().enumerate() {
+            let (lo, hi) = (row, row + rg.num_rows().max(0) as u64);
+            row = hi;
+            let (a, b) = (first.max(lo), end.min(hi));
+            if a >= b {
+                continue;
+            }
+            groups.push(i);
+            if a > lo {
+                selectors.push(RowSelector::skip((a - lo) as usize));
+            }
+            selectors.push(RowSelector::select((b - a) as usize));
+            if hi > b {
+                selectors.push(RowSelector::skip((hi - b) as usize));
+            }
+        }
+        let current = if groups.is_empty() {
+            None
+        } else {
+            let f = file.try_clone().map_err(|e| StoreError::io(&path, e))?;
+            Some(
+                ParquetRecordBatchReaderBuilder::new_with_metadata(f, metadata.clone())
+                    .with_row_groups(groups)
+                    .with_row_selection(RowSelection::from(selectors))
+                    .with_batch_size(batch_rows.max(1))
+                    .build()?,
+            )
+        };
+        Ok(EventBatches {
+            path,
+            file,
+            metadata,
+            row_groups: Vec::new(),
+            next: 0,
+            current,
+        })
+    }
+
     /// Row groups that will be read.
     pub fn row_groups(&self) -> usize {
         self.row_groups.len()

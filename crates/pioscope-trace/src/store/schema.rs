@@ -141,6 +141,50 @@ pub fn settings_schema() -> SchemaRef {
     ]))
 }
 
+/// Column names of messages.parquet (MPI point-to-point messages, see `merge::messages`).
+pub mod messages {
+    #![allow(missing_docs)]
+    pub const SEND_ID: &str = "send_id";
+    pub const RECV_ID: &str = "recv_id";
+    pub const RECV_POST_ID: &str = "recv_post_id";
+    pub const FROM_RANK: &str = "from_rank";
+    pub const TO_RANK: &str = "to_rank";
+    pub const SEND_PROCESS: &str = "send_process";
+    pub const SEND_THREAD: &str = "send_thread";
+    pub const RECV_PROCESS: &str = "recv_process";
+    pub const RECV_THREAD: &str = "recv_thread";
+    pub const SEND_NS: &str = "send_ns";
+    pub const RECV_NS: &str = "recv_ns";
+    pub const BYTES: &str = "bytes";
+    pub const TAG: &str = "tag";
+    pub const COMM: &str = "comm";
+    pub const SEND_FUNC: &str = "send_func";
+    pub const RECV_FUNC: &str = "recv_func";
+}
+
+/// The schema of messages.parquet.
+pub fn messages_schema() -> SchemaRef {
+    use messages::*;
+    Arc::new(Schema::new(vec![
+        Field::new(SEND_ID, DataType::Int64, false),
+        Field::new(RECV_ID, DataType::Int64, false),
+        Field::new(RECV_POST_ID, DataType::Int64, false),
+        Field::new(FROM_RANK, DataType::Int32, false),
+        Field::new(TO_RANK, DataType::Int32, false),
+        Field::new(SEND_PROCESS, DataType::Int32, false),
+        Field::new(SEND_THREAD, DataType::Int32, false),
+        Field::new(RECV_PROCESS, DataType::Int32, false),
+        Field::new(RECV_THREAD, DataType::Int32, false),
+        Field::new(SEND_NS, DataType::Int64, false),
+        Field::new(RECV_NS, DataType::Int64, false),
+        Field::new(BYTES, DataType::Int64, false),
+        Field::new(TAG, DataType::Int32, false),
+        Field::new(COMM, dict_str(), false),
+        Field::new(SEND_FUNC, dict_str(), false),
+        Field::new(RECV_FUNC, dict_str(), false),
+    ]))
+}
+
 fn base_properties() -> parquet::file::properties::WriterPropertiesBuilder {
     // Level 3 is always valid; fall back to the codec's default level rather than fail.
     let level = ZstdLevel::try_new(ZSTD_LEVEL).unwrap_or_default();

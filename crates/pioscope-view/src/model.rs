@@ -1,0 +1,621 @@
+//! One trace as the viewer holds it: the store, its rows in display order (grouped by host,
+//! servers and disks below), the function table, the level-of-detail index (built on open when
+//! missing) with its long calls, and the small tables kept in memory (settings, messages).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type, UInt8Type};
+use arrow_array::{Array, RecordBatch};
+use pioscope_trace::functions::{self, Layer};
+use pioscope_trace::store::lod::{self, LodMeta, LodRow, RowMap};
+use pioscope_trace::store::messages;
+use pioscope_trace::store::meta::ContainerKind;
+use pioscope_trace::store::{SettingRow, StoreError, Trace, EVENTS_FILE};
+use serde::Serialize;
+
+use crate::scan::{Pred, Table};
+
+/// Function ids given to names functions.def does not know (and not of the form func_<id>).
+const EXTRA_FUNC_IDS: u32 = 100_000;
+/// Largest trace whose messages are matched at open when it has no messages.parquet.
+const MATCH_ON_OPEN_EVENTS: u64 = 5_000_000;
+
+/// One timeline row.
+#[derive(Clone, Debug, Serialize)]
+pub struct RowInfo {
+    /// Display index (dense 0..n).
+    pub row: u32,
+    /// `process`, `server` or `disk`.
+    pub kind: &'static str,
+    /// What the page shows.
+    pub label: String,
+    /// MPI rank (-1 without).
+    pub rank: i32,
+    /// Index into meta.json processes.
+    pub process: i32,
+    /// Thread number.
+    pub thread: i32,
+    /// Host (the server's name for servers and disks).
+    #[serde(skip)]
+    pub host: String,
+}
+
+/// Rows of one host, in display order.
+#[derive(Clone, Debug, Serialize)]
+pub struct Group {
+    /// Host name.
+    pub host: String,
+    /// Its rows.
+    pub rows: Vec<RowInfo>,
+}
+
+/// A function present in the trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct FuncEntry {
+    /// functions.def id (or an id above 100000 for a name it does not know).
+    pub id: u32,
+    /// Name as stored.
+    pub name: String,
+    /// Layer name.
+    pub layer: String,
+    /// Calls in the trace.
+    pub calls: u64,
+}
+
+/// A long call of lod_spans.parquet.
+#[derive(Clone, Copy, Debug)]
+pub struct LongSpan {
+    /// Event id.
+    pub id: i64,
+    /// Start, ns.
+    pub start: i64,
+    /// Duration, ns.
+    pub dur: i64,
+    /// Depth.
+    pub depth: u8,
+    /// Function id.
+    pub func: u32,
+}
+
+/// The level-of-detail index of a trace.
+#[derive(Debug)]
+pub struct Lod {
+    /// lod.parquet.
+    pub table: Table,
+    /// Its description.
+    pub meta: LodMeta,
+    /// Long calls per display row, by start.
+    pub spans: Vec<Vec<LongSpan>>,
+}
+
+/// A matched message, rows resolved.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Message {
+    /// Sending row.
+    pub from_row: u32,
+    /// Receiving row.
+    pub to_row: u32,
+    /// Send call start, ns.
+    pub send: i64,
+    /// Receive completion, ns.
+    pub recv: i64,
+    /// Bytes.
+    pub bytes: i64,
+    /// Send event id.
+    #[serde(skip)]
+    pub send_id: i64,
+    /// Receive event id.
+    #[serde(skip)]
+    pub recv_id: i64,
+}
+
+/// One open trace.
+#[derive(Debug)]
+pub struct TraceView {
+    /// 0 or 1.
+    pub index: usize,
+    /// Directory name.
+    pub name: String,
+    /// The store.
+    pub trace: Trace,
+    /// events.parquet.
+    pub events: Table,
+    /// The index (None only if it could not be built, e.g. a read-only trace).
+    pub lod: Option<Lod>,
+    /// Rows in display order.
+    pub rows: Vec<RowInfo>,
+    /// Host groups.
+    pub groups: Vec<Group>,
+    /// Canonical (lod) row → display row.
+    pub canon_to_display: Vec<u32>,
+    /// Display row → canonical row.
+    pub display_to_canon: Vec<u32>,
+    /// (process, thread) → canonical row.
+    pub row_map: RowMap,
+    /// Functions present.
+    pub functions: Vec<FuncEntry>,
+    /// Name → function id.
+    pub func_ids: HashMap<String, u32>,
+    /// Function id → (name, layer).
+    pub func_by_id: HashMap<u32, (String, String)>,
+    /// settings.parquet.
+    pub settings: Vec<SettingRow>,
+    /// Matched messages by send time (empty without messages.parquet).
+    pub messages: Vec<Message>,
+}
+
+/// The id of a function name.
+pub fn func_id_of(name: &str) -> Option<u32> {
+    if let Some(f) = functions::by_name(name) {
+        return Some(f.id as u32);
+    }
+    name.strip_prefix("func_").and_then(|n| n.parse().ok())
+}
+
+impl TraceView {
+    /// Opens a trace; builds its index first when it has none (`note` gets progress text).
+    pub fn open(
+        dir: &Path,
+        index: usize,
+        note: &mut dyn FnMut(&str),
+    ) -> Result<TraceView, StoreError> {
+        let trace = Trace::open(dir)?;
+        let name = dir
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| dir.display().to_string());
+        let events = Table::open(&dir.join(EVENTS_FILE))?;
+        let mut lod_meta = lod::read_meta(&trace)?;
+        if lod_meta.is_none() {
+            note(&format!(
+                "building the level-of-detail index of {} ({} events)",
+                dir.display(),
+                trace.meta.counts.events
+            ));
+            let clock = std::time::Instant::now();
+            match lod::build(&trace, &mut |_, _| {}) {
+                Ok(s) => {
+                    note(&format!(
+                        "index built: {} buckets in {} levels, {:.1} s",
+                        s.buckets,
+                        s.meta.levels,
+                        clock.elapsed().as_secs_f64()
+                    ));
+                    lod_meta = Some(s.meta);
+                }
+                Err(e) => note(&format!(
+                    "cannot build the level-of-detail index ({e}); windows are computed from the events"
+                )),
+            }
+        }
+
+        let canon = lod::container_rows(&trace.meta);
+        let row_map = RowMap::new(&canon);
+        let (rows, groups, display_to_canon) = display_rows(&trace, &canon);
+        let mut canon_to_display = vec![0u32; canon.len()];
+        for (d, &c) in display_to_canon.iter().enumerate() {
+            canon_to_display[c as usize] = d as u32;
+        }
+
+        let mut view = TraceView {
+            index,
+            name,
+            trace,
+            events,
+            lod: None,
+            rows,
+            groups,
+            canon_to_display,
+            display_to_canon,
+            row_map,
+            functions: Vec::new(),
+            func_ids: HashMap::new(),
+            func_by_id: HashMap::new(),
+            settings: Vec::new(),
+            messages: Vec::new(),
+        };
+        let funcs: Vec<(String, String, u64)> = match &lod_meta {
+            Some(m) => m
+                .functions
+                .iter()
+                .map(|f| (f.name.clone(), f.layer.clone(), f.calls))
+                .collect(),
+            None => view.scan_functions()?,
+        };
+        let mut extra = EXTRA_FUNC_IDS;
+        for (name, layer, calls) in funcs {
+            if view.func_ids.contains_key(&name) {
+                continue;
+            }
+            let id = func_id_of(&name).unwrap_or_else(|| {
+                extra += 1;
+                extra
+            });
+            view.func_ids.insert(name.clone(), id);
+            view.func_by_id.insert(id, (name.clone(), layer.clone()));
+            view.functions.push(FuncEntry {
+                id,
+                name,
+                layer,
+                calls,
+            });
+        }
+        view.functions.sort_by_key(|f| f.id);
+        if let Some(meta) = lod_meta {
+            let table = Table::open(&dir.join(lod::LOD_FILE))?;
+            let spans = view.read_spans()?;
+            view.lod = Some(Lod { table, meta, spans });
+        }
+        view.settings = view.trace.settings().unwrap_or_default();
+        view.messages = view.read_messages();
+        Ok(view)
+    }
+
+    /// Function names and layers by a scan of events.parquet (only without an index).
+    fn scan_functions(&self) -> Result<Vec<(String, String, u64)>, StoreError> {
+        let mut seen: HashMap<(String, String), u64> = HashMap::new();
+        let mut order = Vec::new();
+        for sel in self.events.select(&[]) {
+            for b in self.events.read(&sel, &["func", "layer"])? {
+                let f = StrCol::new(&b, "func");
+                let l = StrCol::new(&b, "layer");
+                for i in 0..b.num_rows() {
+                    let key = (f.get(i).to_string(), l.get(i).to_string());
+                    let n = seen.entry(key.clone()).or_insert_with(|| {
+                        order.push(key);
+                        0
+                    });
+                    *n += 1;
+                }
+            }
+        }
+        Ok(order
+            .into_iter()
+            .map(|k| {
+                let n = seen[&k];
+                (k.0, k.1, n)
+            })
+            .collect())
+    }
+
+    fn read_spans(&self) -> Result<Vec<Vec<LongSpan>>, StoreError> {
+        let mut spans = vec![Vec::new(); self.rows.len()];
+        let t = Table::open(&self.trace.dir.join(lod::LOD_SPANS_FILE))?;
+        for sel in t.select(&[]) {
+            for b in t.read(&sel, &[])? {
+                let row = int(&b, "row");
+                let id = int(&b, "id");
+                let start = int(&b, "start_ns");
+                let dur = int(&b, "duration_ns");
+                let depth = int(&b, "depth");
+                let func = StrCol::new(&b, "func");
+                for i in 0..b.num_rows() {
+                    let Some(&d) = self.canon_to_display.get(row(i) as usize) else {
+                        continue;
+                    };
+                    spans[d as usize].push(LongSpan {
+                        id: id(i),
+                        start: start(i),
+                        dur: dur(i),
+                        depth: depth(i) as u8,
+                        func: self.func_id(func.get(i)),
+                    });
+                }
+            }
+        }
+        for s in &mut spans {
+            s.sort_by_key(|x| (x.start, x.depth));
+        }
+        Ok(spans)
+    }
+
+    fn read_messages(&self) -> Vec<Message> {
+        // Without messages.parquet (a trace merged before it existed) messages are matched
+        // from the events now, which is one pass: only for traces small enough to afford it.
+        let path = self.trace.dir.join(messages::MESSAGES_FILE);
+        let rows = if path.is_file() {
+            messages::read_messages(&path)
+        } else if self.trace.meta.counts.events <= MATCH_ON_OPEN_EVENTS {
+            self.trace.messages()
+        } else {
+            return Vec::new();
+        };
+        let Ok(rows) = rows else {
+            return Vec::new();
+        };
+        let mut out: Vec<Message> = rows
+            .iter()
+            .filter_map(|m| {
+                let f = self.display_row(m.send_process, m.send_thread)?;
+                let t = self.display_row(m.recv_process, m.recv_thread)?;
+                Some(Message {
+                    from_row: f,
+                    to_row: t,
+                    send: m.send_ns,
+                    recv: m.recv_ns,
+                    bytes: m.bytes,
+                    send_id: m.send_id,
+                    recv_id: m.recv_id,
+                })
+            })
+            .collect();
+        out.sort_by_key(|m| (m.send, m.recv));
+        out
+    }
+
+    /// The display row of an event's (process, thread).
+    pub fn display_row(&self, process: i32, thread: i32) -> Option<u32> {
+        let c = self.row_map.row(process, thread)?;
+        self.canon_to_display.get(c as usize).copied()
+    }
+
+    /// The id of a function name (0 if unknown to this trace and to functions.def).
+    pub fn func_id(&self, name: &str) -> u32 {
+        self.func_ids
+            .get(name)
+            .copied()
+            .or_else(|| func_id_of(name))
+            .unwrap_or(0)
+    }
+
+    /// The layer name of a function id.
+    pub fn func_layer(&self, id: u32) -> String {
+        match self.func_by_id.get(&id) {
+            Some((_, l)) => l.clone(),
+            None => functions::describe(id.min(u16::MAX as u32) as u16)
+                .0
+                .name()
+                .to_string(),
+        }
+    }
+
+    /// The name of a function id.
+    pub fn func_name(&self, id: u32) -> String {
+        match self.func_by_id.get(&id) {
+            Some((n, _)) => n.clone(),
+            None => functions::describe(id.min(u16::MAX as u32) as u16).1,
+        }
+    }
+
+    /// Job duration, ns.
+    pub fn duration(&self) -> i64 {
+        self.trace.meta.job.duration_ns.max(1)
+    }
+
+    /// How far before a window an exact read must start to see every call covering it; and
+    /// whether the long calls table covers the rest.
+    pub fn lookback(&self) -> (i64, bool) {
+        match &self.lod {
+            Some(l) => (l.meta.long_ns, true),
+            None => (i64::MAX / 4, false),
+        }
+    }
+
+    /// Predicates selecting the events of `rows` (display rows) starting in [from, to].
+    pub fn event_preds(&self, rows: &[u32], from: i64, to: i64) -> Vec<Pred> {
+        let mut ranks: Vec<i64> = rows
+            .iter()
+            .filter_map(|&r| self.rows.get(r as usize))
+            .map(|r| r.rank as i64)
+            .collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        let mut ranges: Vec<(i64, i64)> = Vec::new();
+        for r in ranks {
+            match ranges.last_mut() {
+                Some(last) if last.1 + 1 == r => last.1 = r,
+                _ => ranges.push((r, r)),
+            }
+        }
+        vec![
+            Pred {
+                column: "rank",
+                ranges,
+            },
+            Pred::range("start_ns", from, to),
+        ]
+    }
+}
+
+/// Rows in display order: application rows grouped by host (hosts in order of first rank),
+/// then each server with its disks.
+fn display_rows(trace: &Trace, canon: &[LodRow]) -> (Vec<RowInfo>, Vec<Group>, Vec<u32>) {
+    let procs = &trace.meta.processes;
+    let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
+    let mut server_groups: Vec<(String, Vec<u32>)> = Vec::new();
+    for (c, r) in canon.iter().enumerate() {
+        let Some(p) = procs.get(r.process.max(0) as usize) else {
+            continue;
+        };
+        let (list, host) = match p.kind {
+            ContainerKind::Process => (&mut groups, p.host.clone()),
+            ContainerKind::Server => (&mut server_groups, p.host.clone()),
+            ContainerKind::Disk => (
+                &mut server_groups,
+                p.facts
+                    .get("server")
+                    .cloned()
+                    .unwrap_or_else(|| p.host.clone()),
+            ),
+        };
+        match list.iter_mut().find(|g| g.0 == host) {
+            Some(g) => g.1.push(c as u32),
+            None => list.push((host, vec![c as u32])),
+        }
+    }
+    groups.extend(server_groups);
+    let mut rows = Vec::new();
+    let mut out_groups = Vec::new();
+    let mut display_to_canon = Vec::new();
+    for (host, members) in groups {
+        let mut g = Group {
+            host: host.clone(),
+            rows: Vec::new(),
+        };
+        for c in members {
+            let r = canon[c as usize];
+            let Some(p) = procs.get(r.process.max(0) as usize) else {
+                continue;
+            };
+            let threads = p.threads.max(1);
+            let (kind, base) = match p.kind {
+                ContainerKind::Process => (
+                    "process",
+                    if p.rank >= 0 {
+                        format!("rank {}", p.rank)
+                    } else {
+                        format!("pid {}", p.pid)
+                    },
+                ),
+                ContainerKind::Server => ("server", p.host.clone()),
+                ContainerKind::Disk => (
+                    "disk",
+                    format!(
+                        "{} disk {}",
+                        p.facts
+                            .get("server")
+                            .cloned()
+                            .unwrap_or_else(|| p.host.clone()),
+                        p.facts
+                            .get("disk")
+                            .cloned()
+                            .unwrap_or_else(|| "0".to_string())
+                    ),
+                ),
+            };
+            // A second process of one rank (a forked child) is told apart by its pid.
+            let dup = p.kind == ContainerKind::Process
+                && p.rank >= 0
+                && procs
+                    .iter()
+                    .any(|q| q.rank == p.rank && q.process < p.process && q.kind == p.kind);
+            let base = if dup {
+                format!("{base} pid {}", p.pid)
+            } else {
+                base
+            };
+            let label = if threads > 1 && r.thread > 0 {
+                format!("{base} thread {}", r.thread)
+            } else {
+                base
+            };
+            let info = RowInfo {
+                row: rows.len() as u32,
+                kind,
+                label,
+                rank: p.rank,
+                process: r.process,
+                thread: r.thread,
+                host: host.clone(),
+            };
+            display_to_canon.push(c);
+            g.rows.push(info.clone());
+            rows.push(info);
+        }
+        out_groups.push(g);
+    }
+    (rows, out_groups, display_to_canon)
+}
+
+/// An integer column as a closure (0 for nulls or a missing column).
+pub fn int<'a>(b: &'a RecordBatch, name: &str) -> Box<dyn Fn(usize) -> i64 + 'a> {
+    match b.column_by_name(name) {
+        Some(a) => {
+            if let Some(x) = a.as_primitive_opt::<Int64Type>() {
+                Box::new(move |i| if x.is_valid(i) { x.value(i) } else { 0 })
+            } else if let Some(x) = a.as_primitive_opt::<Int32Type>() {
+                Box::new(move |i| if x.is_valid(i) { x.value(i) as i64 } else { 0 })
+            } else if let Some(x) = a.as_primitive_opt::<UInt8Type>() {
+                Box::new(move |i| if x.is_valid(i) { x.value(i) as i64 } else { 0 })
+            } else {
+                Box::new(|_| 0)
+            }
+        }
+        None => Box::new(|_| 0),
+    }
+}
+
+/// A nullable integer column.
+pub fn opt_int<'a>(b: &'a RecordBatch, name: &str) -> Box<dyn Fn(usize) -> Option<i64> + 'a> {
+    match b.column_by_name(name) {
+        Some(a) => {
+            if let Some(x) = a.as_primitive_opt::<Int64Type>() {
+                Box::new(move |i| x.is_valid(i).then(|| x.value(i)))
+            } else if let Some(x) = a.as_primitive_opt::<Int32Type>() {
+                Box::new(move |i| x.is_valid(i).then(|| x.value(i) as i64))
+            } else if let Some(x) = a.as_primitive_opt::<UInt8Type>() {
+                Box::new(move |i| x.is_valid(i).then(|| x.value(i) as i64))
+            } else {
+                Box::new(|_| None)
+            }
+        }
+        None => Box::new(|_| None),
+    }
+}
+
+/// A string column, dictionary-encoded or plain ("" for nulls).
+pub struct StrCol<'a> {
+    keys: Option<&'a arrow_array::Int32Array>,
+    values: Option<&'a arrow_array::StringArray>,
+}
+
+impl<'a> StrCol<'a> {
+    /// The column `name` of `b`.
+    pub fn new(b: &'a RecordBatch, name: &str) -> StrCol<'a> {
+        let a = b.column_by_name(name);
+        if let Some(d) = a.and_then(|a| a.as_dictionary_opt::<Int32Type>()) {
+            return StrCol {
+                keys: Some(d.keys()),
+                values: d.values().as_string_opt::<i32>(),
+            };
+        }
+        StrCol {
+            keys: None,
+            values: a.and_then(|a| a.as_string_opt::<i32>()),
+        }
+    }
+
+    /// Dictionary key of row i (the row itself for a plain column), None for null.
+    pub fn key(&self, i: usize) -> Option<usize> {
+        match self.keys {
+            Some(k) => k.is_valid(i).then(|| k.value(i) as usize),
+            None => self.values.and_then(|v| v.is_valid(i).then_some(i)),
+        }
+    }
+
+    /// Number of distinct keys (dictionary size, or rows of a plain column).
+    pub fn key_count(&self) -> usize {
+        self.values.map_or(0, |v| v.len())
+    }
+
+    /// The string of a key.
+    pub fn value(&self, key: usize) -> &'a str {
+        self.values
+            .map_or("", |v| if v.is_valid(key) { v.value(key) } else { "" })
+    }
+
+    /// Row i's string.
+    pub fn get(&self, i: usize) -> &'a str {
+        self.key(i).map_or("", |k| self.value(k))
+    }
+
+    /// Row i's string, None for null.
+    pub fn opt(&self, i: usize) -> Option<&'a str> {
+        self.key(i).map(|k| self.value(k))
+    }
+}
+
+/// Per dictionary key of a `func` column: its function id (computed once per key).
+pub fn func_keys(view: &TraceView, col: &StrCol<'_>) -> Vec<u32> {
+    (0..col.key_count())
+        .map(|k| view.func_id(col.value(k)))
+        .collect()
+}
+
+/// The layer of a name, as the store spells it.
+pub fn layer_name(l: &str) -> &'static str {
+    Layer::from_name(l).map_or("tracer", |l| l.name())
+}

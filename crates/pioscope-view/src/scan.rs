@@ -1,0 +1,289 @@
+//! Range reads of a sorted Parquet table: row groups and pages are pruned by their min/max
+//! statistics (the page index), so a (rank, time window) of events.parquet or a (level, rows,
+//! time window) of lod.parquet reads only the pages that can hold it, and only the columns
+//! asked for.
+
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use arrow_array::RecordBatch;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
+};
+use parquet::arrow::ProjectionMask;
+use parquet::file::metadata::PageIndexPolicy;
+use parquet::file::page_index::column_index::ColumnIndexMetaData;
+use parquet::file::statistics::Statistics;
+use pioscope_trace::store::StoreError;
+
+/// An integer column's allowed values: a union of inclusive ranges.
+#[derive(Clone, Debug)]
+pub struct Pred {
+    /// Column name.
+    pub column: &'static str,
+    /// Inclusive (lo, hi) ranges.
+    pub ranges: Vec<(i64, i64)>,
+}
+
+impl Pred {
+    /// One inclusive range.
+    pub fn range(column: &'static str, lo: i64, hi: i64) -> Pred {
+        Pred {
+            column,
+            ranges: vec![(lo, hi)],
+        }
+    }
+
+    fn overlaps(&self, min: i64, max: i64) -> bool {
+        self.ranges.iter().any(|&(lo, hi)| min <= hi && max >= lo)
+    }
+}
+
+/// One row group's rows that may match.
+#[derive(Clone, Debug)]
+pub struct Selected {
+    /// Row group index.
+    pub row_group: usize,
+    /// File row number of its first row.
+    pub first_row: u64,
+    /// Row ranges inside the row group (sorted, disjoint).
+    pub ranges: Vec<Range<usize>>,
+}
+
+impl Selected {
+    /// Rows selected.
+    pub fn rows(&self) -> usize {
+        self.ranges.iter().map(|r| r.len()).sum()
+    }
+}
+
+/// An open Parquet table with its footer and page index.
+#[derive(Clone, Debug)]
+pub struct Table {
+    path: PathBuf,
+    meta: ArrowReaderMetadata,
+    /// File row number of each row group's first row.
+    starts: Vec<u64>,
+}
+
+fn int_stats(s: Option<&Statistics>) -> Option<(i64, i64)> {
+    match s? {
+        Statistics::Int32(v) => Some((*v.min_opt()? as i64, *v.max_opt()? as i64)),
+        Statistics::Int64(v) => Some((*v.min_opt()?, *v.max_opt()?)),
+        _ => None,
+    }
+}
+
+fn page_stats(ci: &ColumnIndexMetaData, page: usize) -> Option<(i64, i64)> {
+    match ci {
+        ColumnIndexMetaData::INT32(c) => {
+            Some((*c.min_value(page)? as i64, *c.max_value(page)? as i64))
+        }
+        ColumnIndexMetaData::INT64(c) => Some((*c.min_value(page)?, *c.max_value(page)?)),
+        _ => None,
+    }
+}
+
+/// Intersection of two sorted lists of disjoint ranges.
+fn intersect(a: &[Range<usize>], b: &[Range<usize>]) -> Vec<Range<usize>> {
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < a.len() && j < b.len() {
+        let lo = a[i].start.max(b[j].start);
+        let hi = a[i].end.min(b[j].end);
+        if lo < hi {
+            out.push(lo..hi);
+        }
+        if a[i].end < b[j].end {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+impl Table {
+    /// Opens `path` and loads its footer and page index.
+    pub fn open(path: &Path) -> Result<Table, StoreError> {
+        let file = File::open(path).map_err(|e| io_err(path, e))?;
+        let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+        let meta = ArrowReaderMetadata::load(&file, options)?;
+        let mut starts = Vec::new();
+        let mut n = 0u64;
+        for rg in meta.metadata().row_groups() {
+            starts.push(n);
+            n += rg.num_rows().max(0) as u64;
+        }
+        Ok(Table {
+            path: path.to_path_buf(),
+            meta,
+            starts,
+        })
+    }
+
+    /// Rows in the table.
+    pub fn num_rows(&self) -> u64 {
+        self.meta.metadata().file_metadata().num_rows().max(0) as u64
+    }
+
+    /// The key-value metadata entry `key`.
+    pub fn key_value(&self, key: &str) -> Option<String> {
+        self.meta
+            .metadata()
+            .file_metadata()
+            .key_value_metadata()?
+            .iter()
+            .find(|k| k.key == key)?
+            .value
+            .clone()
+    }
+
+    fn leaf(&self, name: &str) -> Option<usize> {
+        self.meta
+            .parquet_schema()
+            .columns()
+            .iter()
+            .position(|c| c.name() == name)
+    }
+
+    /// Row groups in the table.
+    pub fn row_groups(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// The rows of each row group where every predicate may hold (by row group and page
+    /// statistics; the caller still checks each row).
+    pub fn select(&self, preds: &[Pred]) -> Vec<Selected> {
+        (0..self.row_groups())
+            .filter_map(|rg| self.select_in(rg, preds))
+            .collect()
+    }
+
+    /// The rows of row group `rg` where every predicate may hold, None if none.
+    pub fn select_in(&self, rg_i: usize, preds: &[Pred]) -> Option<Selected> {
+        let md = self.meta.metadata();
+        let rg = md.row_groups().get(rg_i)?;
+        let rows = rg.num_rows().max(0) as usize;
+        if rows == 0 {
+            return None;
+        }
+        let cols: Vec<(Option<usize>, &Pred)> =
+            preds.iter().map(|p| (self.leaf(p.column), p)).collect();
+        let keep = cols.iter().all(|(c, p)| match c {
+            Some(c) => {
+                int_stats(rg.column(*c).statistics()).is_none_or(|(lo, hi)| p.overlaps(lo, hi))
+            }
+            None => true,
+        });
+        if !keep {
+            return None;
+        }
+        // One range: the whole row group, cut down by each predicate.
+        let mut ranges: Vec<Range<usize>> = std::iter::once(0..rows).collect();
+        let pi = md.page_index_for_row_group(rg_i);
+        for (c, p) in &cols {
+            let Some(c) = *c else { continue };
+            let (Some(ci), Some(oi)) = (pi.column_index(c), pi.offset_index(c)) else {
+                continue;
+            };
+            let locs = oi.page_locations();
+            let mut keep_pages: Vec<Range<usize>> = Vec::new();
+            for (page, loc) in locs.iter().enumerate() {
+                let start = loc.first_row_index.max(0) as usize;
+                let end = locs
+                    .get(page + 1)
+                    .map_or(rows, |n| n.first_row_index.max(0) as usize);
+                let may = !ci.is_null_page(page)
+                    && page_stats(ci, page).is_none_or(|(lo, hi)| p.overlaps(lo, hi));
+                if may && start < end {
+                    match keep_pages.last_mut() {
+                        Some(last) if last.end == start => last.end = end,
+                        _ => keep_pages.push(start..end),
+                    }
+                }
+            }
+            ranges = intersect(&ranges, &keep_pages);
+            if ranges.is_empty() {
+                return None;
+            }
+        }
+        Some(Selected {
+            row_group: rg_i,
+            first_row: self.starts[rg_i],
+            ranges,
+        })
+    }
+
+    /// The selection holding only file row `row`.
+    pub fn select_row(&self, row: u64) -> Option<Selected> {
+        let rg = self.starts.partition_point(|&s| s <= row).checked_sub(1)?;
+        let first = self.starts[rg];
+        let n = self.meta.metadata().row_group(rg).num_rows().max(0) as u64;
+        if row >= first + n {
+            return None;
+        }
+        let i = (row - first) as usize;
+        Some(Selected {
+            row_group: rg,
+            first_row: first,
+            ranges: std::iter::once(i..i + 1).collect(),
+        })
+    }
+
+    /// Reads the selected rows of `columns` (all columns when empty), in batches.
+    pub fn read(&self, sel: &Selected, columns: &[&str]) -> Result<Vec<RecordBatch>, StoreError> {
+        let file = File::open(&self.path).map_err(|e| io_err(&self.path, e))?;
+        let rows = self
+            .meta
+            .metadata()
+            .row_group(sel.row_group)
+            .num_rows()
+            .max(0) as usize;
+        let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.meta.clone())
+            .with_row_groups(vec![sel.row_group])
+            .with_batch_size(64 * 1024);
+        if !columns.is_empty() {
+            let schema = self.meta.parquet_schema();
+            let leaves: Vec<usize> = schema
+                .columns()
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| columns.contains(&c.name()))
+                .map(|(i, _)| i)
+                .collect();
+            b = b.with_projection(ProjectionMask::leaves(schema, leaves));
+        }
+        if !(sel.ranges.len() == 1 && sel.ranges[0] == (0..rows)) {
+            b = b.with_row_selection(RowSelection::from_consecutive_ranges(
+                sel.ranges.iter().cloned(),
+                rows,
+            ));
+        }
+        let mut out = Vec::new();
+        for batch in b.build()? {
+            out.push(batch?);
+        }
+        Ok(out)
+    }
+}
+
+fn io_err(path: &Path, e: std::io::Error) -> StoreError {
+    StoreError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intersects_ranges() {
+        assert_eq!(intersect(&[0..10, 20..30], &[5..25]), vec![5..10, 20..25]);
+        assert_eq!(intersect(&[0..10], &[10..20]), Vec::<Range<usize>>::new());
+    }
+}

@@ -1,0 +1,619 @@
+//! The window query: for each asked row either its exact states (read from events.parquet by
+//! page-pruned range reads) or summaries (buckets of ~1-2 px from the level-of-detail index, or
+//! binned on the fly from the events when the window is finer than the index's finest level),
+//! chosen so that one answer stays under a budget of states.
+
+use std::collections::HashMap;
+
+use pioscope_trace::store::lod::{BucketAcc, RowBinner, DEPTHS};
+use pioscope_trace::store::StoreError;
+use serde::Serialize;
+
+use crate::model::{func_keys, int, layer_name, StrCol, TraceView};
+use crate::scan::Pred;
+
+/// Most states one answer carries; rows beyond it are summarised.
+pub const STATE_BUDGET: u64 = 20_000;
+/// Buckets read at most (about) for one answer with group=1.
+pub const GROUP_BUCKETS: i64 = 400_000;
+/// Most messages one answer carries; beyond it they are left out.
+pub const MESSAGE_BUDGET: usize = 2_000;
+
+/// One exact call, as the page draws it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct State {
+    /// Event id.
+    pub id: i64,
+    /// Start, ns.
+    pub start: i64,
+    /// Duration, ns.
+    pub dur: i64,
+    /// Depth.
+    pub depth: u8,
+    /// Function id.
+    pub func: u32,
+    /// Layer name.
+    pub layer: &'static str,
+}
+
+/// One summary bucket of a row.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BucketOut {
+    /// Start, ns.
+    pub start: i64,
+    /// Busy fraction per depth 0..3.
+    pub busy: [f64; DEPTHS],
+    /// Dominant function id (null when none).
+    pub func: Option<u32>,
+    /// Its layer.
+    pub layer: Option<String>,
+    /// Calls starting in the bucket.
+    pub count: u64,
+    /// Data bytes moved in the bucket.
+    #[serde(skip)]
+    pub bytes: i64,
+}
+
+/// One row of an answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct RowOut {
+    /// Display row.
+    pub row: u32,
+    /// `states` or `buckets`.
+    pub mode: &'static str,
+    /// Exact states (mode states).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub states: Option<Vec<State>>,
+    /// Bucket width (mode buckets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bucket_ns: Option<i64>,
+    /// Buckets (mode buckets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buckets: Option<Vec<BucketOut>>,
+}
+
+/// One aggregated host row (`group=1`).
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupOut {
+    /// Host.
+    pub group: String,
+    /// Its display rows.
+    pub rows: Vec<u32>,
+    /// Always `density`.
+    pub mode: &'static str,
+    /// Bucket width.
+    pub bucket_ns: i64,
+    /// Buckets.
+    pub buckets: Vec<DensityOut>,
+}
+
+/// A density bucket.
+#[derive(Clone, Debug, Serialize)]
+pub struct DensityOut {
+    /// Start, ns.
+    pub start: i64,
+    /// Mean busy fraction over the group's rows.
+    pub busy: f64,
+    /// The layer with most busy time.
+    pub layer: Option<String>,
+    /// Calls starting in the bucket.
+    pub count: u64,
+}
+
+/// The answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct WindowOut {
+    /// Window start.
+    pub t0: i64,
+    /// Window end.
+    pub t1: i64,
+    /// Rows, or host rows with group=1.
+    pub rows: Vec<AnyRow>,
+    /// Messages between the asked rows in the window, when few enough.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<crate::model::Message>>,
+    /// How the answer was made: `events`, `lod` (with `level`) or `binned`.
+    pub source: &'static str,
+    /// The index level used, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<u32>,
+}
+
+/// A row of an answer: a timeline row or, with group=1, a host row.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum AnyRow {
+    /// One row.
+    Row(RowOut),
+    /// One host.
+    Group(GroupOut),
+}
+
+/// Summaries of one row at one width.
+pub type RowBuckets = Vec<BucketAcc>;
+
+/// Reads the exact states of display `rows` overlapping [t0, t1), per asked row (same order).
+pub fn read_states(
+    view: &TraceView,
+    rows: &[u32],
+    t0: i64,
+    t1: i64,
+) -> Result<Vec<Vec<State>>, StoreError> {
+    let mut slot: HashMap<u32, usize> = HashMap::new();
+    for (i, &r) in rows.iter().enumerate() {
+        slot.insert(r, i);
+    }
+    let mut out: Vec<Vec<State>> = vec![Vec::new(); rows.len()];
+    if rows.is_empty() {
+        return Ok(out);
+    }
+    let (lookback, has_spans) = view.lookback();
+    let from = t0.saturating_sub(lookback);
+    let preds = view.event_preds(rows, from, t1.saturating_sub(1));
+    // `id` is the row number (docs/FORMAT.md), so it comes from the selection itself, and the
+    // layer from the function: two columns fewer to decode.
+    let cols = [
+        "process",
+        "thread",
+        "start_ns",
+        "duration_ns",
+        "depth",
+        "func",
+    ];
+    let mut layers: HashMap<u32, &'static str> = HashMap::new();
+    for sel in view.events.select(&preds) {
+        let mut ids = sel
+            .ranges
+            .iter()
+            .flat_map(|r| r.clone())
+            .map(|i| sel.first_row as i64 + i as i64);
+        for b in view.events.read(&sel, &cols)? {
+            let (process, thread, start, dur, depth) = (
+                int(&b, "process"),
+                int(&b, "thread"),
+                int(&b, "start_ns"),
+                int(&b, "duration_ns"),
+                int(&b, "depth"),
+            );
+            let func = StrCol::new(&b, "func");
+            let fk = func_keys(view, &func);
+            for i in 0..b.num_rows() {
+                let id = ids.next().unwrap_or(-1);
+                let s = start(i);
+                if s >= t1 || s < from {
+                    continue;
+                }
+                let d = dur(i);
+                if s + d <= t0 && !(d == 0 && s >= t0) {
+                    continue;
+                }
+                let Some(row) = view.display_row(process(i) as i32, thread(i) as i32) else {
+                    continue;
+                };
+                let Some(&k) = slot.get(&row) else { continue };
+                let f = func.key(i).map_or(0, |x| fk[x]);
+                let layer = *layers
+                    .entry(f)
+                    .or_insert_with(|| layer_name(&view.func_layer(f)));
+                out[k].push(State {
+                    id,
+                    start: s,
+                    dur: d,
+                    depth: depth(i) as u8,
+                    func: f,
+                    layer,
+                });
+            }
+        }
+    }
+    if has_spans {
+        if let Some(lod) = &view.lod {
+            for (k, &r) in rows.iter().enumerate() {
+                for s in lod.spans.get(r as usize).into_iter().flatten() {
+                    if s.start >= from {
+                        break;
+                    }
+                    if s.start + s.dur > t0 {
+                        out[k].push(State {
+                            id: s.id,
+                            start: s.start,
+                            dur: s.dur,
+                            depth: s.depth,
+                            func: s.func,
+                            layer: layer_name(&view.func_layer(s.func)),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    for v in &mut out {
+        v.sort_by_key(|s| (s.start, s.depth, s.id));
+    }
+    Ok(out)
+}
+
+/// Bins exact states into buckets of `width` over [t0, t1).
+pub fn bin_states(states: &[State], width: i64, t0: i64, t1: i64) -> RowBuckets {
+    let mut b = RowBinner::clipped(width, t0, t1);
+    let mut out = Vec::new();
+    for s in states {
+        b.push(s.start, s.dur, s.depth, s.func, 0.0, &mut |x| out.push(x));
+    }
+    b.finish(&mut |x| out.push(x));
+    out
+}
+
+/// Reads the buckets of display `rows` at `level` overlapping [t0, t1), per asked row.
+pub fn read_lod(
+    view: &TraceView,
+    level: u32,
+    rows: &[u32],
+    t0: i64,
+    t1: i64,
+) -> Result<Vec<RowBuckets>, StoreError> {
+    let mut out: Vec<RowBuckets> = vec![Vec::new(); rows.len()];
+    let Some(lod) = &view.lod else {
+        return Ok(out);
+    };
+    let width = lod.meta.width(level);
+    let mut slot: HashMap<u32, usize> = HashMap::new();
+    let mut canon: Vec<i64> = Vec::new();
+    for (i, &r) in rows.iter().enumerate() {
+        if let Some(&c) = view.display_to_canon.get(r as usize) {
+            slot.insert(c, i);
+            canon.push(c as i64);
+        }
+    }
+    canon.sort_unstable();
+    let mut ranges: Vec<(i64, i64)> = Vec::new();
+    for c in canon {
+        match ranges.last_mut() {
+            Some(last) if last.1 + 1 == c => last.1 = c,
+            _ => ranges.push((c, c)),
+        }
+    }
+    let preds = [
+        Pred::range("level", level as i64, level as i64),
+        Pred {
+            column: "row",
+            ranges,
+        },
+        Pred::range(
+            "start_ns",
+            t0.saturating_sub(width - 1),
+            t1.saturating_sub(1),
+        ),
+    ];
+    for sel in lod.table.select(&preds) {
+        for b in lod.table.read(&sel, &[])? {
+            let (lv, row, start, count, bytes) = (
+                int(&b, "level"),
+                int(&b, "row"),
+                int(&b, "start_ns"),
+                int(&b, "count"),
+                int(&b, "bytes"),
+            );
+            let busy = [
+                int(&b, "busy0_ns"),
+                int(&b, "busy1_ns"),
+                int(&b, "busy2_ns"),
+                int(&b, "busy3_ns"),
+            ];
+            let func = StrCol::new(&b, "func");
+            let fk = func_keys(view, &func);
+            for i in 0..b.num_rows() {
+                if lv(i) != level as i64 {
+                    continue;
+                }
+                let s = start(i);
+                if s >= t1 || s + width <= t0 {
+                    continue;
+                }
+                let Some(&k) = slot.get(&(row(i) as u32)) else {
+                    continue;
+                };
+                let mut acc = BucketAcc {
+                    index: s.div_euclid(width),
+                    busy_ns: [busy[0](i), busy[1](i), busy[2](i), busy[3](i)],
+                    count: count(i).max(0) as u64,
+                    bytes: bytes(i) as f64,
+                    funcs: Vec::new(),
+                };
+                if let Some(f) = func.key(i) {
+                    acc.funcs.push((0, fk[f], 1));
+                }
+                out[k].push(acc);
+            }
+        }
+    }
+    for v in &mut out {
+        v.sort_by_key(|b| b.index);
+    }
+    Ok(out)
+}
+
+/// Turns accumulated buckets into the page's form.
+pub fn buckets_out(view: &TraceView, buckets: &[BucketAcc], width: i64) -> Vec<BucketOut> {
+    buckets
+        .iter()
+        .map(|b| {
+            let mut busy = [0.0; DEPTHS];
+            for (f, &ns) in busy.iter_mut().zip(&b.busy_ns) {
+                *f = ((ns as f64 / width as f64).min(1.0) * 1000.0).round() / 1000.0;
+            }
+            let func = b.dominant();
+            BucketOut {
+                start: b.index * width,
+                busy,
+                func,
+                layer: func.map(|f| view.func_layer(f)),
+                count: b.count,
+                bytes: b.bytes.round() as i64,
+            }
+        })
+        .collect()
+}
+
+/// Which index level answers a window of `ns_per_px`: the coarsest whose buckets are at most
+/// ~2 px wide; None when even level 0 is coarser (the window is answered from the events).
+pub fn level_for(view: &TraceView, ns_per_px: i64) -> Option<u32> {
+    let lod = view.lod.as_ref()?;
+    let mut best = None;
+    for l in 0..lod.meta.levels {
+        if lod.meta.width(l) <= ns_per_px.saturating_mul(2) {
+            best = Some(l);
+        }
+    }
+    best
+}
+
+/// Parameters of a window query (validated by the caller).
+#[derive(Clone, Debug)]
+pub struct WindowQuery {
+    /// Window start.
+    pub t0: i64,
+    /// Window end (> t0).
+    pub t1: i64,
+    /// Canvas width.
+    pub px: i64,
+    /// Display rows.
+    pub rows: Vec<u32>,
+    /// Aggregate rows per host.
+    pub group: bool,
+}
+
+/// Answers a window query.
+pub fn window(view: &TraceView, q: &WindowQuery) -> Result<WindowOut, StoreError> {
+    let (t0, t1) = (q.t0, q.t1);
+    let clock = std::time::Instant::now();
+    let timing = std::env::var_os("PIOSCOPE_VIEW_TIMING").is_some();
+    let lap = |what: &str| {
+        if timing {
+            eprintln!(
+                "window {what}: {:.1} ms",
+                clock.elapsed().as_secs_f64() * 1e3
+            );
+        }
+    };
+    let ns_per_px = ((t1 - t0) / q.px.max(1)).max(1);
+    let level = level_for(view, ns_per_px);
+    if q.group {
+        // Thousands of rows collapse here: keep the buckets read to about GROUP_BUCKETS in
+        // all, and never read the events of every row (the index's finest level will do).
+        let rows = view.rows.len().max(1) as i64;
+        let coarse = ((t1 - t0).saturating_mul(rows) / GROUP_BUCKETS).max(ns_per_px);
+        let level = if view.lod.is_some() {
+            Some(level_for(view, coarse).unwrap_or(0))
+        } else {
+            None
+        };
+        return group_window(view, q, level, ns_per_px);
+    }
+    // Estimated calls per row: from the index when there is one.
+    let estimate: Option<(Vec<u64>, Option<Vec<RowBuckets>>)> = match (&view.lod, level) {
+        (Some(_), Some(l)) => {
+            let b = read_lod(view, l, &q.rows, t0, t1)?;
+            Some((
+                b.iter().map(|r| r.iter().map(|x| x.count).sum()).collect(),
+                Some(b),
+            ))
+        }
+        (Some(_), None) => {
+            let b = read_lod(view, 0, &q.rows, t0, t1)?;
+            Some((
+                b.iter().map(|r| r.iter().map(|x| x.count).sum()).collect(),
+                None,
+            ))
+        }
+        (None, _) => None,
+    };
+    lap("estimate");
+    let mut exact = vec![true; q.rows.len()];
+    if let Some((counts, _)) = &estimate {
+        // The rows with fewest calls get states first, until the budget is spent.
+        let mut order: Vec<usize> = (0..q.rows.len()).collect();
+        order.sort_by_key(|&i| counts[i]);
+        let mut spent = 0u64;
+        for i in order {
+            spent += counts[i];
+            exact[i] = spent <= STATE_BUDGET;
+        }
+    }
+    // Rows read from the events: the exact ones, and every row when the index cannot help.
+    let from_events: Vec<usize> = (0..q.rows.len())
+        .filter(|&i| exact[i] || level.is_none())
+        .collect();
+    let event_rows: Vec<u32> = from_events.iter().map(|&i| q.rows[i]).collect();
+    let mut states = read_states(view, &event_rows, t0, t1)?;
+    lap("states");
+    let mut out_rows: Vec<Option<RowOut>> = vec![None; q.rows.len()];
+    let mut total = 0u64;
+    let mut by_size: Vec<usize> = (0..from_events.len()).collect();
+    by_size.sort_by_key(|&k| states[k].len());
+    let mut used_binned = false;
+    for k in by_size {
+        let i = from_events[k];
+        let n = states[k].len() as u64;
+        if exact[i] && total + n <= STATE_BUDGET {
+            total += n;
+            out_rows[i] = Some(RowOut {
+                row: q.rows[i],
+                mode: "states",
+                states: Some(std::mem::take(&mut states[k])),
+                bucket_ns: None,
+                buckets: None,
+            });
+        } else if level.is_none() || view.lod.is_none() {
+            used_binned = true;
+            let b = bin_states(&states[k], ns_per_px, t0, t1);
+            out_rows[i] = Some(RowOut {
+                row: q.rows[i],
+                mode: "buckets",
+                states: None,
+                bucket_ns: Some(ns_per_px),
+                buckets: Some(buckets_out(view, &b, ns_per_px)),
+            });
+        } else {
+            exact[i] = false;
+        }
+    }
+    if let (Some((_, Some(lod_rows))), Some(l)) = (&estimate, level) {
+        let width = view.lod.as_ref().map_or(1, |x| x.meta.width(l));
+        for (i, slot) in out_rows.iter_mut().enumerate() {
+            if slot.is_none() {
+                *slot = Some(RowOut {
+                    row: q.rows[i],
+                    mode: "buckets",
+                    states: None,
+                    bucket_ns: Some(width),
+                    buckets: Some(buckets_out(view, &lod_rows[i], width)),
+                });
+            }
+        }
+    }
+    let rows: Vec<RowOut> = out_rows.into_iter().flatten().collect();
+    lap("answer");
+    let any_lod = rows.iter().any(|r| r.mode == "buckets") && !used_binned && level.is_some();
+    let rows: Vec<AnyRow> = rows.into_iter().map(AnyRow::Row).collect();
+    Ok(WindowOut {
+        t0,
+        t1,
+        rows,
+        messages: messages_in(view, &q.rows, t0, t1),
+        source: if any_lod {
+            "lod"
+        } else if used_binned {
+            "binned"
+        } else {
+            "events"
+        },
+        level: if any_lod { level } else { None },
+    })
+}
+
+/// The messages between asked rows with a send or receive inside the window, if few enough.
+fn messages_in(
+    view: &TraceView,
+    rows: &[u32],
+    t0: i64,
+    t1: i64,
+) -> Option<Vec<crate::model::Message>> {
+    if view.messages.is_empty() {
+        return None;
+    }
+    let wanted: std::collections::HashSet<u32> = rows.iter().copied().collect();
+    let mut out = Vec::new();
+    // Sorted by send time: everything sent after t1 cannot show.
+    let end = view.messages.partition_point(|m| m.send < t1);
+    for m in &view.messages[..end] {
+        if m.recv.max(m.send) < t0 {
+            continue;
+        }
+        if wanted.contains(&m.from_row) && wanted.contains(&m.to_row) {
+            out.push(*m);
+            if out.len() > MESSAGE_BUDGET {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// group=1: one density row per host holding an asked row.
+fn group_window(
+    view: &TraceView,
+    q: &WindowQuery,
+    level: Option<u32>,
+    ns_per_px: i64,
+) -> Result<WindowOut, StoreError> {
+    let wanted: std::collections::HashSet<u32> = q.rows.iter().copied().collect();
+    let mut groups = Vec::new();
+    for g in &view.groups {
+        let rows: Vec<u32> = g.rows.iter().map(|r| r.row).collect();
+        if !rows.iter().any(|r| wanted.contains(r)) {
+            continue;
+        }
+        let (width, per_row) = match level {
+            Some(l) if view.lod.is_some() => (
+                view.lod.as_ref().map_or(1, |x| x.meta.width(l)),
+                read_lod(view, l, &rows, q.t0, q.t1)?,
+            ),
+            _ => {
+                let states = read_states(view, &rows, q.t0, q.t1)?;
+                (
+                    ns_per_px,
+                    states
+                        .iter()
+                        .map(|s| bin_states(s, ns_per_px, q.t0, q.t1))
+                        .collect(),
+                )
+            }
+        };
+        // Sum per bucket index: busy at depth 0 and busy time per layer.
+        let mut acc: std::collections::BTreeMap<i64, (i64, u64, HashMap<String, i64>)> =
+            std::collections::BTreeMap::new();
+        for r in &per_row {
+            for b in r {
+                let e = acc.entry(b.index).or_default();
+                e.0 += b.busy_ns[0];
+                e.1 += b.count;
+                if let Some(f) = b.dominant() {
+                    *e.2.entry(view.func_layer(f)).or_default() += b.busy_ns[0].max(1);
+                }
+            }
+        }
+        let n = rows.len().max(1) as f64;
+        let buckets = acc
+            .into_iter()
+            .map(|(index, (busy, count, layers))| DensityOut {
+                start: index * width,
+                busy: ((busy as f64 / (width as f64 * n)).min(1.0) * 1000.0).round() / 1000.0,
+                layer: layers
+                    .into_iter()
+                    .max_by_key(|x| (x.1, x.0.clone()))
+                    .map(|x| x.0),
+                count,
+            })
+            .collect();
+        groups.push(GroupOut {
+            group: g.host.clone(),
+            rows,
+            mode: "density",
+            bucket_ns: width,
+            buckets,
+        });
+    }
+    Ok(WindowOut {
+        t0: q.t0,
+        t1: q.t1,
+        rows: groups.into_iter().map(AnyRow::Group).collect(),
+        messages: None,
+        source: if level.is_some() && view.lod.is_some() {
+            "lod"
+        } else {
+            "binned"
+        },
+        level: if view.lod.is_some() { level } else { None },
+    })
+}

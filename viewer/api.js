@@ -1,0 +1,87 @@
+// Data access: the JSON API of `pioscope view` (docs/VIEWER.md), one Api per trace, with a small
+// cache of window answers so that going back to a view already seen costs no request.
+
+const WINDOW_CACHE = 12; // answers kept: a few MB each at most (the server caps their size)
+
+/** GET a JSON document; a non-2xx answer throws with the server's {"error"} text. */
+export async function getJSON(url, signal) {
+  const res = await fetch(url, { signal });
+  if (!res.ok) {
+    let msg = `${res.status}`;
+    try { msg += ` ${(await res.json()).error}`; } catch (_) { /* not JSON */ }
+    throw new Error(`${url}: ${msg}`);
+  }
+  return res.json();
+}
+
+/** The list of traces served (`pioscope view A [B]`). */
+export function traces() {
+  return getJSON("api/traces");
+}
+
+/** Rows `rows` as the API wants them: "a-b" when contiguous, else a list. */
+export function rowsParam(rows) {
+  if (rows.length === 0) return "";
+  let contiguous = true;
+  for (let i = 1; i < rows.length; i++) if (rows[i] !== rows[i - 1] + 1) { contiguous = false; break; }
+  return contiguous ? `${rows[0]}-${rows[rows.length - 1]}` : rows.join(",");
+}
+
+export class Api {
+  constructor(trace) {
+    this.trace = trace;
+    this.cache = new Map(); // url -> answer, in insertion order (oldest first)
+    this.inflight = new Map(); // kind -> AbortController of the newest request of that kind
+  }
+
+  url(path, params) {
+    const q = new URLSearchParams({ trace: String(this.trace), ...params });
+    return `api/${path}?${q}`;
+  }
+
+  /** A request of `kind` that supersedes the previous one of that kind (aborted). */
+  async latest(kind, url, cached) {
+    if (cached && this.cache.has(url)) return this.cache.get(url);
+    const prev = this.inflight.get(kind);
+    if (prev) prev.abort();
+    const ctl = new AbortController();
+    this.inflight.set(kind, ctl);
+    try {
+      const answer = await getJSON(url, ctl.signal);
+      if (cached) {
+        this.cache.set(url, answer);
+        if (this.cache.size > WINDOW_CACHE) this.cache.delete(this.cache.keys().next().value);
+      }
+      return answer;
+    } finally {
+      if (this.inflight.get(kind) === ctl) this.inflight.delete(kind);
+    }
+  }
+
+  rows() { return getJSON(this.url("rows", {})); }
+
+  /** States or buckets of `rows` in [t0, t1] for a plot `px` wide; `group` asks for the
+   * aggregated density rows of whole host groups instead. */
+  window(t0, t1, px, rows, group) {
+    const p = { t0: String(t0), t1: String(t1), px: String(px) };
+    if (group) p.group = "1"; else p.rows = rowsParam(rows);
+    return this.latest(group ? "density" : "window", this.url("window", p), true);
+  }
+
+  counters(t0, t1, px) {
+    return this.latest("counters", this.url("counters", { t0: String(t0), t1: String(t1), px: String(px) }), true);
+  }
+
+  event(id) { return this.latest("event", this.url("event", { id: String(id) }), false); }
+
+  stats(t0, t1) { return this.latest("stats", this.url("stats", { t0: String(t0), t1: String(t1) }), false); }
+
+  search(q, limit = 100) { return this.latest("search", this.url("search", { q, limit: String(limit) }), false); }
+
+  findings() { return getJSON(this.url("findings", {})); }
+}
+
+/** True for the error a superseded (aborted) request throws: not worth reporting. */
+export function isAbort(err) {
+  return err && err.name === "AbortError";
+}

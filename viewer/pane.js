@@ -1,0 +1,145 @@
+// One trace on screen: its rows (layout), its last answers from the server, and the requests
+// that refresh them when the window or the scroll position changes. Panes of two traces stack
+// and share the model's time window.
+
+import { Api, isAbort } from "./api.js";
+import { Layout, LABEL_W, COUNTER_H } from "./layout.js";
+
+const ROW_MARGIN = 8; // rows fetched beyond the visible ones, so a small scroll shows data at once
+const TIME_MARGIN = 0.25; // of the span fetched on each side, so a small pan shows data at once
+
+export class Pane {
+  constructor(index, info, rowsDoc, host, onChange, onError) {
+    this.index = index;
+    this.info = info;
+    this.name = info.name;
+    this.api = new Api(index);
+    this.layout = new Layout(rowsDoc);
+    this.functions = new Map(rowsDoc.functions.map((f) => [f.id, f]));
+    this.funcByName = new Map(rowsDoc.functions.map((f) => [f.name, f]));
+    this.layers = rowsDoc.layers;
+    this.rowAnswers = new Map(); // row id -> last answer row (states or buckets)
+    this.densityAnswers = new Map(); // host -> last density row
+    this.messages = [];
+    this.counters = null;
+    this.drawn = [];
+    this.onChange = onChange;
+    this.onError = onError;
+    this.pending = 0; // requests in flight
+    this.answered = false; // the first window answer arrived (for the ready mark)
+
+    this.el = document.createElement("div");
+    this.el.className = "pane";
+    this.el.dataset.trace = String(index);
+    this.scroller = document.createElement("div");
+    this.scroller.className = "scroller";
+    this.canvas = document.createElement("canvas");
+    this.canvas.className = "plot";
+    this.spacer = document.createElement("div");
+    this.scroller.append(this.canvas, this.spacer);
+    this.el.append(this.scroller);
+    host.append(this.el);
+    this.scroller.addEventListener("scroll", () => this.onChange("scroll", this));
+    this.measure();
+  }
+
+  get scrollTop() { return this.scroller.scrollTop; }
+
+  /** Reads the pane's size from the page and sizes the virtual scroll area. */
+  measure() {
+    this.width = this.scroller.clientWidth;
+    this.height = this.scroller.clientHeight;
+    this.spacer.style.height = `${Math.max(0, COUNTER_H + this.layout.height - this.height)}px`;
+  }
+
+  plotWidth() { return Math.max(1, this.width - LABEL_W); }
+
+  /** Rows (and whether density rows) the current scroll position shows, with a margin. */
+  wanted() {
+    const vis = this.layout.visible(this.scrollTop, this.height - COUNTER_H);
+    const rows = [];
+    let density = false;
+    for (const e of vis) {
+      if (e.type === "row") rows.push(e.row);
+      else if (e.type === "density") density = true;
+    }
+    if (rows.length) {
+      const all = this.layout.entries;
+      const first = all.indexOf(vis[0]);
+      const last = all.indexOf(vis[vis.length - 1]);
+      for (let i = Math.max(0, first - ROW_MARGIN); i < first; i++) if (all[i].type === "row") rows.unshift(all[i].row);
+      for (let i = last + 1; i < Math.min(all.length, last + 1 + ROW_MARGIN); i++) if (all[i].type === "row") rows.push(all[i].row);
+      rows.sort((a, b) => a - b);
+    }
+    return { rows: [...new Set(rows)], density };
+  }
+
+  /** Asks the server for the window around [t0, t1]; the answers replace the drawn ones as
+   * they arrive (until then the last answers stay drawn, scaled to the new window). */
+  refresh(t0, t1) {
+    const duration = this.info.duration_ns;
+    const span = t1 - t0;
+    // Snap the fetched window to a grid of span/8 so that small moves hit the cache.
+    const q = Math.max(1, Math.round(span / 8));
+    const a = Math.max(0, Math.floor((t0 - span * TIME_MARGIN) / q) * q);
+    const b = Math.min(duration, Math.ceil((t1 + span * TIME_MARGIN) / q) * q);
+    if (!(b > a)) {
+      this.rowAnswers.clear();
+      this.densityAnswers.clear();
+      this.messages = [];
+      this.answered = true;
+      this.onChange("answer", this);
+      return;
+    }
+    const px = Math.max(1, Math.round(this.plotWidth() * (b - a) / Math.max(1, span)));
+    const { rows, density } = this.wanted();
+    if (rows.length) {
+      this.track(this.api.window(a, b, px, rows, false), (ans) => {
+        const keep = new Set(rows);
+        const next = new Map();
+        for (const [r, v] of this.rowAnswers) if (keep.has(r)) next.set(r, v);
+        for (const r of ans.rows) next.set(r.row, r);
+        this.rowAnswers = next;
+        this.messages = ans.messages || [];
+        this.answered = true;
+      });
+    } else {
+      this.answered = this.answered || !density;
+    }
+    if (density) {
+      this.track(this.api.window(a, b, px, null, true), (ans) => {
+        this.densityAnswers = new Map(ans.rows.map((r) => [r.group, r]));
+        this.answered = true;
+      });
+    }
+    this.track(this.api.counters(a, b, px), (ans) => { this.counters = ans; });
+  }
+
+  track(promise, apply) {
+    this.pending++;
+    promise.then((ans) => {
+      apply(ans);
+      this.onChange("answer", this);
+    }).catch((err) => {
+      if (!isAbort(err)) this.onError(err);
+    }).finally(() => {
+      this.pending--;
+      this.onChange("settled", this);
+    });
+  }
+
+  /** Scrolls so that `row` is visible (centred when it was not). */
+  scrollToRow(row) {
+    let e = this.layout.rowY.get(row);
+    if (e && e.type === "density") {
+      this.layout.toggle(e.group);
+      this.measure();
+      e = this.layout.rowY.get(row);
+    }
+    if (!e) return;
+    const top = this.scrollTop;
+    const viewH = this.height - COUNTER_H;
+    if (e.y < top || e.y + e.h > top + viewH) this.scroller.scrollTop = Math.max(0, e.y - viewH / 2);
+    this.onChange("scroll", this); // a group may have expanded even when nothing scrolled
+  }
+}
