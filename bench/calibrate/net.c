@@ -1,7 +1,10 @@
 /* net.c: pioscope-cal-net, the MPI ping-pong behind `pioscope calibrate`: one-way time of a
  * message between ranks 0 and 1 across message sizes, as JSON. Whether the two ranks share a
  * node decides what it measures (intra-node shared memory, or the network between two nodes):
- * run it with one rank per node on two nodes to calibrate the network. */
+ * run it with one rank per node on two nodes to calibrate the network. With more than 2 ranks
+ * the others busy-wait meanwhile (as MPI ranks do in a job), and it also times MPI_Barrier and
+ * a small MPI_Alltoall over every rank: what a synchronization costs when the job's ranks share
+ * fewer cores than they are (a waiting rank must be scheduled to answer). */
 #define _POSIX_C_SOURCE 200809L
 #include "../common.h"
 
@@ -32,6 +35,110 @@ static double pingpong(char *buf, uint64_t size, uint64_t n)
         }
     }
     return MPI_Wtime() - t0;
+}
+
+/* n rounds of a barrier, or of an 8-byte-per-peer all-to-all, over every rank; answers the
+ * elapsed time on rank 0. */
+static double sync_rounds(int alltoall, uint64_t *sendbuf, uint64_t *recvbuf, uint64_t n)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (uint64_t i = 0; i < n; i++) {
+        if (alltoall)
+            bench_check(MPI_Alltoall(sendbuf, 1, MPI_UINT64_T, recvbuf, 1, MPI_UINT64_T,
+                                     MPI_COMM_WORLD),
+                        "MPI_Alltoall", NULL);
+        else
+            bench_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier", NULL);
+    }
+    return MPI_Wtime() - t0;
+}
+
+/* Time of one synchronization (median of reps loops sized to the budget: scheduling delays are
+ * the thing measured, so the fastest loop would hide them). */
+static double sync_time(int alltoall, uint64_t ms, uint64_t reps)
+{
+    uint64_t *sendbuf = calloc((size_t)bench_nprocs, sizeof *sendbuf);
+    uint64_t *recvbuf = calloc((size_t)bench_nprocs, sizeof *recvbuf);
+    if (!sendbuf || !recvbuf)
+        bench_fail("out of memory for the all-to-all buffers");
+    double t = sync_rounds(alltoall, sendbuf, recvbuf, 5) / 5.0;
+    uint64_t n = 0;
+    if (bench_rank == 0) {
+        n = t > 0 ? (uint64_t)((double)ms * 1e-3 / t) : 1000;
+        n = n < 5 ? 5 : n > 100000 ? 100000 : n;
+    }
+    MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    double times[100];
+    uint64_t k = reps < 100 ? reps : 100;
+    for (uint64_t r = 0; r < k; r++)
+        times[r] = sync_rounds(alltoall, sendbuf, recvbuf, n) / (double)n;
+    for (uint64_t a = 1; a < k; a++) /* insertion sort: a handful of values */
+        for (uint64_t b = a; b > 0 && times[b] < times[b - 1]; b--) {
+            double x = times[b];
+            times[b] = times[b - 1];
+            times[b - 1] = x;
+        }
+    free(sendbuf);
+    free(recvbuf);
+    return times[k / 2];
+}
+
+/* Rank 0 unpacks 1 MiB into pieces of `piece` bytes 128 bytes apart (an hindexed type, as
+ * ROMIO's two-phase exchange receives HPIO's regions into its collective buffer) while the
+ * other ranks busy-wait in a barrier; answers the median time of one unpack (rank 0 only). */
+static double unpack_time(uint64_t piece, uint64_t ms, uint64_t reps)
+{
+    const uint64_t bytes = 1u << 20, gap = 128;
+    uint64_t pieces = bytes / piece;
+    double med = 0;
+    if (bench_rank == 0) {
+        char *in = malloc(bytes), *out = malloc(pieces * (piece + gap));
+        int *lens = malloc(pieces * sizeof *lens);
+        MPI_Aint *disps = malloc(pieces * sizeof *disps);
+        if (!in || !out || !lens || !disps)
+            bench_fail("out of memory for the unpack buffers");
+        memset(in, 1, bytes);
+        memset(out, 0, pieces * (piece + gap));
+        for (uint64_t i = 0; i < pieces; i++) {
+            lens[i] = (int)piece;
+            disps[i] = (MPI_Aint)(i * (piece + gap));
+        }
+        MPI_Datatype t;
+        MPI_Type_create_hindexed((int)pieces, lens, disps, MPI_BYTE, &t);
+        MPI_Type_commit(&t);
+        double times[100];
+        uint64_t k = reps < 100 ? reps : 100, n = 1;
+        for (uint64_t r = 0; r <= k; r++) {
+            double t0 = MPI_Wtime();
+            for (uint64_t i = 0; i < n; i++) {
+                int pos = 0;
+                bench_check(MPI_Unpack(in, (int)bytes, &pos, out, 1, t, MPI_COMM_WORLD),
+                            "MPI_Unpack", NULL);
+            }
+            double e = (MPI_Wtime() - t0) / (double)n;
+            if (r == 0) { /* warm-up: size the loops to the budget */
+                n = e > 0 ? (uint64_t)((double)ms * 1e-3 / e) : 100;
+                n = n < 3 ? 3 : n > 100000 ? 100000 : n;
+            } else {
+                times[r - 1] = e;
+            }
+        }
+        for (uint64_t a = 1; a < k; a++)
+            for (uint64_t b = a; b > 0 && times[b] < times[b - 1]; b--) {
+                double x = times[b];
+                times[b] = times[b - 1];
+                times[b - 1] = x;
+            }
+        med = times[k / 2];
+        MPI_Type_free(&t);
+        free(in);
+        free(out);
+        free(lens);
+        free(disps);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return med;
 }
 
 int main(int argc, char **argv)
@@ -122,6 +229,34 @@ int main(int argc, char **argv)
         }
         if (size > o.max_size / 4)
             break;
+    }
+    /* Synchronizations over every rank: a longer budget, since one may cost a scheduler slice. */
+    double barrier = sync_time(0, 10 * o.ms_per_size, o.reps);
+    double alltoall = sync_time(1, 10 * o.ms_per_size, o.reps);
+    if (bench_rank == 0) {
+        if (o.json) {
+            bench_json_end(&j, ']');
+            bench_json_f64(&j, "barrier_s", barrier);
+            bench_json_f64(&j, "alltoall_s", alltoall);
+            bench_json_array(&j, "unpack");
+        } else {
+            printf("%d ranks: MPI_Barrier %.3f us, MPI_Alltoall (8 B) %.3f us\n", bench_nprocs,
+                   barrier * 1e6, alltoall * 1e6);
+        }
+    }
+    /* Datatype processing: 1 MiB unpacked into 32-byte to 64 KiB pieces. */
+    for (uint64_t piece = 32; piece <= 65536; piece *= 32) {
+        double u = unpack_time(piece, o.ms_per_size, o.reps);
+        if (bench_rank == 0 && o.json) {
+            bench_json_object(&j, NULL);
+            bench_json_u64(&j, "bytes", 1u << 20);
+            bench_json_u64(&j, "pieces", (1u << 20) / piece);
+            bench_json_f64(&j, "s", u);
+            bench_json_end(&j, '}');
+        } else if (bench_rank == 0) {
+            printf("unpack 1 MiB in %llu-byte pieces: %.3f us\n", (unsigned long long)piece,
+                   u * 1e6);
+        }
     }
     if (bench_rank == 0 && o.json) {
         bench_json_end(&j, ']');

@@ -35,6 +35,67 @@ pub struct NetRuns {
     pub same_node: bool,
     /// One-way times per message size.
     pub points: Vec<NetPoint>,
+    /// Ranks of the run that timed the synchronizations below (absent in older output).
+    #[serde(default)]
+    pub ranks: u64,
+    /// One `MPI_Barrier` over every rank, seconds (median of the loops).
+    #[serde(default)]
+    pub barrier_s: Option<f64>,
+    /// One 8-byte-per-peer `MPI_Alltoall` over every rank, seconds.
+    #[serde(default)]
+    pub alltoall_s: Option<f64>,
+    /// `MPI_Unpack` of the same bytes into strided pieces of several sizes (rank 0, while the
+    /// other ranks busy-wait).
+    #[serde(default)]
+    pub unpack: Vec<UnpackPoint>,
+}
+
+/// One unpack run: `bytes` in `pieces` contiguous pieces.
+#[derive(Clone, Debug, Deserialize)]
+pub struct UnpackPoint {
+    /// Bytes unpacked.
+    pub bytes: u64,
+    /// Contiguous pieces they form.
+    pub pieces: u64,
+    /// Median time of one unpack, seconds.
+    pub s: f64,
+}
+
+impl NetRuns {
+    /// The intra-node latency a synchronization of `ranks` ranks implies under the engine's
+    /// barrier (ceil(log2 ranks) latencies after the last arrival): the mean of the barrier
+    /// and all-to-all times over that depth. None without both measurements or with < 2 ranks.
+    /// When a node runs more ranks than it has cores, MPI ranks busy-poll and a rank waiting
+    /// for another waits for a scheduler slice: this is milliseconds, not the ping-pong's
+    /// hundreds of nanoseconds (measured with two ranks that each own a core).
+    pub fn sync_latency_s(&self) -> Option<f64> {
+        let (b, a) = (self.barrier_s?, self.alltoall_s?);
+        if self.ranks < 2 {
+            return None;
+        }
+        Some((a + b) / 2.0 / tree_depth(self.ranks) as f64)
+    }
+
+    /// Seconds per piece of an unpack, beyond the copy: t = pieces × c + bytes × d fitted
+    /// through the runs with the fewest and the most pieces of the same bytes. None without
+    /// two such runs; at least 0.
+    pub fn unpack_piece_s(&self) -> Option<f64> {
+        let few = self.unpack.iter().min_by_key(|u| u.pieces)?;
+        let many = self
+            .unpack
+            .iter()
+            .filter(|u| u.bytes == few.bytes)
+            .max_by_key(|u| u.pieces)?;
+        if many.pieces == few.pieces {
+            return None;
+        }
+        Some(((many.s - few.s) / (many.pieces - few.pieces) as f64).max(0.0))
+    }
+}
+
+/// ceil(log2 n) for n ≥ 2, the engine's barrier depth (1 for n < 2).
+fn tree_depth(n: u64) -> u64 {
+    (64 - (n.max(2) - 1).leading_zeros()) as u64
 }
 
 /// One ping-pong size.
@@ -177,7 +238,9 @@ pub fn predict(system: &System, mode: &str, size: u64, clients: u32) -> (f64, f6
         0.0
     };
     let r = size as f64;
-    let service = if mode.ends_with("cached") {
+    let service = if mode == "read-cached" {
+        r / st.cache.read_copy_rate()
+    } else if mode.ends_with("cached") {
         r / st.cache.memory_bandwidth
     } else {
         match st.disk {
@@ -190,8 +253,8 @@ pub fn predict(system: &System, mode: &str, size: u64, clients: u32) -> (f64, f6
         }
     };
     let t1 = 2.0 * l + rendezvous + r / n.bandwidth + cpu + service;
-    // The server's CPU and its cache or disk serve one request at a time.
-    let server = r / (cpu + service);
+    // The server's CPU and its cache or disk serve `server_threads` requests at a time.
+    let server = f64::from(st.server_threads.max(1)) * r / (cpu + service);
     let agg = (f64::from(clients.max(1)) * r / t1).min(server);
     (t1, agg)
 }
@@ -270,6 +333,14 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
     let cpu = (a_c - 2.0 * lat).max(0.0);
     let memory = remaining_rate(b_c, bw);
 
+    // Page-cache reads (hits): the slope gives their own copy rate (reads copy out of
+    // existing pages, several times faster than writes that allocate them).
+    let read_cached = single("read-cached", "sequential");
+    let read_memory = match latency_bandwidth(&line(&read_cached), "page-cache reads") {
+        Ok((_, b)) => remaining_rate(b, bw),
+        Err(_) => 0.0,
+    };
+
     // O_DIRECT sequential writes: a + r/b with a = 2 latency + cpu + disk latency.
     let direct = single("write-direct", "sequential");
     let (a_d, b_d) = latency_bandwidth(&line(&direct), "direct writes")?;
@@ -318,7 +389,9 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             bandwidth: bw,
             bisection_bandwidth: 0.0,
             eager_limit: LOCAL_EAGER_LIMIT,
-            intra_node_latency_ns: ns(mpi_lat),
+            // A rank's wait for another is what the jobs see; take the synchronization latency
+            // when it exceeds the ping-pong's (ranks outnumber cores), the bandwidth from the line.
+            intra_node_latency_ns: ns(mpi_lat.max(net.sync_latency_s().unwrap_or(0.0))),
             intra_node_bandwidth: mpi_bw,
             size_factors: if net.same_node {
                 Vec::new()
@@ -332,6 +405,8 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             metadata_on_data_servers: true,
             disks_per_server: 1,
             cpu_per_request_ns: ns(cpu),
+            // The kernel serves requests on every core, but never more at once than ranks ask.
+            server_threads: machine.cpus.min(machine.ranks).max(1),
             max_request: largest,
             disk: Disk::Ssd {
                 latency_ns: ns(disk_latency),
@@ -344,6 +419,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
                 flush_rate: disk_bw,
                 read_cache: machine.mem_available / 2,
                 memory_bandwidth: memory,
+                read_memory_bandwidth: read_memory,
             },
             metadata: Metadata {
                 sync_op_ns: meta_op("create"),
@@ -374,6 +450,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             cb_read: Toggle::Automatic,
             overlap_exchange: false,
             call_overhead_ns: 1000,
+            exchange_piece_ns: ns(net.unpack_piece_s().unwrap_or(0.0)),
         },
         calibration: None,
     };
@@ -415,6 +492,18 @@ pub fn fits(system: &System, net: &NetRuns, storage: &StorageRuns) -> Vec<Fit> {
             model,
             unit: "s".into(),
         });
+    }
+    // Synchronizations: the engine's barrier (the small collectives are barriers there).
+    let depth = tree_depth(net.ranks) as f64;
+    for (what, t) in [("barrier", net.barrier_s), ("alltoall", net.alltoall_s)] {
+        if let Some(t) = t {
+            out.push(Fit {
+                name: format!("{what} {} ranks", net.ranks),
+                measured: t,
+                model: depth * n.intra_node_latency_ns as f64 * 1e-9,
+                unit: "s".into(),
+            });
+        }
     }
     for r in &storage.runs {
         let (_, agg) = predict(system, &r.mode, r.size, r.concurrency);
@@ -509,6 +598,10 @@ mod tests {
                     one_way_s: mlat + s as f64 / mbw,
                 })
                 .collect(),
+            ranks: 0,
+            barrier_s: None,
+            alltoall_s: None,
+            unpack: Vec::new(),
         };
         let mut runs = Vec::new();
         for &s in &sizes {
@@ -564,6 +657,48 @@ mod tests {
             },
             machine,
         )
+    }
+
+    /// Issue 4 (accuracy): ranks outnumbering cores make a synchronization cost a scheduler
+    /// slice; the fitted intra-node latency is the barrier's over the engine's tree depth.
+    #[test]
+    fn synchronizations_set_the_intra_node_latency_when_slower() {
+        let (mut net, st, m) = synthetic(true);
+        net.ranks = 4;
+        net.barrier_s = Some(12e-3);
+        net.alltoall_s = Some(8e-3);
+        assert_eq!(net.sync_latency_s(), Some(5e-3)); // (12 + 8) / 2 ms over depth 2
+        let s = fit(&net, &st, &m).unwrap();
+        assert_eq!(s.network.intra_node_latency_ns, 5_000_000);
+        assert!(close(s.network.intra_node_bandwidth, 4e9));
+        let f = fits(&s, &net, &st);
+        let barrier = f.iter().find(|f| f.name == "barrier 4 ranks").unwrap();
+        assert!(close(barrier.model, 10e-3));
+        // A fast synchronization (cores to spare) leaves the ping-pong latency.
+        net.barrier_s = Some(1e-6);
+        net.alltoall_s = Some(1e-6);
+        assert_eq!(
+            fit(&net, &st, &m).unwrap().network.intra_node_latency_ns,
+            500
+        );
+        assert_eq!((tree_depth(2), tree_depth(4), tree_depth(5)), (1, 2, 3));
+    }
+
+    /// Issue 4 (accuracy): the per-piece cost of unpacking is the slope between the runs with
+    /// the fewest and the most pieces of the same bytes.
+    #[test]
+    fn unpack_runs_give_the_exchange_piece_cost() {
+        let (mut net, st, m) = synthetic(true);
+        let run = |pieces: u64| UnpackPoint {
+            bytes: 1 << 20,
+            pieces,
+            s: 100e-6 + pieces as f64 * 50e-9,
+        };
+        net.unpack = vec![run(1024), run(32768), run(4096)];
+        assert!(close(net.unpack_piece_s().unwrap(), 50e-9));
+        assert_eq!(fit(&net, &st, &m).unwrap().mpiio.exchange_piece_ns, 50);
+        net.unpack.truncate(1);
+        assert_eq!(net.unpack_piece_s(), None);
     }
 
     #[test]

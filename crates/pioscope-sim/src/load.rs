@@ -123,6 +123,7 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("storage.metadata_on_data_servers", FieldKind::Flag),
     ("storage.disks_per_server", FieldKind::Count),
     ("storage.cpu_per_request_ns", FieldKind::Time),
+    ("storage.server_threads", FieldKind::Count),
     ("storage.max_request", FieldKind::Size),
     ("storage.disk.kind", FieldKind::Choice(&["hdd", "ssd"])),
     ("storage.disk.avg_seek_ns", FieldKind::Time),
@@ -138,6 +139,7 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("storage.cache.flush_rate", FieldKind::Rate),
     ("storage.cache.read_cache", FieldKind::Size),
     ("storage.cache.memory_bandwidth", FieldKind::Rate),
+    ("storage.cache.read_memory_bandwidth", FieldKind::Rate),
     ("storage.metadata.sync_op_ns", FieldKind::Time),
     ("storage.metadata.create_syncs", FieldKind::Count),
     ("storage.metadata.open_ns", FieldKind::Time),
@@ -167,6 +169,7 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("mpiio.cb_read", FieldKind::Choice(TOGGLE)),
     ("mpiio.overlap_exchange", FieldKind::Flag),
     ("mpiio.call_overhead_ns", FieldKind::Time),
+    ("mpiio.exchange_piece_ns", FieldKind::Time),
     ("calibration.source", FieldKind::Text),
 ];
 
@@ -610,6 +613,12 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
     }
     rate("storage.cache.flush_rate", c.flush_rate, c.write_back == 0)?;
     rate("storage.cache.memory_bandwidth", c.memory_bandwidth, false)?;
+    rate(
+        "storage.cache.read_memory_bandwidth",
+        c.read_memory_bandwidth,
+        true,
+    )?;
+    positive_int("storage.server_threads", st.server_threads.into())?;
     positive_int(
         "storage.metadata.create_syncs",
         st.metadata.create_syncs.into(),

@@ -103,6 +103,11 @@ pub struct Storage {
     pub disks_per_server: u32,
     /// Server CPU time per request, before the disk.
     pub cpu_per_request_ns: u64,
+    /// Requests a server serves at once: its CPU and each disk serve up to this many in
+    /// parallel (kernel threads of a local file system, I/O threads of a server daemon).
+    /// Absent in older files: 1, one at a time.
+    #[serde(default = "one")]
+    pub server_threads: u32,
     /// Largest piece of one request a server handles at a time (bigger ones are split).
     pub max_request: u64,
     /// The disk model of every disk.
@@ -154,8 +159,31 @@ pub struct Cache {
     pub flush_rate: f64,
     /// Read cache size; 0 = none. Data written or read recently is served from memory.
     pub read_cache: u64,
-    /// Memory copy rate for cache hits and cached writes.
+    /// Memory copy rate for cached writes (and cache hits unless `read_memory_bandwidth`).
     pub memory_bandwidth: f64,
+    /// Memory copy rate for read cache hits; 0 (the default) = `memory_bandwidth`. Page-cache
+    /// reads copy out of pages that exist, several times faster than writes that allocate them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_memory_bandwidth: f64,
+}
+
+impl Cache {
+    /// The copy rate of a read cache hit.
+    pub fn read_copy_rate(&self) -> f64 {
+        if self.read_memory_bandwidth > 0.0 {
+            self.read_memory_bandwidth
+        } else {
+            self.memory_bandwidth
+        }
+    }
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// Metadata costs on a metadata server, each serialized on that server.
@@ -245,6 +273,11 @@ pub struct MpiIo {
     pub overlap_exchange: bool,
     /// Client-side CPU time per MPI-IO call (flattening, bookkeeping).
     pub call_overhead_ns: u64,
+    /// Client CPU time per contiguous piece of a two-phase exchange message that the MPI
+    /// library unpacks into (writes) or packs from (reads) the aggregator's collective buffer
+    /// (MPI datatype processing, ROMIO's hindexed types). Absent in older files: 0.
+    #[serde(default)]
+    pub exchange_piece_ns: u64,
 }
 
 /// Aggregator placement.

@@ -160,8 +160,24 @@ fn measure(
     .map(|s| s.to_string())
     .collect();
     eprintln!("calibrate: MPI ping-pong, 2 ranks on this node");
-    let net: NetRuns = serde_json::from_str(&run_json(launcher, 2, net_bin, &net_args)?)
+    let mut net: NetRuns = serde_json::from_str(&run_json(launcher, 2, net_bin, &net_args)?)
         .context("reading the JSON of pioscope-cal-net")?;
+    // Synchronizations with the job's rank count: what a rank waiting for others sees when
+    // the ranks share the cores (the 2-rank ping-pong above has a core per rank).
+    if args.n > 2 {
+        eprintln!(
+            "calibrate: barrier, all-to-all and unpack, {} ranks on this node",
+            args.n
+        );
+        let mut sync_args = net_args.clone();
+        sync_args.splice(0..2, ["--max-size".to_string(), "1".to_string()]);
+        let sync: NetRuns = serde_json::from_str(&run_json(launcher, args.n, net_bin, &sync_args)?)
+            .context("reading the JSON of pioscope-cal-net")?;
+        net.ranks = sync.ranks;
+        net.barrier_s = sync.barrier_s;
+        net.alltoall_s = sync.alltoall_s;
+        net.unpack = sync.unpack;
+    }
 
     let mut st_args: Vec<String> = vec!["--dir".into(), scratch.display().to_string()];
     let sizes: &[&str] = if args.quick {

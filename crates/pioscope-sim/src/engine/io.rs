@@ -128,7 +128,8 @@ impl Sim<'_> {
             let stripe = st.stripe_of(p.file_offset);
             let lo = p.file_offset - stripe * st.stripe_size();
             if self.servers[s].read_cache.lookup(req.file, stripe, lo, lo + p.bytes) {
-                let end = self.memcpy_end(p.bytes);
+                let rate = self.sys.storage.cache.read_copy_rate();
+                let end = self.now + crate::storage::disk::transfer_ns(p.bytes, rate).round() as u64;
                 self.q.push(end, Ev::ReqServed(q));
             } else {
                 self.queue_on_disk(q);
@@ -269,10 +270,13 @@ impl Sim<'_> {
         let flushed = self.servers[s as usize].write_back.flushed_seq();
         let mut waiters = std::mem::take(&mut self.servers[s as usize].sync_waiters);
         let small = self.latency(0);
+        let commit = self.sys.storage.metadata.sync_op_ns;
         waiters.retain(|w| {
             if w.seq > flushed {
                 return true;
             }
+            // The journal commit of the fsync, serialized with the server's metadata work.
+            let end = self.servers[s as usize].meta(self.now, commit);
             self.rec.server(&ServerActivity {
                 server: s,
                 func: self.f.server_sync,
@@ -281,9 +285,9 @@ impl Sim<'_> {
                 offset: 0,
                 bytes: 0,
                 start_ns: w.arrived_ns,
-                end_ns: self.now,
+                end_ns: end,
             });
-            self.q.push(self.now + small, Ev::PartDone(w.rank));
+            self.q.push(end + small, Ev::PartDone(w.rank));
             false
         });
         self.servers[s as usize].sync_waiters = waiters;
@@ -372,6 +376,9 @@ impl Sim<'_> {
         let target = self.file_seq[file as usize].get(s as usize).copied().unwrap_or(0);
         let server = &mut self.servers[s as usize];
         if server.write_back.flushed_seq() >= target {
+            // Data already on disk: the sync still commits the journal (a synced update, as a
+            // real fsync does), serialized with the server's metadata work.
+            let end = server.meta(self.now, self.sys.storage.metadata.sync_op_ns);
             self.rec.server(&ServerActivity {
                 server: s,
                 func: self.f.server_sync,
@@ -380,9 +387,9 @@ impl Sim<'_> {
                 offset: 0,
                 bytes: 0,
                 start_ns: self.now,
-                end_ns: self.now,
+                end_ns: end,
             });
-            let t = self.now + self.latency(0);
+            let t = end + self.latency(0);
             self.q.push(t, Ev::PartDone(r));
         } else {
             server.sync_waiters.push(crate::storage::server::SyncWaiter { seq: target, rank: r, arrived_ns: self.now });

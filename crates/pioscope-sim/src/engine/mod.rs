@@ -239,6 +239,7 @@ impl<'a> Sim<'a> {
         let servers = (0..nservers)
             .map(|_| {
                 Server::new(st.disks_per_server.max(1), WriteBack::new(limit, merge), ReadCache::new(st.cache.read_cache))
+                    .with_threads(st.server_threads)
             })
             .collect();
         let ranks = (0..nranks as u32)
@@ -364,7 +365,7 @@ impl<'a> Sim<'a> {
         match ev {
             Ev::Resume(r) => self.resume(r),
             Ev::FlowDone { flow, .. } => {
-                let token = self.net.finish(flow);
+                let token = self.net.finish(self.now, flow);
                 self.flow_done(token)
             }
             Ev::Transferred(token) => self.flow_done(token),

@@ -183,7 +183,7 @@ fn cached(dirty_limit: u64) -> System {
     let mut sys = system();
     sys.storage.data_servers = 1;
     sys.layout.stripe_size = 4 * MIB;
-    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit, flush_rate: 1e8, read_cache: 0, memory_bandwidth: 1e10 };
+    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit, flush_rate: 1e8, read_cache: 0, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0 };
     sys
 }
 
@@ -237,10 +237,23 @@ fn sync_waits_for_the_flush_and_read_cache_hits() {
     let (_, log) = go(&sys, &job(vec![prog]));
     let written = 2_000 + MIB + 1_000 + 104_858 + 1_000;
     let flushed = 2_000 + MIB + 1_000 + 10 * MIB;
-    let synced = flushed + 1_000;
+    // The journal commit (sync_op_ns, 1 ms) after the flush, then the reply.
+    let synced = flushed + 1_000_000 + 1_000;
     // The read hits the cache: request, memory copy, 1 MiB back, latency.
     assert_eq!(log.calls(0), vec![(written, synced), (synced, synced + 1_000 + 104_858 + MIB + 1_000)]);
     assert!(!log.0.iter().any(|r| matches!(r, Rec::Disk(a) if a.func == 800)));
+}
+
+/// Issue 4 (accuracy): a real fsync commits the journal even with nothing dirty; the engine
+/// charges `sync_op_ns` per Sync and server, serialized with the metadata work.
+#[test]
+fn sync_charges_a_synced_metadata_update() {
+    let sys = system();
+    let sync = || timed(vec![Op::Meta { file: 0, kind: MetaKind::Sync }]);
+    let (_, log) = go(&sys, &job(vec![sync(), sync()]));
+    // Latency there, 1 ms commit, latency back; the second commit waits for the first.
+    assert_eq!(log.calls(0), vec![(0, 1_002_000)]);
+    assert_eq!(log.calls(1), vec![(0, 2_002_000)]);
 }
 
 #[test]
@@ -314,7 +327,7 @@ fn mixed() -> Job {
 #[test]
 fn same_inputs_same_seed_same_record_sequence() {
     let mut sys = system();
-    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit: MIB, flush_rate: 5e7, read_cache: 2 * MIB, memory_bandwidth: 1e10 };
+    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit: MIB, flush_rate: 5e7, read_cache: 2 * MIB, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0 };
     sys.network.bisection_bandwidth = 1.5e9;
     let (s1, a) = go(&sys, &mixed());
     let (s2, b) = go(&sys, &mixed());

@@ -27,9 +27,10 @@ pub(crate) fn system() -> System {
             metadata_on_data_servers: false,
             disks_per_server: 1,
             cpu_per_request_ns: 0,
+            server_threads: 1,
             max_request: 0,
             disk: Disk::Ssd { latency_ns: 0, bandwidth: 1e8, iops: 0.0 },
-            cache: Cache { write_back: 0, dirty_limit: 0, flush_rate: 0.0, read_cache: 0, memory_bandwidth: 1e10 },
+            cache: Cache { write_back: 0, dirty_limit: 0, flush_rate: 0.0, read_cache: 0, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0 },
             metadata: Metadata {
                 sync_op_ns: 1_000_000,
                 create_syncs: 3,
@@ -53,7 +54,7 @@ pub(crate) fn system() -> System {
             cb_write: Toggle::Automatic,
             cb_read: Toggle::Automatic,
             overlap_exchange: false,
-            call_overhead_ns: 0,
+            call_overhead_ns: 0, exchange_piece_ns: 0,
         },
         calibration: None,
     }

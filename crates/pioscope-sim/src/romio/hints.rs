@@ -35,6 +35,8 @@ pub struct Hints {
     pub overlap_exchange: bool,
     /// Client CPU time per MPI-IO call.
     pub call_overhead_ns: u64,
+    /// Aggregator CPU time per piece it unpacks (writes) or packs (reads) in an exchange.
+    pub exchange_piece_ns: u64,
     /// `striping_unit`: stripe size (stripe-aligned domains use it).
     pub stripe_size: u64,
     /// `striping_factor`: stripes a file spans (0 = the file system's default).
@@ -59,6 +61,7 @@ impl Hints {
             cb_read: m.cb_read,
             overlap_exchange: m.overlap_exchange,
             call_overhead_ns: m.call_overhead_ns,
+            exchange_piece_ns: m.exchange_piece_ns,
             stripe_size: system.layout.stripe_size.max(1),
             stripe_count: system.layout.stripe_count,
         }

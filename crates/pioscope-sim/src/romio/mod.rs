@@ -406,6 +406,7 @@ pub(crate) mod tests_support {
                 metadata_on_data_servers: false,
                 disks_per_server: 1,
                 cpu_per_request_ns: 1000,
+                server_threads: 1,
                 max_request: 1 << 20,
                 disk: Disk::Ssd {
                     latency_ns: 1000,
@@ -418,6 +419,7 @@ pub(crate) mod tests_support {
                     flush_rate: 1e9,
                     read_cache: 0,
                     memory_bandwidth: 1e10,
+                    read_memory_bandwidth: 0.0,
                 },
                 metadata: Metadata {
                     sync_op_ns: 1000,
@@ -448,6 +450,7 @@ pub(crate) mod tests_support {
                 cb_read: Toggle::Automatic,
                 overlap_exchange: false,
                 call_overhead_ns: 0,
+                exchange_piece_ns: 0,
             },
             calibration: None,
         }

@@ -277,7 +277,15 @@ pub fn collective_into(
     let mut staged: Vec<Option<Vec<Stage>>> = vec![None; 2];
     for m in 0..=cycles {
         let cur = if m < cycles {
-            Some(cycle_stages(req, patterns, &plan, m, n, (m % 2) as u32))
+            Some(cycle_stages(
+                req,
+                patterns,
+                &plan,
+                hints,
+                m,
+                n,
+                (m % 2) as u32,
+            ))
         } else {
             None
         };
@@ -332,12 +340,17 @@ struct Stage {
     wait: Vec<Op>,
     /// The aggregator's write.
     post: Vec<Op>,
+    /// Datatype processing of the aggregator before its sends (reads), ns.
+    pack_ns: u64,
+    /// Datatype processing of the aggregator after its Waitall (writes), ns.
+    unpack_ns: u64,
 }
 
 fn cycle_stages(
     req: &Request,
     patterns: &[Pattern],
     plan: &Plan,
+    hints: &Hints,
     m: usize,
     n: usize,
     bank: u32,
@@ -354,12 +367,17 @@ fn cycle_stages(
         // Who has how much in this window; the data span and holes of each range.
         let mut ios: Vec<(u64, u64, bool)> = Vec::with_capacity(win.len());
         let mut per_rank = vec![0u64; n];
+        // Contiguous pieces the aggregator unpacks (writes) or packs (reads) this cycle.
+        let mut pieces = 0u64;
         for &(o, l) in win {
             let (mut s, mut e, mut total) = (u64::MAX, 0u64, 0u64);
             for (r, pat) in patterns.iter().enumerate() {
                 let b = pat.bytes_in(o, o + l);
                 if b == 0 {
                     continue;
+                }
+                if hints.exchange_piece_ns > 0 {
+                    pieces += pat.pieces_in(o, o + l);
                 }
                 per_rank[r] += b;
                 total += b;
@@ -388,6 +406,16 @@ fn cycle_stages(
             }
         }
         let st = &mut stages[agg as usize];
+        let datatype_ns = pieces * hints.exchange_piece_ns;
+        if datatype_ns > 0 {
+            // MPI's datatype processing on the aggregator: unpacking the received pieces into
+            // the collective buffer after the Waitall (writes), packing them before the sends
+            // (reads, after the read below is queued in `pre`).
+            match req.kind {
+                IoKind::Write => st.unpack_ns += datatype_ns,
+                IoKind::Read => st.pack_ns += datatype_ns,
+            }
+        }
         for &(o, l, holes) in &ios {
             let io = |kind: IoKind| {
                 let func = match kind {
@@ -421,8 +449,14 @@ fn cycle_stages(
         }
     }
     for (st, e) in stages.iter_mut().zip(&ex) {
+        if st.pack_ns > 0 {
+            st.pre.push(Op::Compute { ns: st.pack_ns });
+        }
         let slots = post_messages(&mut st.pre, e, bank);
         calls::waitall(&mut st.wait, slots);
+        if st.unpack_ns > 0 {
+            st.wait.push(Op::Compute { ns: st.unpack_ns });
+        }
     }
     stages
 }
@@ -572,6 +606,40 @@ mod tests {
         assert_eq!(aggregators(&nodes, &h), vec![0, 4, 1, 5, 2, 6, 3, 7]);
         h.aggregator_placement = AggregatorPlacement::RoundRobin;
         assert_eq!(aggregators(&nodes, &h), vec![0, 1, 2, 3, 4, 5, 6, 7]);
+    }
+
+    /// Issue 4 (accuracy): the aggregator pays exchange_piece_ns per piece it unpacks, after
+    /// its Waitall; the other ranks pay nothing.
+    #[test]
+    fn exchange_pieces_cost_the_aggregator_after_the_waitall() {
+        let sys = system();
+        let mut h = Hints::from_system(&sys);
+        h.call_overhead_ns = 0;
+        h.exchange_piece_ns = 7;
+        let pats = hpio(4, 32, 128, 1024);
+        let req = Request {
+            func: calls::MPI_FILE_WRITE_ALL,
+            file: 0,
+            kind: IoKind::Write,
+        };
+        let progs = collective(&req, &pats, &[0; 4], &h, 3, &[None; 4]);
+        let computes = |p: &[Op]| -> Vec<u64> {
+            p.iter()
+                .filter_map(|o| match o {
+                    Op::Compute { ns } => Some(*ns),
+                    _ => None,
+                })
+                .collect()
+        };
+        // One cycle: 4 ranks × 1024 pieces of 32 bytes.
+        assert_eq!(computes(&progs[0]), vec![4 * 1024 * 7]);
+        let wait = progs[0]
+            .iter()
+            .rposition(|o| matches!(o, Op::WaitAll { .. }))
+            .unwrap();
+        // The MPI_Waitall call ends (End), then the unpack.
+        assert!(matches!(progs[0][wait + 2], Op::Compute { ns: 28672 }));
+        assert!(computes(&progs[1]).is_empty());
     }
 
     #[test]

@@ -41,29 +41,54 @@ pub fn transfer_ns(bytes: u64, rate: f64) -> f64 {
     }
 }
 
-/// One disk's FIFO queue.
-#[derive(Clone, Debug, Default)]
+/// One disk's FIFO queue, served by one or more lanes (`storage.server_threads`: a flash disk
+/// and the kernel above it serve several requests at once). A request takes the lane that is
+/// free first; its seek is judged from where the previous request queued ended.
+#[derive(Clone, Debug)]
 pub struct DiskQueue {
-    /// When the request last queued finishes.
-    free_at: u64,
+    /// When each lane has served what it was given.
+    lanes: Vec<u64>,
     /// Where the request last queued ends on the disk (the head starts at 0).
     last_end: u64,
 }
 
+impl Default for DiskQueue {
+    fn default() -> DiskQueue {
+        DiskQueue::with_lanes(1)
+    }
+}
+
 impl DiskQueue {
+    /// A queue serving up to `lanes` requests at once (at least 1).
+    pub fn with_lanes(lanes: u32) -> DiskQueue {
+        DiskQueue { lanes: vec![0; lanes.max(1) as usize], last_end: 0 }
+    }
+
     /// Queues a request at `now`; returns (start, end) of its service.
     pub fn submit(&mut self, disk: &Disk, now: u64, offset: u64, bytes: u64) -> (u64, u64) {
-        let start = now.max(self.free_at);
+        let lane = earliest(&self.lanes);
+        let start = now.max(self.lanes[lane]);
         let end = start + service_ns(disk, self.last_end, offset, bytes);
-        self.free_at = end;
+        self.lanes[lane] = end;
         self.last_end = offset + bytes;
         (start, end)
     }
 
     /// When the disk has served everything queued so far.
     pub fn free_at(&self) -> u64 {
-        self.free_at
+        self.lanes.iter().copied().max().unwrap_or(0)
     }
+}
+
+/// The index of the lane free first (the lowest index among equals: deterministic).
+pub(crate) fn earliest(lanes: &[u64]) -> usize {
+    let mut best = 0;
+    for (i, &t) in lanes.iter().enumerate() {
+        if t < lanes[best] {
+            best = i;
+        }
+    }
+    best
 }
 
 #[cfg(test)]

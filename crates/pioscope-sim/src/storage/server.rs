@@ -22,7 +22,8 @@ pub struct SyncWaiter {
 /// The state of one server.
 #[derive(Clone, Debug)]
 pub struct Server {
-    cpu_free_at: u64,
+    /// When each CPU thread is free (`storage.server_threads` of them).
+    cpu_free_at: Vec<u64>,
     meta_free_at: u64,
     /// Disk queues by disk index.
     pub disks: Vec<DiskQueue>,
@@ -42,7 +43,7 @@ impl Server {
     /// A server with `disks` disks and the given caches.
     pub fn new(disks: u32, write_back: WriteBack, read_cache: ReadCache) -> Server {
         Server {
-            cpu_free_at: 0,
+            cpu_free_at: vec![0],
             meta_free_at: 0,
             disks: vec![DiskQueue::default(); disks as usize],
             write_back,
@@ -56,9 +57,21 @@ impl Server {
     /// A request needing `cost` ns of CPU arrives at `now`: when its CPU time ends (one CPU,
     /// first come first served).
     pub fn cpu(&mut self, now: u64, cost: u64) -> u64 {
-        let end = now.max(self.cpu_free_at) + cost;
-        self.cpu_free_at = end;
+        let t = super::disk::earliest(&self.cpu_free_at);
+        let end = now.max(self.cpu_free_at[t]) + cost;
+        self.cpu_free_at[t] = end;
         end
+    }
+
+    /// The same server serving up to `threads` requests at once: on its CPU and on each disk
+    /// (at least 1). Metadata operations stay serialized (one journal).
+    pub fn with_threads(mut self, threads: u32) -> Server {
+        let n = threads.max(1);
+        self.cpu_free_at = vec![0; n as usize];
+        for d in &mut self.disks {
+            *d = DiskQueue::with_lanes(n);
+        }
+        self
     }
 
     /// A metadata operation of `cost` ns arrives at `now`: when it ends (serialized).
@@ -79,6 +92,24 @@ mod tests {
         assert_eq!(s.cpu(0, 10), 10);
         assert_eq!(s.cpu(5, 10), 20);
         assert_eq!(s.cpu(100, 10), 110);
+        assert_eq!(s.meta(0, 7), 7);
+        assert_eq!(s.meta(0, 7), 14);
+    }
+
+    /// Issue 4 (accuracy): server_threads = 2 serves two requests at once, the third waits.
+    #[test]
+    fn two_threads_serve_two_requests_at_once() {
+        let mut s = Server::new(1, WriteBack::new(0, 1), ReadCache::new(0)).with_threads(2);
+        assert_eq!(s.cpu(0, 10), 10);
+        assert_eq!(s.cpu(0, 10), 10);
+        assert_eq!(s.cpu(0, 10), 20);
+        let ssd = crate::model::Disk::Ssd { latency_ns: 0, bandwidth: 1e9, iops: 0.0 };
+        let d = &mut s.disks[0];
+        assert_eq!(d.submit(&ssd, 0, 0, 1000), (0, 1000));
+        assert_eq!(d.submit(&ssd, 0, 1000, 1000), (0, 1000));
+        assert_eq!(d.submit(&ssd, 0, 2000, 1000), (1000, 2000));
+        assert_eq!(d.free_at(), 2000);
+        // Metadata stays one at a time.
         assert_eq!(s.meta(0, 7), 7);
         assert_eq!(s.meta(0, 7), 14);
     }
