@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The built-in default job of `make demo`: the HPIO benchmark with 4 ranks and 32-byte regions,
-# once independent and once collective, each traced, then the statistics of both traces.
+# once independent and once collective, each traced; the statistics of both traces, the report of
+# the collective one, and its replay on the local model compared with what was observed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,4 +22,13 @@ for mode in independent collective; do
     "$pioscope" stats "$out/hpio-$mode" --by func
     echo
 done
-echo "Traces are in $out/ (Parquet + meta.json); try: $pioscope dump $out/hpio-collective --rank 0 --limit 40"
+echo "== pioscope report $out/hpio-collective --html $out/report.html =="
+"$pioscope" report "$out/hpio-collective" --html "$out/report.html"
+echo
+
+echo "== pioscope simulate --trace $out/hpio-collective --system local, then compare =="
+"$pioscope" simulate --trace "$out/hpio-collective" --system local -o "$out/hpio-collective-sim"
+"$pioscope" compare "$out/hpio-collective" "$out/hpio-collective-sim" --top 5
+echo
+echo "Traces are in $out/ (Parquet + meta.json); the report page is $out/report.html."
+echo "Next: $pioscope view $out/hpio-collective $out/hpio-collective-sim   (timeline, observed above simulated)"

@@ -6,6 +6,7 @@ traces side by side; never a console error. Screenshots go to build/test-output/
 
 PIOSCOPE_VIEW_CMD="python3 /tmp/mock.py" runs the same tests against another server that follows
 the API contract (docs/VIEWER.md), e.g. a mock while the real one is being built."""
+import contextlib
 import json
 import os
 import re
@@ -81,6 +82,14 @@ def one(tmp_path_factory):
     server.stop()
 
 
+@contextlib.contextmanager
+def viewer(url):
+    """A fresh page with the viewer at `url` loaded and settled."""
+    with open_page() as page:
+        load(page, url)
+        yield page
+
+
 def load(page, url):
     page.page.goto(url)
     page.page.wait_for_selector("body[data-ready='1']", timeout=30000)
@@ -104,8 +113,7 @@ def events(trace):
 def test_rows_and_states_render(one):
     server, trace = one
     ev = events(trace)
-    with open_page() as page:
-        load(page, server.url)
+    with viewer(server.url) as page:
         rows = view(page, "rowList(0)")
         # One row per (process, thread) that has events: 4 ranks, each with a second thread.
         assert len(rows) == len(ev.groupby(["process", "thread"]))
@@ -122,8 +130,7 @@ def test_rows_and_states_render(one):
 def test_zoom_with_wheel_and_keys(one):
     server, trace = one
     duration = json.loads((trace / "meta.json").read_text())["job"]["duration_ns"]
-    with open_page() as page:
-        load(page, server.url)
+    with viewer(server.url) as page:
         plot = view(page, "plotRect(0)")
         x = plot["left"] + plot["width"] * 0.75
         y = plot["top"] + 40
@@ -166,8 +173,7 @@ def test_zoom_with_wheel_and_keys(one):
 def test_click_state_shows_details(one):
     server, trace = one
     ev = events(trace)
-    with open_page() as page:
-        load(page, server.url)
+    with viewer(server.url) as page:
         drawn = [s for s in view(page, "drawnStates(0)") if s["func"] == "MPI_File_write_all" and s["w"] >= 4]
         assert drawn, "no MPI_File_write_all drawn wide enough to click"
         s = drawn[0]
@@ -196,8 +202,7 @@ def test_click_state_shows_details(one):
 def test_search_finds_function(one):
     server, trace = one
     ev = events(trace)
-    with open_page() as page:
-        load(page, server.url)
+    with viewer(server.url) as page:
         page.page.fill("#search", "MPI_File_write_all")
         page.page.press("#search", "Enter")
         page.page.wait_for_selector(".search-results", timeout=10000)
@@ -221,8 +226,7 @@ def test_search_finds_function(one):
 
 def test_range_selection_shows_statistics(one):
     server, trace = one
-    with open_page() as page:
-        load(page, server.url)
+    with viewer(server.url) as page:
         plot = view(page, "plotRect(0)")
         t0, t1 = view(page, "t0"), view(page, "t1")
         y = plot["top"] + 40
@@ -252,8 +256,7 @@ def test_range_selection_shows_statistics(one):
 
 def test_collapse_host_into_density_row(one):
     server, _ = one
-    with open_page() as page:
-        load(page, server.url)
+    with viewer(server.url) as page:
         page.page.click("#collapse")
         settle(page)
         assert view(page, "rowsDrawn") == 0
@@ -275,8 +278,7 @@ def test_finding_jumps_to_evidence(one):
     if not findings:
         pytest.skip("the trace has no finding")
     jump = findings[0]["jump"]
-    with open_page() as page:
-        load(page, server.url)
+    with viewer(server.url) as page:
         page.page.click("a.finding >> nth=0")
         settle(page)
         t0, t1 = view(page, "t0"), view(page, "t1")
@@ -292,8 +294,7 @@ def test_two_traces_side_by_side(tmp_path):
     b = copy_trace("hpio-independent", tmp_path)
     server = Server([a, b])
     try:
-        with open_page() as page:
-            load(page, server.url)
+        with viewer(server.url) as page:
             assert view(page, "panes") == 2
             rows_a, rows_b = view(page, "rowList(0)"), view(page, "rowList(1)")
             assert view(page, "rows") == len(rows_a) + len(rows_b)
@@ -321,8 +322,7 @@ def test_many_ranks_start_collapsed(tmp_path):
     pioscope("synth", "-o", trace, "--events", "40k", "--ranks", "256")
     server = Server([trace])
     try:
-        with open_page() as page:
-            load(page, server.url)
+        with viewer(server.url) as page:
             rows = view(page, "rowList(0)")
             assert len(rows) >= 256
             assert view(page, "rowsDrawn") == 0

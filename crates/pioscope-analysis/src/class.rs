@@ -7,7 +7,7 @@
 //! `METADATA` bit is the namespace and attribute calls (open, close, stat, unlink, ...), each a
 //! round trip to a metadata server, what metadata-storm and file-per-process count.
 
-use pioscope_trace::functions::{self, is_mpi_collective, is_point_to_point};
+use pioscope_trace::functions::{self, is_mpi_collective, is_send};
 use pioscope_trace::{FuncInfo, Layer, OpKind};
 use serde::Serialize;
 
@@ -144,19 +144,7 @@ pub fn bits(f: &FuncInfo) -> u16 {
     if is_sync(n) {
         c |= SYNC;
     }
-    if f.layer == Layer::Mpi
-        && is_point_to_point(n)
-        && matches!(
-            n,
-            "MPI_Send"
-                | "MPI_Ssend"
-                | "MPI_Bsend"
-                | "MPI_Rsend"
-                | "MPI_Isend"
-                | "MPI_Issend"
-                | "MPI_Sendrecv"
-        )
-    {
+    if f.layer == Layer::Mpi && is_send(n) {
         c |= SEND;
     }
     if f.layer == Layer::Mpi && is_mpi_collective(n) {

@@ -121,32 +121,10 @@ mod tests {
 
     fn ev(process: i32, depth: u8) -> Event<'static> {
         Event {
-            id: 0,
             rank: process,
             process,
-            thread: 0,
-            start_ns: 0,
-            duration_ns: 0,
-            layer: Layer::Posix,
-            func: "pwrite",
-            func_id: pioscope_trace::functions::by_name("pwrite").map_or(0, |f| f.id),
             depth,
-            parent: None,
-            file_id: None,
-            offset: None,
-            size: 0,
-            result: 0,
-            error: 0,
-            flags: 0,
-            collective: false,
-            instance: None,
-            request: None,
-            peer: None,
-            tag: None,
-            root: None,
-            comm_size: None,
-            comm: None,
-            region: None,
+            ..Event::call(Layer::Posix, "pwrite", 0, 0)
         }
     }
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::pioscope;
+use common::{assert_golden, pioscope};
 use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::store::meta::{ContainerKind, ProcessMeta};
 use pioscope_trace::store::{Event, EventWriter, Trace, EVENTS_FILE, META_FILE};
@@ -214,24 +214,7 @@ fn golden(name: &str, tmp: &Path, args: &[&Path], extra: &[&str]) {
     let actual = String::from_utf8(out.get_output().stdout.clone())
         .expect("utf-8")
         .replace(&tmp.display().to_string(), "TMP");
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("PIOSCOPE_BLESS").is_some() {
-        fs::write(&path, &actual).expect("write golden");
-        return;
-    }
-    let expected = fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!(
-            "{} missing: run with PIOSCOPE_BLESS=1 to create it",
-            path.display()
-        )
-    });
-    assert!(
-        actual == expected,
-        "{name} differs from {}:\n--- expected\n{expected}\n--- actual\n{actual}\n(PIOSCOPE_BLESS=1 refreshes it)",
-        path.display()
-    );
+    assert_golden(name, &actual);
 }
 
 #[test]

@@ -8,10 +8,9 @@
 
 mod common;
 
-use std::fs;
 use std::path::PathBuf;
 
-use common::{pioscope, trace};
+use common::{assert_golden, pioscope, trace};
 
 /// Runs `pioscope ARGS[0] <fixture trace> ARGS[1..]` and compares stdout with golden/NAME.
 fn check(name: &str, args: &[&str]) {
@@ -36,24 +35,7 @@ fn check_on(name: &str, t: &std::path::Path, args: &[&str]) {
         .assert()
         .success();
     let actual = String::from_utf8(out.get_output().stdout.clone()).expect("utf-8");
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("PIOSCOPE_BLESS").is_some() {
-        fs::write(&path, &actual).expect("write golden");
-        return;
-    }
-    let expected = fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!(
-            "{} missing: run with PIOSCOPE_BLESS=1 to create it",
-            path.display()
-        )
-    });
-    assert!(
-        actual == expected,
-        "{name} differs from {}:\n--- expected\n{expected}\n--- actual\n{actual}\n(PIOSCOPE_BLESS=1 refreshes it)",
-        path.display()
-    );
+    assert_golden(name, &actual);
 }
 
 #[test]

@@ -9,7 +9,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::pioscope;
+use common::{assert_golden, pioscope};
 
 const HPIO: &str = "hpio:ranks=4,region_count=1024,mode=collective";
 
@@ -22,26 +22,6 @@ fn simulate(out: &Path, args: &[&str]) -> String {
         .assert()
         .success();
     String::from_utf8(o.get_output().stdout.clone()).expect("utf-8")
-}
-
-fn golden(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("PIOSCOPE_BLESS").is_some() {
-        fs::write(&path, actual).expect("write golden");
-        return;
-    }
-    let expected = fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!(
-            "{} missing: run with PIOSCOPE_BLESS=1 to create it",
-            path.display()
-        )
-    });
-    assert!(
-        actual == expected,
-        "{name} differs:\n--- expected\n{expected}\n--- actual\n{actual}\n(PIOSCOPE_BLESS=1 refreshes it)"
-    );
 }
 
 /// The summary minus the line naming the temporary output directory.
@@ -83,7 +63,7 @@ fn golden_summaries_on_every_preset() {
         let tmp = tempfile::tempdir().expect("tmp");
         let out = tmp.path().join("sim");
         let s = simulate(&out, &["--workload", HPIO, "--system", preset]);
-        golden(&format!("simulate_hpio_{preset}.txt"), &stable(&s));
+        assert_golden(&format!("simulate_hpio_{preset}.txt"), &stable(&s));
     }
 }
 

@@ -7,8 +7,7 @@
 //! three decimals, so nanoseconds survive exactly.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 use pioscope_trace::raw::format::flags;
@@ -141,9 +140,8 @@ pub fn export(
     opts: &Options,
     progress: Progress<'_>,
 ) -> Result<Summary, ExportError> {
-    let file = File::create(out).map_err(ExportError::io(out))?;
     let mut w = Writer {
-        out: BufWriter::with_capacity(1 << 20, file),
+        out: crate::create_output(out)?,
         first: true,
     };
     let mut summary = Summary::default();
@@ -299,29 +297,14 @@ mod tests {
             id: 7,
             rank: 1,
             process: 1,
-            thread: 0,
-            start_ns: 1_234_567,
-            duration_ns: 89,
-            layer: Layer::Mpi,
-            func: "MPI_Send",
-            func_id: 410,
             depth: 1,
             parent: Some(3),
-            file_id: None,
-            offset: None,
             size: 8,
             result: 8,
-            error: 0,
-            flags: 0,
-            collective: false,
-            instance: None,
-            request: None,
             peer: Some(2),
             tag: Some(7),
-            root: None,
-            comm_size: None,
             comm: Some("comm \"x\""),
-            region: None,
+            ..Event::call(Layer::Mpi, "MPI_Send", 1_234_567, 89)
         };
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/hpio-collective");
         let trace = Trace::open(&dir).expect("checked-in trace");

@@ -1,8 +1,6 @@
 //! CSV export: one row per event, every column of events.parquet in its order, plus the file's
 //! path and file system resolved from files.parquet. Empty cells are nulls.
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::Path;
 
 use pioscope_trace::store::schema::events_schema;
@@ -73,8 +71,7 @@ pub fn export(
     opts: &Options,
     progress: Progress<'_>,
 ) -> Result<Summary, ExportError> {
-    let file = File::create(out).map_err(ExportError::io(out))?;
-    let mut w = ::csv::Writer::from_writer(BufWriter::with_capacity(1 << 20, file));
+    let mut w = ::csv::Writer::from_writer(crate::create_output(out)?);
     w.write_record(header())?;
     let mut summary = Summary::default();
     for_each_event(trace, opts, progress, |e| {

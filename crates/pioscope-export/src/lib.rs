@@ -15,6 +15,8 @@ mod otf2_sys;
 pub mod paje;
 
 use std::fmt;
+use std::fs::File;
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -73,6 +75,12 @@ impl From<std::io::Error> for ExportError {
             source,
         }
     }
+}
+
+/// Creates the output file `out` behind a 1 MiB buffer: what the single-file formats write to.
+pub(crate) fn create_output(out: &Path) -> Result<BufWriter<File>, ExportError> {
+    let file = File::create(out).map_err(ExportError::io(out))?;
+    Ok(BufWriter::with_capacity(1 << 20, file))
 }
 
 /// Names `out` in I/O errors that were raised without a path (and in JSON write errors).

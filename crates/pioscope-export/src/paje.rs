@@ -15,8 +15,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 use pioscope_trace::functions;
@@ -340,8 +339,7 @@ pub fn export(
     opts: &Options,
     progress: Progress<'_>,
 ) -> Result<Summary, ExportError> {
-    let file = File::create(out).map_err(ExportError::io(out))?;
-    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let mut w = crate::create_output(out)?;
     let r = write(trace, &mut w, opts, progress).and_then(|s| {
         w.flush()?;
         Ok(s)
@@ -605,32 +603,9 @@ mod tests {
 
     fn ev(start: i64, dur: i64, depth: u8, thread: i32, func: &'static str) -> Event<'static> {
         Event {
-            id: 0,
-            rank: 0,
-            process: 0,
             thread,
-            start_ns: start,
-            duration_ns: dur,
-            layer: Layer::Posix,
-            func,
-            func_id: 0,
             depth,
-            parent: None,
-            file_id: None,
-            offset: None,
-            size: 0,
-            result: 0,
-            error: 0,
-            flags: 0,
-            collective: false,
-            instance: None,
-            request: None,
-            peer: None,
-            tag: None,
-            root: None,
-            comm_size: None,
-            comm: None,
-            region: None,
+            ..Event::call(Layer::Posix, func, start, dur)
         }
     }
 

@@ -192,17 +192,21 @@ fn classify(layer: Layer, name: &str) -> OpKind {
 
 /// MPI point-to-point calls: their raw `offset` holds `peer << 32 | tag`.
 pub fn is_point_to_point(name: &str) -> bool {
+    is_send(name) || matches!(name, "MPI_Recv" | "MPI_Irecv")
+}
+
+/// The point-to-point calls that send a message (blocking, nonblocking, and MPI_Sendrecv's
+/// send half): what message matching pairs with receives and what the rules count as sends.
+pub fn is_send(name: &str) -> bool {
     matches!(
         name,
         "MPI_Send"
             | "MPI_Ssend"
             | "MPI_Bsend"
             | "MPI_Rsend"
-            | "MPI_Recv"
-            | "MPI_Sendrecv"
             | "MPI_Isend"
             | "MPI_Issend"
-            | "MPI_Irecv"
+            | "MPI_Sendrecv"
     )
 }
 

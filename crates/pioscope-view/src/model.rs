@@ -394,6 +394,34 @@ impl TraceView {
         }
     }
 
+    /// The long calls (lod_spans.parquet) of `rows` that start before `from`, so that an exact
+    /// read from `from` misses them, and still run after `t0`: each with its row's index in
+    /// `rows`. Nothing without an index (the exact read then starts early enough).
+    pub fn long_spans<'a>(
+        &'a self,
+        rows: &'a [u32],
+        from: i64,
+        t0: i64,
+    ) -> impl Iterator<Item = (usize, &'a LongSpan)> + 'a {
+        let lod = self.lod.as_ref();
+        rows.iter().enumerate().flat_map(move |(k, &r)| {
+            lod.and_then(|l| l.spans.get(r as usize))
+                .into_iter()
+                .flatten()
+                .take_while(move |s| s.start < from)
+                .filter(move |s| s.start + s.dur > t0)
+                .map(move |s| (k, s))
+        })
+    }
+
+    /// An exact read of the window [t0, t1) over `rows`: where it starts (`t0` minus the
+    /// lookback) and the predicates selecting its events; filter them with [`in_window`] and
+    /// add [`TraceView::long_spans`].
+    pub fn window_preds(&self, rows: &[u32], t0: i64, t1: i64) -> (i64, Vec<Pred>) {
+        let from = t0.saturating_sub(self.lookback().0);
+        (from, self.event_preds(rows, from, t1.saturating_sub(1)))
+    }
+
     /// Predicates selecting the events of `rows` (display rows) starting in [from, to].
     pub fn event_preds(&self, rows: &[u32], from: i64, to: i64) -> Vec<Pred> {
         let mut ranks: Vec<i64> = rows
@@ -418,6 +446,13 @@ impl TraceView {
             Pred::range("start_ns", from, to),
         ]
     }
+}
+
+/// True when a call read by an exact scan from `from` (see [`TraceView::lookback`]) shows in
+/// the window [t0, t1): it starts in [from, t1) and ends after `t0`, or is an instant at or
+/// after `t0`. Calls starting before `from` come from [`TraceView::long_spans`].
+pub fn in_window(start: i64, dur: i64, from: i64, t0: i64, t1: i64) -> bool {
+    start < t1 && start >= from && (start + dur > t0 || (dur == 0 && start >= t0))
 }
 
 /// Rows in display order: application rows grouped by host (hosts in order of first rank),

@@ -9,7 +9,7 @@ use pioscope_trace::functions::{self, Layer, OpKind};
 use pioscope_trace::store::StoreError;
 use serde_json::{json, Value};
 
-use crate::model::{func_keys, int, layer_name, StrCol, TraceView};
+use crate::model::{func_keys, in_window, int, layer_name, StrCol, TraceView};
 use crate::window::{level_for, read_lod};
 
 /// Calls above which a range is estimated from the index instead of read exactly.
@@ -41,9 +41,7 @@ pub fn stats(view: &TraceView, rows: &[u32], t0: i64, t1: i64) -> Result<Value, 
     let mut by_func: HashMap<u32, Acc> = HashMap::new();
     let mut row_busy: HashMap<u32, i64> = HashMap::new();
     let wanted: std::collections::HashSet<u32> = rows.iter().copied().collect();
-    let (lookback, has_spans) = view.lookback();
-    let from = t0.saturating_sub(lookback);
-    let preds = view.event_preds(rows, from, t1.saturating_sub(1));
+    let (from, preds) = view.window_preds(rows, t0, t1);
     let cols = [
         "process",
         "thread",
@@ -82,7 +80,7 @@ pub fn stats(view: &TraceView, rows: &[u32], t0: i64, t1: i64) -> Result<Value, 
             let _ = &layer;
             for i in 0..b.num_rows() {
                 let (s, d) = (start(i), dur(i));
-                if s >= t1 || s < from || (s + d <= t0 && !(d == 0 && s >= t0)) {
+                if !in_window(s, d, from, t0, t1) {
                     continue;
                 }
                 let Some(row) = view.display_row(process(i) as i32, thread(i) as i32) else {
@@ -107,25 +105,14 @@ pub fn stats(view: &TraceView, rows: &[u32], t0: i64, t1: i64) -> Result<Value, 
             }
         }
     }
-    if has_spans {
-        if let Some(lod) = &view.lod {
-            for &r in rows {
-                for s in lod.spans.get(r as usize).into_iter().flatten() {
-                    if s.start >= from {
-                        break;
-                    }
-                    if s.start + s.dur > t0 {
-                        events += 1;
-                        let clipped = (s.start + s.dur).min(t1) - t0;
-                        let a = by_func.entry(s.func).or_default();
-                        a.calls += 1;
-                        a.time_ns += clipped.max(0);
-                        if s.depth == 0 {
-                            *row_busy.entry(r).or_default() += clipped.max(0);
-                        }
-                    }
-                }
-            }
+    for (k, s) in view.long_spans(rows, from, t0) {
+        events += 1;
+        let clipped = (s.start + s.dur).min(t1) - t0;
+        let a = by_func.entry(s.func).or_default();
+        a.calls += 1;
+        a.time_ns += clipped.max(0);
+        if s.depth == 0 {
+            *row_busy.entry(rows[k]).or_default() += clipped.max(0);
         }
     }
     Ok(answer(

@@ -9,7 +9,7 @@ use pioscope_trace::store::lod::{BucketAcc, RowBinner, DEPTHS};
 use pioscope_trace::store::StoreError;
 use serde::Serialize;
 
-use crate::model::{func_keys, int, layer_name, StrCol, TraceView};
+use crate::model::{func_keys, in_window, int, layer_name, StrCol, TraceView};
 use crate::scan::Pred;
 
 /// Most states one answer carries; rows beyond it are summarised.
@@ -147,9 +147,7 @@ pub fn read_states(
     if rows.is_empty() {
         return Ok(out);
     }
-    let (lookback, has_spans) = view.lookback();
-    let from = t0.saturating_sub(lookback);
-    let preds = view.event_preds(rows, from, t1.saturating_sub(1));
+    let (from, preds) = view.window_preds(rows, t0, t1);
     // `id` is the row number (docs/FORMAT.md), so it comes from the selection itself, and the
     // layer from the function: two columns fewer to decode.
     let cols = [
@@ -179,12 +177,8 @@ pub fn read_states(
             let fk = func_keys(view, &func);
             for i in 0..b.num_rows() {
                 let id = ids.next().unwrap_or(-1);
-                let s = start(i);
-                if s >= t1 || s < from {
-                    continue;
-                }
-                let d = dur(i);
-                if s + d <= t0 && !(d == 0 && s >= t0) {
+                let (s, d) = (start(i), dur(i));
+                if !in_window(s, d, from, t0, t1) {
                     continue;
                 }
                 let Some(row) = view.display_row(process(i) as i32, thread(i) as i32) else {
@@ -206,26 +200,15 @@ pub fn read_states(
             }
         }
     }
-    if has_spans {
-        if let Some(lod) = &view.lod {
-            for (k, &r) in rows.iter().enumerate() {
-                for s in lod.spans.get(r as usize).into_iter().flatten() {
-                    if s.start >= from {
-                        break;
-                    }
-                    if s.start + s.dur > t0 {
-                        out[k].push(State {
-                            id: s.id,
-                            start: s.start,
-                            dur: s.dur,
-                            depth: s.depth,
-                            func: s.func,
-                            layer: layer_name(&view.func_layer(s.func)),
-                        });
-                    }
-                }
-            }
-        }
+    for (k, s) in view.long_spans(rows, from, t0) {
+        out[k].push(State {
+            id: s.id,
+            start: s.start,
+            dur: s.dur,
+            depth: s.depth,
+            func: s.func,
+            layer: layer_name(&view.func_layer(s.func)),
+        });
     }
     for v in &mut out {
         v.sort_by_key(|s| (s.start, s.depth, s.id));

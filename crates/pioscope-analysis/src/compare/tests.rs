@@ -36,6 +36,25 @@ struct Row {
     peer: Option<i32>,
 }
 
+impl Row {
+    /// A top-level call of `func` on `rank` / `process`, not collective, no peer.
+    fn new(rank: i32, process: i32, func: &'static str, start: i64, dur: i64) -> Self {
+        Row {
+            key: 0,
+            rank,
+            process,
+            layer: layer_of(func),
+            func,
+            start,
+            dur,
+            depth: 0,
+            parent: None,
+            instance: None,
+            peer: None,
+        }
+    }
+}
+
 /// A store written by hand: ranks are processes 0..n, then the extra containers.
 struct Store {
     ranks: u32,
@@ -77,19 +96,7 @@ impl Store {
 
     /// A top-level call of `rank`.
     fn call(&mut self, rank: i32, func: &'static str, start: i64, dur: i64) -> usize {
-        self.push(Row {
-            key: 0,
-            rank,
-            process: rank,
-            layer: layer_of(func),
-            func,
-            start,
-            dur,
-            depth: 0,
-            parent: None,
-            instance: None,
-            peer: None,
-        })
+        self.push(Row::new(rank, rank, func, start, dur))
     }
 
     /// A collective call of instance `inst`.
@@ -103,34 +110,17 @@ impl Store {
     fn child(&mut self, parent: usize, func: &'static str, start: i64, dur: i64) -> usize {
         let p = self.rows[parent].clone();
         self.push(Row {
-            key: 0,
-            rank: p.rank,
-            process: p.process,
-            layer: layer_of(func),
-            func,
-            start,
-            dur,
             depth: p.depth + 1,
             parent: Some(parent),
-            instance: None,
-            peer: None,
+            ..Row::new(p.rank, p.process, func, start, dur)
         })
     }
 
     /// A server or disk event on container `process`, serving `peer`.
     fn activity(&mut self, process: i32, func: &'static str, start: i64, dur: i64, peer: i32) {
         self.push(Row {
-            key: 0,
-            rank: -1,
-            process,
-            layer: layer_of(func),
-            func,
-            start,
-            dur,
-            depth: 0,
-            parent: None,
-            instance: None,
             peer: (layer_of(func) == Layer::Server).then_some(peer),
+            ..Row::new(-1, process, func, start, dur)
         });
     }
 
@@ -162,29 +152,15 @@ impl Store {
                 id: i as i64,
                 rank: r.rank,
                 process: r.process,
-                thread: 0,
-                start_ns: r.start,
-                duration_ns: r.dur,
-                layer: r.layer,
-                func: r.func,
-                func_id: functions::by_name(r.func).map_or(0, |f| f.id),
                 depth: r.depth,
                 parent: r.parent.map(|p| id_of[p]),
                 file_id: file,
                 offset: file.map(|_| 0),
-                size: 0,
-                result: 0,
-                error: 0,
                 flags: if r.instance.is_some() { 0x02 } else { 0 },
                 collective: r.instance.is_some(),
                 instance: r.instance,
-                request: None,
                 peer: r.peer,
-                tag: None,
-                root: None,
-                comm_size: None,
-                comm: None,
-                region: None,
+                ..Event::call(r.layer, r.func, r.start, r.dur)
             })
             .expect("push");
         }

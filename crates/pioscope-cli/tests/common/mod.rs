@@ -184,3 +184,26 @@ pub fn script(path: &Path, body: &str) {
     fs::write(path, format!("#!/bin/sh\n{body}\n")).expect("write script");
     fs::set_permissions(path, fs::Permissions::from_mode(0o755)).expect("chmod");
 }
+
+/// Compares `actual` with tests/golden/NAME byte for byte; with PIOSCOPE_BLESS set, writes it
+/// there instead (the one refresh command of every golden test).
+pub fn assert_golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("PIOSCOPE_BLESS").is_some() {
+        fs::write(&path, actual).expect("write golden");
+        return;
+    }
+    let expected = fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "{} missing: run with PIOSCOPE_BLESS=1 to create it",
+            path.display()
+        )
+    });
+    assert!(
+        actual == expected,
+        "{name} differs from {}:\n--- expected\n{expected}\n--- actual\n{actual}\n(PIOSCOPE_BLESS=1 refreshes it)",
+        path.display()
+    );
+}

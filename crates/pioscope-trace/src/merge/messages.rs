@@ -169,16 +169,7 @@ impl Matcher {
     }
 
     fn observe_call(&mut self, e: &Event<'_>) {
-        let is_send = matches!(
-            e.func,
-            "MPI_Send"
-                | "MPI_Ssend"
-                | "MPI_Bsend"
-                | "MPI_Rsend"
-                | "MPI_Isend"
-                | "MPI_Issend"
-                | "MPI_Sendrecv"
-        );
+        let is_send = functions::is_send(e.func);
         let comm = self.comm_id(e.comm);
         let func = static_name(e.func);
         if is_send {
@@ -412,33 +403,15 @@ mod tests {
             id,
             rank,
             process: rank,
-            thread: 0,
-            start_ns: t,
-            duration_ns: 10,
-            layer,
-            func,
-            func_id: 0,
-            depth: 0,
-            parent: None,
-            file_id: None,
-            offset: None,
             size: 8,
             result: 8,
-            error: 0,
             flags: if layer == Layer::Tracer {
                 flags::COMPLETION
             } else {
                 0
             },
-            collective: false,
-            instance: None,
-            request: None,
-            peer: None,
-            tag: None,
-            root: None,
-            comm_size: None,
             comm: Some("world"),
-            region: None,
+            ..Event::call(layer, func, t, 10)
         }
     }
 

@@ -61,6 +61,43 @@ pub struct Event<'a> {
     pub region: Option<&'a str>,
 }
 
+impl<'a> Event<'a> {
+    /// A call of `func` (`layer`) from `start_ns` lasting `duration_ns` on thread 0 of rank 0
+    /// (process 0), row 0, with `func_id` looked up and every other column empty (0, false,
+    /// None). Hand-built events (tests, synthetic traces) start from it and set what they
+    /// know with struct update syntax, so a new column is added in one place.
+    pub fn call(layer: Layer, func: &'a str, start_ns: i64, duration_ns: i64) -> Self {
+        Event {
+            id: 0,
+            rank: 0,
+            process: 0,
+            thread: 0,
+            start_ns,
+            duration_ns,
+            layer,
+            func,
+            func_id: crate::functions::by_name(func).map_or(0, |f| f.id),
+            depth: 0,
+            parent: None,
+            file_id: None,
+            offset: None,
+            size: 0,
+            result: 0,
+            error: 0,
+            flags: 0,
+            collective: false,
+            instance: None,
+            request: None,
+            peer: None,
+            tag: None,
+            root: None,
+            comm_size: None,
+            comm: None,
+            region: None,
+        }
+    }
+}
+
 impl Event<'_> {
     /// End time in ns since job start.
     pub fn end_ns(&self) -> i64 {

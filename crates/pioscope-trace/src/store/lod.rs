@@ -38,9 +38,9 @@ use arrow_array::{StringArray, UInt8Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::{ArrowWriter, ProjectionMask};
-use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::basic::Encoding;
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 use serde::{Deserialize, Serialize};
 
@@ -1061,16 +1061,12 @@ pub fn spans_schema() -> SchemaRef {
 }
 
 fn properties(kv: Option<Vec<KeyValue>>) -> WriterProperties {
-    let level = ZstdLevel::try_new(3).unwrap_or_default();
-    let mut b = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(level))
-        .set_statistics_enabled(EnabledStatistics::Page)
+    let mut b = super::schema::base_properties()
         .set_data_page_row_count_limit(PAGE_ROWS)
         .set_write_batch_size(512)
         .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
         .set_dictionary_enabled(true)
-        .set_key_value_metadata(kv)
-        .set_created_by(format!("pioscope-trace {}", env!("CARGO_PKG_VERSION")));
+        .set_key_value_metadata(kv);
     // Integers that vary: delta, no dictionary. A dictionary page is read whole with any page
     // of its column chunk, so a large one would make every small range read slow.
     for col in [

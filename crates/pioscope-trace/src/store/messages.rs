@@ -125,11 +125,8 @@ fn dict(values: impl Iterator<Item = String>) -> Result<ArrayRef, StoreError> {
 pub fn write_messages(path: &Path, rows: &[MessageRow]) -> Result<(), StoreError> {
     let schema = schema::messages_schema();
     let file = File::create(path).map_err(|e| StoreError::io(path, e))?;
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_compression(parquet::basic::Compression::ZSTD(Default::default()))
+    let props = schema::base_properties()
         .set_max_row_group_row_count(Some(ROWS_PER_BATCH))
-        .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Page)
-        .set_created_by(format!("pioscope-trace {}", env!("CARGO_PKG_VERSION")))
         .build();
     let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props))?;
     let chunks: Vec<&[MessageRow]> = if rows.is_empty() {

@@ -185,7 +185,9 @@ pub fn messages_schema() -> SchemaRef {
     ]))
 }
 
-fn base_properties() -> parquet::file::properties::WriterPropertiesBuilder {
+/// Writer settings every file of the store starts from (ZSTD level 3, page statistics, the
+/// writer's name); each file adds its own row groups, dictionaries and encodings.
+pub(crate) fn base_properties() -> parquet::file::properties::WriterPropertiesBuilder {
     // Level 3 is always valid; fall back to the codec's default level rather than fail.
     let level = ZstdLevel::try_new(ZSTD_LEVEL).unwrap_or_default();
     WriterProperties::builder()
