@@ -16,8 +16,8 @@
 use serde::Deserialize;
 
 use crate::model::{
-    AggregatorPlacement, Cache, Calibration, Disk, FileDomain, Fit, Layout, LayoutKind, Metadata,
-    MpiIo, Network, Nodes, Placement, SizeFactor, Storage, StripeStart, System, Toggle,
+    Cache, Calibration, Disk, Fit, Layout, LayoutKind, Metadata, MpiIo, Network, Nodes,
+    Placement, SizeFactor, Storage, StripeStart, System,
 };
 
 /// The eager limit written for the local machine: MPICH's shared-memory eager threshold
@@ -437,20 +437,9 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             start: StripeStart::First,
         },
         mpiio: MpiIo {
-            cb_buffer_size: 16 << 20,
-            cb_nodes: 0,
-            cb_per_node: 1,
-            aggregator_placement: AggregatorPlacement::Blocked,
-            file_domain: FileDomain::Even,
-            ind_wr_buffer_size: 512 << 10,
-            ind_rd_buffer_size: 4 << 20,
-            ds_write: Toggle::Automatic,
-            ds_read: Toggle::Automatic,
-            cb_write: Toggle::Automatic,
-            cb_read: Toggle::Automatic,
-            overlap_exchange: false,
             call_overhead_ns: 1000,
             exchange_piece_ns: ns(net.unpack_piece_s().unwrap_or(0.0)),
+            ..MpiIo::romio_defaults()
         },
         calibration: None,
     };

@@ -280,6 +280,29 @@ pub struct MpiIo {
     pub exchange_piece_ns: u64,
 }
 
+impl MpiIo {
+    /// ROMIO's own defaults (its generic driver, one aggregator per node, no client costs):
+    /// the starting point of calibrated models and of tests.
+    pub fn romio_defaults() -> MpiIo {
+        MpiIo {
+            cb_buffer_size: 16 << 20,
+            cb_nodes: 0,
+            cb_per_node: 1,
+            aggregator_placement: AggregatorPlacement::Blocked,
+            file_domain: FileDomain::Even,
+            ind_wr_buffer_size: 512 << 10,
+            ind_rd_buffer_size: 4 << 20,
+            ds_write: Toggle::Automatic,
+            ds_read: Toggle::Automatic,
+            cb_write: Toggle::Automatic,
+            cb_read: Toggle::Automatic,
+            overlap_exchange: false,
+            call_overhead_ns: 0,
+            exchange_piece_ns: 0,
+        }
+    }
+}
+
 /// Aggregator placement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

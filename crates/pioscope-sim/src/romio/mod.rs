@@ -436,22 +436,7 @@ pub(crate) mod tests_support {
                 stripe_count: 0,
                 start: StripeStart::First,
             },
-            mpiio: MpiIo {
-                cb_buffer_size: 16 << 20,
-                cb_nodes: 0,
-                cb_per_node: 1,
-                aggregator_placement: AggregatorPlacement::Blocked,
-                file_domain: FileDomain::Even,
-                ind_wr_buffer_size: 512 << 10,
-                ind_rd_buffer_size: 4 << 20,
-                ds_write: Toggle::Automatic,
-                ds_read: Toggle::Automatic,
-                cb_write: Toggle::Automatic,
-                cb_read: Toggle::Automatic,
-                overlap_exchange: false,
-                call_overhead_ns: 0,
-                exchange_piece_ns: 0,
-            },
+            mpiio: MpiIo::romio_defaults(),
             calibration: None,
         }
     }
