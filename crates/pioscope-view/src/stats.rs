@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use pioscope_trace::functions::{self, Layer, OpKind};
+use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::store::StoreError;
 use serde_json::{json, Value};
 
@@ -49,7 +49,6 @@ pub fn stats(view: &TraceView, rows: &[u32], t0: i64, t1: i64) -> Result<Value, 
         "duration_ns",
         "depth",
         "func",
-        "layer",
         "size",
         "result",
         "error",
@@ -66,7 +65,6 @@ pub fn stats(view: &TraceView, rows: &[u32], t0: i64, t1: i64) -> Result<Value, 
             );
             let (size, result, error) = (int(&b, "size"), int(&b, "result"), int(&b, "error"));
             let func = StrCol::new(&b, "func");
-            let layer = StrCol::new(&b, "layer");
             let fk = func_keys(view, &func);
             // Whether each function moves data (by dictionary key).
             let kinds: Vec<bool> = (0..func.key_count())
@@ -74,10 +72,8 @@ pub fn stats(view: &TraceView, rows: &[u32], t0: i64, t1: i64) -> Result<Value, 
                     let id = fk[k];
                     let l = Layer::from_name(&view.func_layer(id)).unwrap_or(Layer::Tracer);
                     functions::kind_of(l, func.value(k)).moves_data()
-                        && functions::kind_of(l, func.value(k)) != OpKind::Other
                 })
                 .collect();
-            let _ = &layer;
             for i in 0..b.num_rows() {
                 let (s, d) = (start(i), dur(i));
                 if !in_window(s, d, from, t0, t1) {
