@@ -347,6 +347,24 @@ impl StoreRecorder {
                 facts,
             });
         }
+        // Servers and disks: rank -1, named after their server (docs/FORMAT.md, Containers).
+        let storage_container = |p: u32, kind, host: String, facts| ProcessMeta {
+            process: p,
+            kind,
+            rank: -1,
+            pid: p,
+            ppid: 0,
+            host,
+            exe: None,
+            cmdline: None,
+            forked_from: None,
+            threads: 1,
+            events: per_process[p as usize],
+            raw_file: String::new(),
+            clock: clock.clone(),
+            partial: None,
+            facts,
+        };
         for s in 0..self.servers {
             let name = format!("server-{s}");
             let p = self.server_process(s);
@@ -358,23 +376,7 @@ impl StoreRecorder {
                 "metadata"
             };
             facts.insert("role".to_string(), role.to_string());
-            processes.push(ProcessMeta {
-                process: p,
-                kind: ContainerKind::Server,
-                rank: -1,
-                pid: p,
-                ppid: 0,
-                host: name,
-                exe: None,
-                cmdline: None,
-                forked_from: None,
-                threads: 1,
-                events: per_process[p as usize],
-                raw_file: String::new(),
-                clock: clock.clone(),
-                partial: None,
-                facts,
-            });
+            processes.push(storage_container(p, ContainerKind::Server, name, facts));
         }
         for s in 0..self.servers {
             for d in 0..self.disks_per_server {
@@ -383,23 +385,7 @@ impl StoreRecorder {
                 let mut facts = BTreeMap::new();
                 facts.insert("server".to_string(), name.clone());
                 facts.insert("disk".to_string(), d.to_string());
-                processes.push(ProcessMeta {
-                    process: p,
-                    kind: ContainerKind::Disk,
-                    rank: -1,
-                    pid: p,
-                    ppid: 0,
-                    host: name,
-                    exe: None,
-                    cmdline: None,
-                    forked_from: None,
-                    threads: 1,
-                    events: per_process[p as usize],
-                    raw_file: String::new(),
-                    clock: clock.clone(),
-                    partial: None,
-                    facts,
-                });
+                processes.push(storage_container(p, ContainerKind::Disk, name, facts));
             }
         }
         Meta {
