@@ -152,6 +152,57 @@ static void append_runs(text_buffer *b, MPI_Datatype filetype, MPI_Count size, M
     free(marks);
 }
 
+/* The (count, blocklength, stride) of a vector or hvector of a named type, in bytes, looking
+ * through resized types and copies (ROMIO's MPI_File_get_view returns a contiguous of one);
+ * 0 if it is none. Frees what get_contents returned. */
+static int vector_shape(MPI_Datatype type, long long *count, long long *length, long long *stride)
+{
+    int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
+    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS || ni > 3 ||
+        na > 2 || nd != 1)
+        return 0;
+    int ints[3] = {0};
+    MPI_Aint addrs[2] = {0};
+    MPI_Datatype inner;
+    if (PMPI_Type_get_contents(type, ni, na, nd, ints, addrs, &inner) != MPI_SUCCESS)
+        return 0;
+    int found = 0;
+    if (combiner == MPI_COMBINER_RESIZED || combiner == MPI_COMBINER_DUP ||
+        (combiner == MPI_COMBINER_CONTIGUOUS && ints[0] == 1)) {
+        found = vector_shape(inner, count, length, stride);
+    } else if (combiner == MPI_COMBINER_VECTOR || combiner == MPI_COMBINER_HVECTOR) {
+        int ii = 0, ia = 0, id = 0, inner_combiner = 0;
+        MPI_Count element = 0, lb = 0, extent = 0;
+        PMPI_Type_get_envelope(inner, &ii, &ia, &id, &inner_combiner);
+        PMPI_Type_size_x(inner, &element);
+        PMPI_Type_get_extent_x(inner, &lb, &extent);
+        if (inner_combiner == MPI_COMBINER_NAMED && element == extent) {
+            *count = ints[0];
+            *length = (long long)ints[1] * element;
+            *stride = combiner == MPI_COMBINER_VECTOR ? (long long)ints[2] * extent
+                                                      : (long long)addrs[0];
+            found = 1;
+        }
+    }
+    free_if_derived(&inner);
+    return found;
+}
+
+/* Filetypes too large to flatten that are [resized] vectors of a named type (HPIO's and
+ * IOR's strided views): view.runs and view.vector = count:length:stride (bytes, the first run
+ * at the origin) from the type's envelope, in constant time whatever its extent. */
+static void append_vector(text_buffer *b, MPI_Datatype filetype)
+{
+    long long count = 0, length = 0, stride = 0;
+    if (!vector_shape(filetype, &count, &length, &stride) || count < 1 || length < 1 ||
+        stride < length)
+        return;
+    char shape[80];
+    snprintf(shape, sizeof shape, "%lld:%lld:%lld", count, length, stride);
+    append_count(b, "view.runs", stride == length ? 1 : count);
+    append_pair(b, "view.vector", shape);
+}
+
 static void append_view(text_buffer *b, MPI_File fh)
 {
     MPI_Offset disp = 0;
@@ -169,7 +220,10 @@ static void append_view(text_buffer *b, MPI_File fh)
     append_count(b, "view.filetype_size", (long long)size);
     append_count(b, "view.filetype_extent", (long long)extent);
     append_pair(b, "view.datarep", datarep);
-    append_runs(b, filetype, size, true_lb, true_extent);
+    if (true_extent > VIEW_FLATTEN_MAX_EXTENT)
+        append_vector(b, filetype);
+    else
+        append_runs(b, filetype, size, true_lb, true_extent);
     free_if_derived(&etype);
     free_if_derived(&filetype);
 }

@@ -492,7 +492,13 @@ impl ReplayBuilder<'_> {
             }
         }
         let num = |k: &str| vals.get(k).and_then(|v| v.trim().parse::<u64>().ok());
-        let flat = vals.get("view.flat").and_then(|v| {
+        // A vector filetype too large to flatten comes as count:length:stride.
+        let vector = vals.get("view.vector").and_then(|v| {
+            let mut it = v.split(':').map(|x| x.trim().parse::<u64>().ok());
+            let (count, len, stride) = (it.next()??, it.next()??, it.next()??);
+            (count <= 1 << 24).then(|| (0..count).map(|i| (i * stride, len)).collect::<Vec<_>>())
+        });
+        let flat = vector.or_else(|| vals.get("view.flat").and_then(|v| {
             v.split(',')
                 .filter(|s| !s.trim().is_empty())
                 .map(|run| {
@@ -500,7 +506,7 @@ impl ReplayBuilder<'_> {
                     Some((o.trim().parse().ok()?, l.trim().parse().ok()?))
                 })
                 .collect::<Option<Vec<(u64, u64)>>>()
-        });
+        }));
         View {
             disp: num("view.disp").unwrap_or(0),
             filetype_size: num("view.filetype_size").unwrap_or(1).max(1),

@@ -190,7 +190,7 @@ def main():
         check(all(is_view(s) for s in set_views),
               f"rank {r}: set_view leaves the hints unchanged, so writes no hints chunk")
         views = [s for s in set_views if is_view(s)]
-        if check(len(views) == 3, f"rank {r}: three view SETTINGS chunks for set_view "
+        if check(len(views) == 4, f"rank {r}: four view SETTINGS chunks for set_view "
                  f"(each differs from the view before it)"):
             v = views[0][3]
             want_flat = ",".join(f"{i * block * size}:{block}" for i in range(blocks))
@@ -201,6 +201,10 @@ def main():
                   v.get("view.etype_size") == "1" and v.get("view.datarep") == "native",
                   f"rank {r}: interleaved view flattened ({ {k: x for k, x in v.items() if k.startswith('view.')} })")
             check(views[1][3].get("view.runs") == "1", f"rank {r}: byte view after reset")
+            big = views[3][3]
+            check(big.get("view.runs") == "1024" and big.get("view.vector") == "1024:1024:4096"
+                  and "view.flat" not in big,
+                  f"rank {r}: a 4 MiB hvector view comes as view.vector ({big})")
 
     # ---- point-to-point and requests ----
     for r in ranks:

@@ -114,6 +114,12 @@ int main(int argc, char **argv)
     check(MPI_File_set_view(fh, (MPI_Offset)rank * BLOCK, MPI_BYTE, resized, "native",
                             MPI_INFO_NULL), "set_view");
     check(MPI_File_read_all(fh, data, BLOCK * BLOCKS, MPI_BYTE, MPI_STATUS_IGNORE), "read_all");
+    /* A strided view too large to flatten (4 MiB extent): recorded as view.vector. */
+    MPI_Datatype strided;
+    MPI_Type_create_hvector(1024, 1024, 4096, MPI_BYTE, &strided);
+    MPI_Type_commit(&strided);
+    check(MPI_File_set_view(fh, 0, MPI_BYTE, strided, "native", MPI_INFO_NULL), "set_view");
+    MPI_Type_free(&strided);
     check(MPI_File_close(&fh), "close");
     MPI_Type_free(&resized);
     MPI_Type_free(&filetype);
