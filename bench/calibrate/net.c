@@ -4,7 +4,9 @@
  * run it with one rank per node on two nodes to calibrate the network. With more than 2 ranks
  * the others busy-wait meanwhile (as MPI ranks do in a job), and it also times MPI_Barrier and
  * a small MPI_Alltoall over every rank: what a synchronization costs when the job's ranks share
- * fewer cores than they are (a waiting rank must be scheduled to answer). */
+ * fewer cores than they are (a waiting rank must be scheduled to answer), and cycles of ROMIO's
+ * two-phase exchange into one aggregator (all ranks send, rank 0 receives into strided pieces):
+ * the job's own exchange, with its scheduling, copies and datatype processing together. */
 #define _POSIX_C_SOURCE 200809L
 #include "../common.h"
 
@@ -54,6 +56,18 @@ static double sync_rounds(int alltoall, uint64_t *sendbuf, uint64_t *recvbuf, ui
     return MPI_Wtime() - t0;
 }
 
+/* Sorts a handful of times and answers the median. */
+static double median(double *times, uint64_t k)
+{
+    for (uint64_t a = 1; a < k; a++) /* insertion sort: a handful of values */
+        for (uint64_t b = a; b > 0 && times[b] < times[b - 1]; b--) {
+            double x = times[b];
+            times[b] = times[b - 1];
+            times[b - 1] = x;
+        }
+    return times[k / 2];
+}
+
 /* Time of one synchronization (median of reps loops sized to the budget: scheduling delays are
  * the thing measured, so the fastest loop would hide them). */
 static double sync_time(int alltoall, uint64_t ms, uint64_t reps)
@@ -73,72 +87,87 @@ static double sync_time(int alltoall, uint64_t ms, uint64_t reps)
     uint64_t k = reps < 100 ? reps : 100;
     for (uint64_t r = 0; r < k; r++)
         times[r] = sync_rounds(alltoall, sendbuf, recvbuf, n) / (double)n;
-    for (uint64_t a = 1; a < k; a++) /* insertion sort: a handful of values */
-        for (uint64_t b = a; b > 0 && times[b] < times[b - 1]; b--) {
-            double x = times[b];
-            times[b] = times[b - 1];
-            times[b - 1] = x;
-        }
     free(sendbuf);
     free(recvbuf);
-    return times[k / 2];
+    return median(times, k);
 }
 
-/* Rank 0 unpacks 1 MiB into pieces of `piece` bytes 128 bytes apart (an hindexed type, as
- * ROMIO's two-phase exchange receives HPIO's regions into its collective buffer) while the
- * other ranks busy-wait in a barrier; answers the median time of one unpack (rank 0 only). */
-static double unpack_time(uint64_t piece, uint64_t ms, uint64_t reps)
+/* n cycles of ROMIO's two-phase exchange with rank 0 as the aggregator: an 8-byte-per-peer
+ * MPI_Alltoall (the sizes), then every rank (rank 0 too) sends `bytes` contiguous bytes to rank
+ * 0, which receives each rank's share as `piece`-byte pieces interleaved with the others' and
+ * 128-byte holes (an hindexed type into its collective buffer, as ROMIO receives HPIO's
+ * regions), then MPI_Waitall. Answers the elapsed time on rank 0. */
+static double cycle_rounds(uint64_t piece, uint64_t bytes, MPI_Datatype recv_type, char *cb,
+                           char *sendbuf, uint64_t *a2a, uint64_t n)
 {
-    const uint64_t bytes = 1u << 20, gap = 128;
-    uint64_t pieces = bytes / piece;
-    double med = 0;
-    if (bench_rank == 0) {
-        char *in = malloc(bytes), *out = malloc(pieces * (piece + gap));
-        int *lens = malloc(pieces * sizeof *lens);
-        MPI_Aint *disps = malloc(pieces * sizeof *disps);
-        if (!in || !out || !lens || !disps)
-            bench_fail("out of memory for the unpack buffers");
-        memset(in, 1, bytes);
-        memset(out, 0, pieces * (piece + gap));
-        for (uint64_t i = 0; i < pieces; i++) {
-            lens[i] = (int)piece;
-            disps[i] = (MPI_Aint)(i * (piece + gap));
-        }
-        MPI_Datatype t;
-        MPI_Type_create_hindexed((int)pieces, lens, disps, MPI_BYTE, &t);
-        MPI_Type_commit(&t);
-        double times[100];
-        uint64_t k = reps < 100 ? reps : 100, n = 1;
-        for (uint64_t r = 0; r <= k; r++) {
-            double t0 = MPI_Wtime();
-            for (uint64_t i = 0; i < n; i++) {
-                int pos = 0;
-                bench_check(MPI_Unpack(in, (int)bytes, &pos, out, 1, t, MPI_COMM_WORLD),
-                            "MPI_Unpack", NULL);
-            }
-            double e = (MPI_Wtime() - t0) / (double)n;
-            if (r == 0) { /* warm-up: size the loops to the budget */
-                n = e > 0 ? (uint64_t)((double)ms * 1e-3 / e) : 100;
-                n = n < 3 ? 3 : n > 100000 ? 100000 : n;
-            } else {
-                times[r - 1] = e;
-            }
-        }
-        for (uint64_t a = 1; a < k; a++)
-            for (uint64_t b = a; b > 0 && times[b] < times[b - 1]; b--) {
-                double x = times[b];
-                times[b] = times[b - 1];
-                times[b - 1] = x;
-            }
-        med = times[k / 2];
-        MPI_Type_free(&t);
-        free(in);
-        free(out);
-        free(lens);
-        free(disps);
-    }
+    const uint64_t gap = 128;
+    int nprocs = bench_nprocs;
+    MPI_Request *req = calloc((size_t)nprocs + 1, sizeof *req);
+    /* Statuses rather than MPI_STATUSES_IGNORE, which GCC's overflow check misreads. */
+    MPI_Status *status = calloc((size_t)nprocs + 1, sizeof *status);
+    if (!req || !status)
+        bench_fail("out of memory for the requests");
     MPI_Barrier(MPI_COMM_WORLD);
-    return med;
+    double t0 = MPI_Wtime();
+    for (uint64_t i = 0; i < n; i++) {
+        bench_check(MPI_Alltoall(a2a, 1, MPI_UINT64_T, a2a + nprocs, 1, MPI_UINT64_T,
+                                 MPI_COMM_WORLD),
+                    "MPI_Alltoall", NULL);
+        int k = 0;
+        if (bench_rank == 0)
+            for (int r = 0; r < nprocs; r++)
+                bench_check(MPI_Irecv(cb + (uint64_t)r * (piece + gap), 1, recv_type, r, 7,
+                                      MPI_COMM_WORLD, &req[k++]),
+                            "MPI_Irecv", NULL);
+        bench_check(MPI_Isend(sendbuf, (int)bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD, &req[k++]),
+                    "MPI_Isend", NULL);
+        bench_check(MPI_Waitall(k, req, status), "MPI_Waitall", NULL);
+    }
+    free(req);
+    free(status);
+    return MPI_Wtime() - t0;
+}
+
+/* Median time of one exchange cycle (see cycle_rounds), loops sized to the budget. */
+static double cycle_time(uint64_t piece, uint64_t bytes, uint64_t ms, uint64_t reps)
+{
+    const uint64_t gap = 128;
+    uint64_t pieces = bytes / piece, nprocs = (uint64_t)bench_nprocs;
+    uint64_t span = pieces * nprocs * (piece + gap);
+    char *sendbuf = malloc(bytes), *cb = bench_rank == 0 ? malloc(span) : NULL;
+    uint64_t *a2a = calloc(2 * nprocs, sizeof *a2a);
+    int *lens = malloc(pieces * sizeof *lens);
+    MPI_Aint *disps = malloc(pieces * sizeof *disps);
+    if (!sendbuf || (bench_rank == 0 && !cb) || !a2a || !lens || !disps)
+        bench_fail("out of memory for the exchange buffers");
+    memset(sendbuf, 1, bytes);
+    if (cb)
+        memset(cb, 0, span);
+    for (uint64_t i = 0; i < pieces; i++) {
+        lens[i] = (int)piece;
+        disps[i] = (MPI_Aint)(i * nprocs * (piece + gap));
+    }
+    MPI_Datatype t;
+    MPI_Type_create_hindexed((int)pieces, lens, disps, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    double e = cycle_rounds(piece, bytes, t, cb, sendbuf, a2a, 2) / 2.0;
+    uint64_t n = 0;
+    if (bench_rank == 0) {
+        n = e > 0 ? (uint64_t)((double)ms * 1e-3 / e) : 100;
+        n = n < 3 ? 3 : n > 100000 ? 100000 : n;
+    }
+    MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    double times[100];
+    uint64_t k = reps < 100 ? reps : 100;
+    for (uint64_t r = 0; r < k; r++)
+        times[r] = cycle_rounds(piece, bytes, t, cb, sendbuf, a2a, n) / (double)n;
+    MPI_Type_free(&t);
+    free(sendbuf);
+    free(cb);
+    free(a2a);
+    free(lens);
+    free(disps);
+    return median(times, k);
 }
 
 int main(int argc, char **argv)
@@ -238,24 +267,27 @@ int main(int argc, char **argv)
             bench_json_end(&j, ']');
             bench_json_f64(&j, "barrier_s", barrier);
             bench_json_f64(&j, "alltoall_s", alltoall);
-            bench_json_array(&j, "unpack");
+            bench_json_array(&j, "exchange");
         } else {
             printf("%d ranks: MPI_Barrier %.3f us, MPI_Alltoall (8 B) %.3f us\n", bench_nprocs,
                    barrier * 1e6, alltoall * 1e6);
         }
     }
-    /* Datatype processing: 1 MiB unpacked into 32-byte to 64 KiB pieces. */
-    for (uint64_t piece = 32; piece <= 65536; piece *= 32) {
-        double u = unpack_time(piece, o.ms_per_size, o.reps);
+    /* Two-phase exchange cycles into rank 0: small and large pieces, little and much data. */
+    const uint64_t cycles[][2] = {{32, 64u << 10}, {32, 1u << 20}, {1024, 1u << 20}, {1024, 8u << 20}};
+    for (size_t c = 0; c < sizeof cycles / sizeof cycles[0]; c++) {
+        uint64_t piece = cycles[c][0], bytes = cycles[c][1];
+        double e = cycle_time(piece, bytes, 10 * o.ms_per_size, o.reps);
+        uint64_t total = bytes * (uint64_t)bench_nprocs;
         if (bench_rank == 0 && o.json) {
             bench_json_object(&j, NULL);
-            bench_json_u64(&j, "bytes", 1u << 20);
-            bench_json_u64(&j, "pieces", (1u << 20) / piece);
-            bench_json_f64(&j, "s", u);
+            bench_json_u64(&j, "bytes", total);
+            bench_json_u64(&j, "pieces", total / piece);
+            bench_json_f64(&j, "s", e);
             bench_json_end(&j, '}');
         } else if (bench_rank == 0) {
-            printf("unpack 1 MiB in %llu-byte pieces: %.3f us\n", (unsigned long long)piece,
-                   u * 1e6);
+            printf("exchange cycle: %d x %llu B in %llu-byte pieces into rank 0: %.3f us\n",
+                   bench_nprocs, (unsigned long long)bytes, (unsigned long long)piece, e * 1e6);
         }
     }
     if (bench_rank == 0 && o.json) {

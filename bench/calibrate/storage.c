@@ -269,12 +269,15 @@ int main(int argc, char **argv)
         for (uint64_t size = o.min_size; size <= o.max_size; size *= 4) {
             uint64_t nc = requests(o.volume, size, o.max_requests);
             uint64_t nd = requests(o.direct_volume, size, o.max_requests);
-            /* The page-cache runs write a fresh file and read it back from memory. */
+            /* The page-cache runs write a fresh file, read it back from memory, then write it
+             * again: into pages that exist, without allocating them. */
             uint64_t R = o.reps;
             double t = best_io(path, buf, size, nc, 1, 0, 0, conc, R, 1);
             report_io("write-cached", "sequential", conc, size, nc, t);
             t = best_io(path, buf, size, nc, 0, 0, 0, conc, R, 0);
             report_io("read-cached", "sequential", conc, size, nc, t);
+            t = best_io(path, buf, size, nc, 1, 0, 0, conc, R, 0);
+            report_io("rewrite-cached", "sequential", conc, size, nc, t);
             /* Dirty pages must reach the disk before O_DIRECT runs, untimed. */
             if (bench_rank < conc) {
                 int fd = open_file(path, 0, 0);

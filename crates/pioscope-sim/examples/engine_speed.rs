@@ -3,12 +3,15 @@
 //!
 //! usage: cargo run --release -p pioscope-sim --example engine_speed --
 //!        [--ranks 10000] [--rounds 20] [--fanout 4] [--bytes 65536] [--io 1048576]
-//!        [--system pvfs2-2009] [--workload SPEC]
+//!        [--system pvfs2-2009] [--set KEY=VALUE ...] [--workload SPEC]
 //!
 //! The generated job: every rank, each round, sends `bytes` to its `fanout` next ranks and
 //! receives from its `fanout` previous ones (Isend/Irecv/WaitAll), then writes `io` bytes of
 //! a shared file at its own offset; a Barrier ends the job. The system gets as many nodes as
-//! the ranks need. Prints one `key=value` line.
+//! the ranks need. `--set` changes a model field as `pioscope simulate --set` does (e.g.
+//! `aggregate_exchange_above=0` keeps every two-phase exchange as messages). Prints one
+//! `key=value` line; `messages` includes those the `exchanges` (aggregated all-to-alls) stand
+//! for.
 
 use std::time::Instant;
 
@@ -76,6 +79,7 @@ fn main() {
     let (mut ranks, mut rounds, mut fanout, mut bytes, mut io) = (10_000u32, 20u32, 4u32, 65_536u64, 1u64 << 20);
     let mut system = "pvfs2-2009".to_string();
     let mut workload: Option<String> = None;
+    let mut sets: Vec<String> = Vec::new();
     while let Some(k) = a.next() {
         let v = a.next().unwrap_or_else(|| panic!("{k} needs a value"));
         match k.as_str() {
@@ -86,10 +90,11 @@ fn main() {
             "--io" => io = v.parse().expect("--io"),
             "--system" => system = v,
             "--workload" => workload = Some(v),
+            "--set" => sets.push(v),
             _ => panic!("unknown option {k}"),
         }
     }
-    let mut sys = pioscope_sim::load::system(&system, &[]).expect("system");
+    let mut sys = pioscope_sim::load::system(&system, &sets).expect("system");
     let per_node = sys.nodes.ranks_per_node.max(1);
     let t0 = Instant::now();
     let job = match &workload {
@@ -107,7 +112,7 @@ fn main() {
     let s = run(&sys, &job, 1, &mut count).expect("run");
     let secs = t1.elapsed().as_secs_f64();
     println!(
-        "ranks={} events={} wall_s={:.3} build_s={:.3} events_per_s={:.0} simulated_s={:.6} messages={} requests={} flows={} recomputations={} calls={} server={} disk={}",
+        "ranks={} events={} wall_s={:.3} build_s={:.3} events_per_s={:.0} simulated_s={:.6} messages={} exchanges={} requests={} flows={} recomputations={} calls={} server={} disk={}",
         job.programs.len(),
         s.events,
         secs,
@@ -115,6 +120,7 @@ fn main() {
         s.events as f64 / secs,
         s.end_ns as f64 * 1e-9,
         s.messages,
+        s.exchanges,
         s.requests,
         s.flows,
         s.recomputations,

@@ -44,52 +44,55 @@ pub struct NetRuns {
     /// One 8-byte-per-peer `MPI_Alltoall` over every rank, seconds.
     #[serde(default)]
     pub alltoall_s: Option<f64>,
-    /// `MPI_Unpack` of the same bytes into strided pieces of several sizes (rank 0, while the
-    /// other ranks busy-wait).
+    /// Cycles of ROMIO's two-phase exchange into one aggregator (absent in older output).
     #[serde(default)]
-    pub unpack: Vec<UnpackPoint>,
+    pub exchange: Vec<ExchangePoint>,
 }
 
-/// One unpack run: `bytes` in `pieces` contiguous pieces.
+/// One exchange-cycle run: an 8-byte-per-peer `MPI_Alltoall`, then every rank sends its share
+/// to rank 0, which receives `bytes` in all as `pieces` strided pieces, then `MPI_Waitall`.
 #[derive(Clone, Debug, Deserialize)]
-pub struct UnpackPoint {
-    /// Bytes unpacked.
+pub struct ExchangePoint {
+    /// Bytes rank 0 receives (from every rank, itself included).
     pub bytes: u64,
-    /// Contiguous pieces they form.
+    /// Contiguous pieces they land in.
     pub pieces: u64,
-    /// Median time of one unpack, seconds.
+    /// Median time of one cycle on rank 0, seconds.
     pub s: f64,
 }
 
-impl NetRuns {
-    /// The intra-node latency a synchronization of `ranks` ranks implies under the engine's
-    /// barrier (ceil(log2 ranks) latencies after the last arrival): the mean of the barrier
-    /// and all-to-all times over that depth. None without both measurements or with < 2 ranks.
-    /// When a node runs more ranks than it has cores, MPI ranks busy-poll and a rank waiting
-    /// for another waits for a scheduler slice: this is milliseconds, not the ping-pong's
-    /// hundreds of nanoseconds (measured with two ranks that each own a core).
-    pub fn sync_latency_s(&self) -> Option<f64> {
-        let (b, a) = (self.barrier_s?, self.alltoall_s?);
-        if self.ranks < 2 {
-            return None;
-        }
-        Some((a + b) / 2.0 / tree_depth(self.ranks) as f64)
-    }
+/// An exchange cycle's time as t = fixed + bytes / bytes_per_s + pieces × piece_s.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ExchangeFit {
+    /// What a cycle costs with no data: its two waits (the all-to-all, the Waitall).
+    pub fixed_s: f64,
+    /// Rate at which the aggregator takes in the data of all senders.
+    pub bytes_per_s: f64,
+    /// Datatype processing per piece.
+    pub piece_s: f64,
+}
 
-    /// Seconds per piece of an unpack, beyond the copy: t = pieces × c + bytes × d fitted
-    /// through the runs with the fewest and the most pieces of the same bytes. None without
-    /// two such runs; at least 0.
-    pub fn unpack_piece_s(&self) -> Option<f64> {
-        let few = self.unpack.iter().min_by_key(|u| u.pieces)?;
-        let many = self
-            .unpack
+impl NetRuns {
+    /// The exchange cycle fitted through the runs (least squares, relative errors): a per-piece
+    /// cost only when the runs show one (a negative slope falls back to bytes alone). None
+    /// with fewer than 2 runs or no positive cost per byte. When a node runs more ranks than
+    /// it has cores, the fixed part is milliseconds: ranks busy-poll, so a rank waiting for
+    /// another waits for a scheduler slice (the ping-pong, two ranks each on its own core,
+    /// shows hundreds of nanoseconds).
+    pub fn exchange_fit(&self) -> Option<ExchangeFit> {
+        let pts: Vec<[f64; 3]> = self
+            .exchange
             .iter()
-            .filter(|u| u.bytes == few.bytes)
-            .max_by_key(|u| u.pieces)?;
-        if many.pieces == few.pieces {
-            return None;
+            .map(|e| [e.bytes as f64, e.pieces as f64, e.s])
+            .collect();
+        if let Some([fixed_s, per_byte, piece_s]) = fit_plane(&pts) {
+            if per_byte > 0.0 && piece_s >= 0.0 {
+                return Some(ExchangeFit { fixed_s: fixed_s.max(0.0), bytes_per_s: 1.0 / per_byte, piece_s });
+            }
         }
-        Some(((many.s - few.s) / (many.pieces - few.pieces) as f64).max(0.0))
+        let line: Vec<(f64, f64)> = pts.iter().map(|p| (p[0], p[2])).collect();
+        let (fixed_s, per_byte) = fit_line(&line)?;
+        (per_byte > 0.0).then(|| ExchangeFit { fixed_s: fixed_s.max(0.0), bytes_per_s: 1.0 / per_byte, piece_s: 0.0 })
     }
 }
 
@@ -121,7 +124,7 @@ pub struct StorageRuns {
 /// One data run: `concurrency` ranks, each `requests` requests of `size` bytes.
 #[derive(Clone, Debug, Deserialize)]
 pub struct IoRun {
-    /// write-cached, read-cached, write-direct, read-direct.
+    /// write-cached, read-cached, rewrite-cached, write-direct, read-direct.
     pub mode: String,
     /// sequential or random.
     pub pattern: String,
@@ -202,6 +205,47 @@ pub fn fit_line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     Some((a, b))
 }
 
+/// Weighted least squares of y = a + b x1 + c x2 over points [x1, x2, y], weights 1/y² as in
+/// `fit_line`. None for fewer than 3 points or a singular system.
+pub fn fit_plane(points: &[[f64; 3]]) -> Option<[f64; 3]> {
+    // Normal equations M·[a b c] = v, M = Σ w·u·uᵀ with u = [1, x1, x2].
+    let mut m = [[0.0f64; 3]; 3];
+    let mut v = [0.0f64; 3];
+    let mut n = 0;
+    for &[x1, x2, y] in points {
+        if !(x1.is_finite() && x2.is_finite() && y.is_finite() && y > 0.0) {
+            continue;
+        }
+        n += 1;
+        let (w, u) = (1.0 / (y * y), [1.0, x1, x2]);
+        for i in 0..3 {
+            v[i] += w * u[i] * y;
+            for j in 0..3 {
+                m[i][j] += w * u[i] * u[j];
+            }
+        }
+    }
+    let det = |m: &[[f64; 3]; 3]| {
+        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+    };
+    let d = det(&m);
+    let scale = m[0][0] * m[1][1] * m[2][2];
+    if n < 3 || d.abs() <= 1e-12 * scale.abs() {
+        return None;
+    }
+    // Cramer's rule: column k replaced by v.
+    let mut out = [0.0; 3];
+    for (k, o) in out.iter_mut().enumerate() {
+        let mut mk = m;
+        for i in 0..3 {
+            mk[i][k] = v[i];
+        }
+        *o = det(&mk) / d;
+    }
+    Some(out)
+}
+
 /// A latency (s) and bandwidth (B/s) from t = latency + size / bandwidth, kept physical: the
 /// latency at least 0, the bandwidth positive and finite.
 fn latency_bandwidth(points: &[(f64, f64)], what: &'static str) -> Result<(f64, f64), FitError> {
@@ -231,7 +275,7 @@ pub fn predict(system: &System, mode: &str, size: u64, clients: u32) -> (f64, f6
     let st = &system.storage;
     let l = n.latency_ns as f64 * 1e-9;
     let cpu = st.cpu_per_request_ns as f64 * 1e-9;
-    let write = mode.starts_with("write");
+    let write = mode.starts_with("write") || mode.starts_with("rewrite");
     let rendezvous = if write && size > n.eager_limit {
         2.0 * l
     } else {
@@ -240,6 +284,8 @@ pub fn predict(system: &System, mode: &str, size: u64, clients: u32) -> (f64, f6
     let r = size as f64;
     let service = if mode == "read-cached" {
         r / st.cache.read_copy_rate()
+    } else if mode == "rewrite-cached" {
+        r / st.cache.rewrite_copy_rate()
     } else if mode.ends_with("cached") {
         r / st.cache.memory_bandwidth
     } else {
@@ -340,6 +386,12 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
         Ok((_, b)) => remaining_rate(b, bw),
         Err(_) => 0.0,
     };
+    // Page-cache rewrites (into pages that exist): their own copy rate from the slope too.
+    let rewritten = single("rewrite-cached", "sequential");
+    let rewrite_memory = match latency_bandwidth(&line(&rewritten), "page-cache rewrites") {
+        Ok((_, b)) => remaining_rate(b, bw),
+        Err(_) => 0.0,
+    };
 
     // O_DIRECT sequential writes: a + r/b with a = 2 latency + cpu + disk latency.
     let direct = single("write-direct", "sequential");
@@ -372,6 +424,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
     let dirty = machine.mem_available / 100 * machine.dirty_ratio.clamp(1, 100);
     let largest = storage.runs.iter().map(|r| r.size).max().unwrap_or(1 << 20);
     let ranks = machine.cpus.max(machine.ranks).max(1);
+    let exchange = net.exchange_fit();
 
     let mut system = System {
         name: "local".into(),
@@ -383,16 +436,19 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             count: 1,
             ranks_per_node: ranks,
             placement: Placement::Block,
+            cores: machine.cpus,
+            // A cycle blocks twice (the sizes' all-to-all, the Waitall): half the fixed part each.
+            handoff_ns: exchange.map_or(0, |e| ns(e.fixed_s / 2.0)),
         },
         network: Network {
             latency_ns: ns(lat),
             bandwidth: bw,
             bisection_bandwidth: 0.0,
             eager_limit: LOCAL_EAGER_LIMIT,
-            // A rank's wait for another is what the jobs see; take the synchronization latency
-            // when it exceeds the ping-pong's (ranks outnumber cores), the bandwidth from the line.
-            intra_node_latency_ns: ns(mpi_lat.max(net.sync_latency_s().unwrap_or(0.0))),
-            intra_node_bandwidth: mpi_bw,
+            intra_node_latency_ns: ns(mpi_lat),
+            // The rate an aggregator takes in its senders' data is what collective I/O sees
+            // (the engine serializes copies into one rank); the ping-pong's without it.
+            intra_node_bandwidth: exchange.map_or(mpi_bw, |e| e.bytes_per_s),
             size_factors: if net.same_node {
                 Vec::new()
             } else {
@@ -420,6 +476,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
                 read_cache: machine.mem_available / 2,
                 memory_bandwidth: memory,
                 read_memory_bandwidth: read_memory,
+                rewrite_memory_bandwidth: rewrite_memory,
             },
             metadata: Metadata {
                 sync_op_ns: meta_op("create"),
@@ -438,7 +495,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
         },
         mpiio: MpiIo {
             call_overhead_ns: 1000,
-            exchange_piece_ns: ns(net.unpack_piece_s().unwrap_or(0.0)),
+            exchange_piece_ns: exchange.map_or(0, |e| ns(e.piece_s)),
             ..MpiIo::romio_defaults()
         },
         calibration: None,
@@ -482,17 +539,26 @@ pub fn fits(system: &System, net: &NetRuns, storage: &StorageRuns) -> Vec<Fit> {
             unit: "s".into(),
         });
     }
-    // Synchronizations: the engine's barrier (the small collectives are barriers there).
-    let depth = tree_depth(net.ranks) as f64;
+    // Synchronizations: the engine's barrier (the small collectives are barriers there), a
+    // tree of intra-node latencies plus the hand-off when ranks outnumber cores.
+    let oversubscribed = system.nodes.cores > 0 && u64::from(system.nodes.cores) < net.ranks;
+    let handoff = if oversubscribed { system.nodes.handoff_ns as f64 * 1e-9 } else { 0.0 };
+    let barrier = tree_depth(net.ranks) as f64 * n.intra_node_latency_ns as f64 * 1e-9 + handoff;
     for (what, t) in [("barrier", net.barrier_s), ("alltoall", net.alltoall_s)] {
         if let Some(t) = t {
-            out.push(Fit {
-                name: format!("{what} {} ranks", net.ranks),
-                measured: t,
-                model: depth * n.intra_node_latency_ns as f64 * 1e-9,
-                unit: "s".into(),
-            });
+            out.push(Fit { name: format!("{what} {} ranks", net.ranks), measured: t, model: barrier, unit: "s".into() });
         }
+    }
+    // Exchange cycles: the all-to-all, then the Waitall (a hand-off), the copies into rank 0
+    // one after another, the datatype processing of its pieces.
+    let piece_s = system.mpiio.exchange_piece_ns as f64 * 1e-9;
+    for e in &net.exchange {
+        out.push(Fit {
+            name: format!("exchange cycle {} in {} pieces", crate::units::fmt_size(e.bytes as f64), e.pieces),
+            measured: e.s,
+            model: barrier + handoff + e.bytes as f64 / n.intra_node_bandwidth + e.pieces as f64 * piece_s,
+            unit: "s".into(),
+        });
     }
     for r in &storage.runs {
         let (_, agg) = predict(system, &r.mode, r.size, r.concurrency);
@@ -590,16 +656,18 @@ mod tests {
             ranks: 0,
             barrier_s: None,
             alltoall_s: None,
-            unpack: Vec::new(),
+            exchange: Vec::new(),
         };
         let mut runs = Vec::new();
         for &s in &sizes {
             let r = s as f64;
             let rdv = if s > 64 << 10 { 2.0 * lat } else { 0.0 };
             let cached = 2.0 * lat + rdv + r / bw + cpu + r / mem;
+            let rewrite = 2.0 * lat + rdv + r / bw + cpu + r / 6e9;
             let direct = 2.0 * lat + rdv + r / bw + cpu + dlat + r / dbw;
             for (mode, pattern, t) in [
                 ("write-cached", "sequential", cached),
+                ("rewrite-cached", "sequential", rewrite),
                 ("write-direct", "sequential", direct),
                 ("write-direct", "random", direct),
             ] {
@@ -648,46 +716,35 @@ mod tests {
         )
     }
 
-    /// Issue 4 (accuracy): ranks outnumbering cores make a synchronization cost a scheduler
-    /// slice; the fitted intra-node latency is the barrier's over the engine's tree depth.
+    /// Issue 4 (accuracy): the exchange cycles give the hand-off (half the fixed part, when
+    /// ranks outnumber cores), the aggregator's intake rate and the per-piece cost; the model
+    /// gives the cycles and the synchronizations back.
     #[test]
-    fn synchronizations_set_the_intra_node_latency_when_slower() {
+    fn exchange_cycles_give_handoff_intake_rate_and_piece_cost() {
         let (mut net, st, m) = synthetic(true);
+        let (fixed, rate, piece) = (16e-3, 200e6, 50e-9);
+        let cycle = |bytes: u64, pieces: u64| ExchangePoint { bytes, pieces, s: fixed + bytes as f64 / rate + pieces as f64 * piece };
+        net.exchange = vec![cycle(256 << 10, 8192), cycle(4 << 20, 131072), cycle(4 << 20, 4096), cycle(32 << 20, 32768)];
         net.ranks = 4;
-        net.barrier_s = Some(12e-3);
-        net.alltoall_s = Some(8e-3);
-        assert_eq!(net.sync_latency_s(), Some(5e-3)); // (12 + 8) / 2 ms over depth 2
+        net.barrier_s = Some(8.001e-3);
+        let e = net.exchange_fit().unwrap();
+        assert!(close(e.fixed_s, fixed) && close(e.bytes_per_s, rate) && close(e.piece_s, piece), "{e:?}");
         let s = fit(&net, &st, &m).unwrap();
-        assert_eq!(s.network.intra_node_latency_ns, 5_000_000);
-        assert!(close(s.network.intra_node_bandwidth, 4e9));
+        assert_eq!((s.nodes.cores, s.nodes.handoff_ns), (2, 8_000_000));
+        assert_eq!(s.network.intra_node_latency_ns, 500);
+        assert!(close(s.network.intra_node_bandwidth, rate));
+        assert_eq!(s.mpiio.exchange_piece_ns, 50);
         let f = fits(&s, &net, &st);
-        let barrier = f.iter().find(|f| f.name == "barrier 4 ranks").unwrap();
-        assert!(close(barrier.model, 10e-3));
-        // A fast synchronization (cores to spare) leaves the ping-pong latency.
-        net.barrier_s = Some(1e-6);
-        net.alltoall_s = Some(1e-6);
-        assert_eq!(
-            fit(&net, &st, &m).unwrap().network.intra_node_latency_ns,
-            500
-        );
+        for x in f.iter().filter(|f| f.name.starts_with("exchange") || f.name.starts_with("barrier")) {
+            assert!(relative_error(x) < 1e-3, "{} {} {}", x.name, x.measured, x.model);
+        }
+        // Without a per-piece effect the fit is a line in the bytes.
+        net.exchange = vec![cycle(1 << 20, 0), cycle(8 << 20, 0)];
+        let e = net.exchange_fit().unwrap();
+        assert!(close(e.bytes_per_s, rate) && e.piece_s == 0.0);
+        net.exchange.truncate(1);
+        assert_eq!(net.exchange_fit(), None);
         assert_eq!((tree_depth(2), tree_depth(4), tree_depth(5)), (1, 2, 3));
-    }
-
-    /// Issue 4 (accuracy): the per-piece cost of unpacking is the slope between the runs with
-    /// the fewest and the most pieces of the same bytes.
-    #[test]
-    fn unpack_runs_give_the_exchange_piece_cost() {
-        let (mut net, st, m) = synthetic(true);
-        let run = |pieces: u64| UnpackPoint {
-            bytes: 1 << 20,
-            pieces,
-            s: 100e-6 + pieces as f64 * 50e-9,
-        };
-        net.unpack = vec![run(1024), run(32768), run(4096)];
-        assert!(close(net.unpack_piece_s().unwrap(), 50e-9));
-        assert_eq!(fit(&net, &st, &m).unwrap().mpiio.exchange_piece_ns, 50);
-        net.unpack.truncate(1);
-        assert_eq!(net.unpack_piece_s(), None);
     }
 
     #[test]
@@ -711,6 +768,7 @@ mod tests {
         }
         assert_eq!(s.storage.cpu_per_request_ns, 3000);
         assert!(close(s.storage.cache.memory_bandwidth, 2e9));
+        assert!(close(s.storage.cache.rewrite_memory_bandwidth, 6e9));
         match s.storage.disk {
             Disk::Ssd {
                 latency_ns,
@@ -730,7 +788,7 @@ mod tests {
         assert_eq!(s.nodes.ranks_per_node, 4);
         crate::load::validate(&s).unwrap();
         let cal = s.calibration.as_ref().unwrap();
-        assert_eq!(cal.fits.len(), 5 + 12 + 4);
+        assert_eq!(cal.fits.len(), 5 + 16 + 4);
         for f in &cal.fits {
             assert!(
                 relative_error(f) < 1e-6,

@@ -109,6 +109,8 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
         "nodes.placement",
         FieldKind::Choice(&["block", "round-robin"]),
     ),
+    ("nodes.cores", FieldKind::Count),
+    ("nodes.handoff_ns", FieldKind::Time),
     ("network.latency_ns", FieldKind::Time),
     ("network.bandwidth", FieldKind::Rate),
     ("network.bisection_bandwidth", FieldKind::Rate),
@@ -140,6 +142,7 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("storage.cache.read_cache", FieldKind::Size),
     ("storage.cache.memory_bandwidth", FieldKind::Rate),
     ("storage.cache.read_memory_bandwidth", FieldKind::Rate),
+    ("storage.cache.rewrite_memory_bandwidth", FieldKind::Rate),
     ("storage.metadata.sync_op_ns", FieldKind::Time),
     ("storage.metadata.create_syncs", FieldKind::Count),
     ("storage.metadata.open_ns", FieldKind::Time),
@@ -170,6 +173,7 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("mpiio.overlap_exchange", FieldKind::Flag),
     ("mpiio.call_overhead_ns", FieldKind::Time),
     ("mpiio.exchange_piece_ns", FieldKind::Time),
+    ("mpiio.aggregate_exchange_above", FieldKind::Count),
     ("calibration.source", FieldKind::Text),
 ];
 
@@ -188,6 +192,7 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("romio_cb_write", "mpiio.cb_write"),
     ("romio_cb_read", "mpiio.cb_read"),
     ("overlap_exchange", "mpiio.overlap_exchange"),
+    ("aggregate_exchange_above", "mpiio.aggregate_exchange_above"),
     ("stripe_size", "layout.stripe_size"),
     ("striping_unit", "layout.stripe_size"),
     ("stripe_count", "layout.stripe_count"),
@@ -616,6 +621,11 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
     rate(
         "storage.cache.read_memory_bandwidth",
         c.read_memory_bandwidth,
+        true,
+    )?;
+    rate(
+        "storage.cache.rewrite_memory_bandwidth",
+        c.rewrite_memory_bandwidth,
         true,
     )?;
     positive_int("storage.server_threads", st.server_threads.into())?;

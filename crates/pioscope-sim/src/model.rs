@@ -39,6 +39,15 @@ pub struct Nodes {
     /// How ranks map to nodes.
     #[serde(default)]
     pub placement: Placement,
+    /// Cores per node; 0 = at least as many as ranks. When a node runs more ranks than it has
+    /// cores, MPI ranks that wait busy-poll and share the cores with the ranks they wait for.
+    #[serde(default)]
+    pub cores: u32,
+    /// On a node with more ranks than cores: how long a rank blocked on other ranks (a
+    /// Barrier, a WaitAll) takes to resume once what it waits for has happened, the
+    /// scheduler's hand-off between busy-polling processes. Charged once per blocking wait.
+    #[serde(default)]
+    pub handoff_ns: u64,
 }
 
 /// Rank placement on nodes.
@@ -165,6 +174,10 @@ pub struct Cache {
     /// reads copy out of pages that exist, several times faster than writes that allocate them.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub read_memory_bandwidth: f64,
+    /// Memory copy rate for cached writes into data the cache holds (an overwrite); 0 (the
+    /// default) = `memory_bandwidth`. Writing into pages that exist skips their allocation.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rewrite_memory_bandwidth: f64,
 }
 
 impl Cache {
@@ -172,6 +185,15 @@ impl Cache {
     pub fn read_copy_rate(&self) -> f64 {
         if self.read_memory_bandwidth > 0.0 {
             self.read_memory_bandwidth
+        } else {
+            self.memory_bandwidth
+        }
+    }
+
+    /// The copy rate of a cached write into data the cache holds.
+    pub fn rewrite_copy_rate(&self) -> f64 {
+        if self.rewrite_memory_bandwidth > 0.0 {
+            self.rewrite_memory_bandwidth
         } else {
             self.memory_bandwidth
         }
@@ -278,6 +300,17 @@ pub struct MpiIo {
     /// (MPI datatype processing, ROMIO's hindexed types). Absent in older files: 0.
     #[serde(default)]
     pub exchange_piece_ns: u64,
+    /// Two-phase exchanges with more (ranks × aggregators) pairs than this are simulated in
+    /// aggregate (`Op::Exchange`: per-node byte totals, no per-message events); 0 = never.
+    /// Not a ROMIO hint: a simulator knob. Absent in older files: 1048576.
+    #[serde(default = "default_aggregate_exchange_above")]
+    pub aggregate_exchange_above: u64,
+}
+
+/// Above a million rank × aggregator pairs (e.g. 1,024 ranks with 1,024 aggregators) the
+/// per-message exchange costs seconds to simulate; below it stays exact.
+fn default_aggregate_exchange_above() -> u64 {
+    1 << 20
 }
 
 impl MpiIo {
@@ -299,6 +332,7 @@ impl MpiIo {
             overlap_exchange: false,
             call_overhead_ns: 0,
             exchange_piece_ns: 0,
+            aggregate_exchange_above: default_aggregate_exchange_above(),
         }
     }
 }

@@ -43,11 +43,52 @@ pub enum Op {
     Lock { file: FileId, offset: u64, bytes: u64 },
     /// Releases the lock taken by the matching `Lock`.
     Unlock { file: FileId, offset: u64, bytes: u64 },
+    /// An all-to-all-v of every rank of the job simulated in aggregate (the engine's
+    /// engine/exchange.rs): counted per rank like `Barrier` (the n-th Exchange of each rank
+    /// meet), all leave together once the busiest NIC, the switch and the intra-node copies
+    /// have moved every byte. Replaces a dense Isend/Irecv/WaitAll exchange whose per-message
+    /// simulation would cost too much (10,000-rank two-phase). Boxed to keep `Op` at 32 bytes.
+    Exchange(Box<Traffic>),
     /// Opens a call of the output trace; `Begin`s nest.
     /// (Boxed: a Call is 56 bytes, and jobs hold tens of millions of ops; every other op fits in 32.)
     Begin(Box<Call>),
     /// Closes the innermost open call.
     End,
+}
+
+/// One rank's side of an aggregated [`Op::Exchange`]: what it sends and receives, split into
+/// messages that cross the network (peers on other nodes) and intra-node copies (peers on its
+/// own node, itself included). Totals, not messages: the engine needs no per-message state.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// Bytes this rank sends to ranks on other nodes.
+    pub out_bytes: u64,
+    /// Messages this rank sends to ranks on other nodes.
+    pub out_msgs: u64,
+    /// Bytes this rank receives from ranks on other nodes.
+    pub in_bytes: u64,
+    /// Messages this rank receives from ranks on other nodes.
+    pub in_msgs: u64,
+    /// Bytes this rank sends to ranks on its own node (itself included): memory copies.
+    pub local_out_bytes: u64,
+    /// Messages this rank sends to ranks on its own node (itself included).
+    pub local_out_msgs: u64,
+    /// Bytes this rank receives from ranks on its own node (itself included).
+    pub local_in_bytes: u64,
+    /// The largest single message this rank sends or receives (eager or rendezvous).
+    pub largest: u64,
+}
+
+impl Traffic {
+    /// Bytes sent plus bytes received, on and off the node (the size of the traced call).
+    pub fn total_bytes(&self) -> u64 {
+        self.out_bytes + self.in_bytes + self.local_out_bytes + self.local_in_bytes
+    }
+
+    /// Messages sent, on and off the node.
+    pub fn sent_msgs(&self) -> u64 {
+        self.out_msgs + self.local_out_msgs
+    }
 }
 
 /// Direction of a data access.

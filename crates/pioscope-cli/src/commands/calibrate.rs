@@ -166,7 +166,7 @@ fn measure(
     // the ranks share the cores (the 2-rank ping-pong above has a core per rank).
     if args.n > 2 {
         eprintln!(
-            "calibrate: barrier, all-to-all and unpack, {} ranks on this node",
+            "calibrate: barrier, all-to-all and exchange cycles, {} ranks on this node",
             args.n
         );
         let mut sync_args = net_args.clone();
@@ -176,7 +176,7 @@ fn measure(
         net.ranks = sync.ranks;
         net.barrier_s = sync.barrier_s;
         net.alltoall_s = sync.alltoall_s;
-        net.unpack = sync.unpack;
+        net.exchange = sync.exchange;
     }
 
     let mut st_args: Vec<String> = vec!["--dir".into(), scratch.display().to_string()];

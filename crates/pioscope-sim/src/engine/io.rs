@@ -61,11 +61,23 @@ impl Requests {
 
 impl Sim<'_> {
     /// Starts an Io op of rank `r`; false if it has nothing to do (0 bytes).
-    pub(super) fn start_io(&mut self, r: Rank, file: FileId, kind: IoKind, offset: u64, bytes: u64) -> bool {
+    pub(super) fn start_io(&mut self, r: Rank, file: FileId, kind: IoKind, offset: u64, mut bytes: u64) -> bool {
+        let asked = bytes > 0;
+        if let Some(size) = self.file_size[file as usize] {
+            match kind {
+                IoKind::Write => self.file_size[file as usize] = Some(size.max(offset + bytes)),
+                IoKind::Read => bytes = bytes.min(size.saturating_sub(offset)),
+            }
+        }
+        // A read entirely past the end still asks the server holding `offset` (for the size).
+        let past_end = asked && bytes == 0;
         let Some(striping) = &self.striping else { return false };
         let mut pieces = std::mem::take(&mut self.pieces);
         pieces.clear();
-        striping.pieces(file, offset, bytes, &mut pieces);
+        striping.pieces(file, offset, bytes.max(u64::from(past_end)), &mut pieces);
+        if past_end {
+            pieces.iter_mut().for_each(|p| p.bytes = 0);
+        }
         if pieces.is_empty() {
             self.pieces = pieces;
             return false;
@@ -124,12 +136,11 @@ impl Sim<'_> {
                 self.servers[s].room_waiters.push_back(q);
             }
         } else {
-            let Some(st) = &self.striping else { return };
-            let stripe = st.stripe_of(p.file_offset);
-            let lo = p.file_offset - stripe * st.stripe_size();
-            if self.servers[s].read_cache.lookup(req.file, stripe, lo, lo + p.bytes) {
-                let rate = self.sys.storage.cache.read_copy_rate();
-                let end = self.now + crate::storage::disk::transfer_ns(p.bytes, rate).round() as u64;
+            if p.bytes == 0 {
+                // Past the end of the file: nothing to read.
+                self.q.push(self.now, Ev::ReqServed(q));
+            } else if self.cache_holds(req.file, p) {
+                let end = self.copy_end(p.bytes, self.sys.storage.cache.read_copy_rate());
                 self.q.push(end, Ev::ReqServed(q));
             } else {
                 self.queue_on_disk(q);
@@ -168,10 +179,21 @@ impl Sim<'_> {
             fs.resize(s + 1, 0);
         }
         fs[s] = seq;
+        // Data the cache holds is overwritten in place, faster than new pages are filled.
+        let held = self.cache_holds(req.file, p);
         self.cache_insert(req.file, p);
-        let end = self.memcpy_end(p.bytes);
+        let c = &self.sys.storage.cache;
+        let end = self.copy_end(p.bytes, if held { c.rewrite_copy_rate() } else { c.memory_bandwidth });
         self.q.push(end, Ev::ReqServed(q));
         self.kick_flush(p.server);
+    }
+
+    /// Whether piece `p` of `file` is in its server's read cache (a hit becomes most recent).
+    fn cache_holds(&mut self, file: FileId, p: Piece) -> bool {
+        let Some(st) = &self.striping else { return false };
+        let stripe = st.stripe_of(p.file_offset);
+        let lo = p.file_offset - stripe * st.stripe_size();
+        self.servers[p.server as usize].read_cache.lookup(file, stripe, lo, lo + p.bytes)
     }
 
     fn cache_insert(&mut self, file: FileId, p: Piece) {
@@ -307,6 +329,14 @@ impl Sim<'_> {
 
     /// Starts a Meta op; returns the rank's block.
     pub(super) fn start_meta(&mut self, r: Rank, file: FileId, kind: MetaKind) -> Block {
+        // A create makes an empty file (an O_CREAT open of a file this job wrote keeps it);
+        // a remove empties it.
+        let size = &mut self.file_size[file as usize];
+        match kind {
+            MetaKind::Create if size.is_none() => *size = Some(0),
+            MetaKind::Remove => *size = Some(0),
+            _ => {}
+        }
         let st = &mut self.ranks[r as usize];
         st.cur_file = file;
         st.meta = kind;

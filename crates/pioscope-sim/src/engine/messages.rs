@@ -8,10 +8,11 @@
 //! entry disappears when both are empty, so memory follows the messages in flight.
 //!
 //! Eager (bytes ≤ eager_limit): the data goes at once (a flow between nodes; a copy at the
-//! intra-node bandwidth on one node); the send completes when it has left; it arrives one
-//! latency later and completes the receive once posted. Rendezvous: a request-to-send (one
-//! latency), a clear-to-send once the receive is posted (one latency), then the data; both
-//! sides complete on delivery. Rendezvous costs one round trip more than eager.
+//! intra-node bandwidth on one node, after the receiver's earlier copies); the send completes
+//! when it has left; it arrives one latency later and completes the receive once posted.
+//! Rendezvous: a request-to-send (one latency), a clear-to-send once the receive is posted (one
+//! latency), then the data; both sides complete on delivery. Rendezvous costs one round trip
+//! more than eager.
 
 use crate::storage::cache::FxMap;
 use super::{token, Ev, Sim, SimError};
@@ -193,7 +194,7 @@ impl Sim<'_> {
             let lat = self.ctl_latency(intra);
             self.q.push(self.now + lat, Ev::RtsArrive(m));
         } else if intra {
-            let t = self.now + self.intra_copy_ns(bytes);
+            let t = self.intra_copy_end(to, bytes);
             self.q.push(t, Ev::SendLeft(m));
         } else if bytes == 0 {
             self.send_left(m)?;
@@ -256,7 +257,7 @@ impl Sim<'_> {
     pub(super) fn cts_arrive(&mut self, m: u32) {
         let msg = self.msgs.slab[m as usize];
         if msg.intra {
-            let t = self.now + self.intra_copy_ns(msg.bytes) + self.sys.network.intra_node_latency_ns;
+            let t = self.intra_copy_end(msg.dst, msg.bytes) + self.sys.network.intra_node_latency_ns;
             self.q.push(t, Ev::RdvDelivered(m));
         } else {
             let (src, dst) = (self.ranks[msg.src as usize].node, self.ranks[msg.dst as usize].node);

@@ -10,8 +10,10 @@
 //!
 //! Files by role: `queue` (events), `ranks` (stepping, slots, Begin/End, barrier), `messages`
 //! (MPI point-to-point: matching, eager, rendezvous), `io` (client requests through network,
-//! server CPU, caches and disks; metadata; sync; flush), `locks` (byte-range locks).
+//! server CPU, caches and disks; metadata; sync; flush), `locks` (byte-range locks),
+//! `exchange` (dense all-to-alls simulated in aggregate).
 
+mod exchange;
 mod io;
 mod locks;
 mod messages;
@@ -43,8 +45,10 @@ pub struct RunSummary {
     pub events: u64,
     /// When each rank finished its program.
     pub rank_end_ns: Vec<u64>,
-    /// MPI messages sent.
+    /// MPI messages sent (those an aggregated exchange stands for included).
     pub messages: u64,
+    /// Aggregated exchanges (`Op::Exchange`) completed, each counted once for the job.
+    pub exchanges: u64,
     /// Request pieces sent to servers.
     pub requests: u64,
     /// Network flows started (transfers above the bandwidth-delay product).
@@ -191,6 +195,13 @@ struct Sim<'a> {
     // Ranks.
     ranks: Vec<ranks::RankState>,
     barrier: ranks::BarrierState,
+    /// Per node: the resume delay of a rank after a blocking wait (nonzero only on nodes
+    /// running more ranks than they have cores: `nodes.handoff_ns`).
+    handoff: Vec<u64>,
+    /// Per rank: when the copies of intra-node messages into it are done (the receiver's CPU
+    /// copies them one after another).
+    copy_free: Vec<u64>,
+    exchange: exchange::ExchangeState,
     finished: usize,
     /// A rank is being stepped: wake-ups of other ranks go through the queue.
     stepping: bool,
@@ -203,6 +214,9 @@ struct Sim<'a> {
     pieces: Vec<Piece>,
     /// Per file, per data server: sequence number of the file's last absorbed write there.
     file_seq: Vec<Vec<u64>>,
+    /// Per file: its size, for files the job created (None: it existed before, size unknown).
+    /// Reads past it stop at the end of the file, as a read past EOF returns short at once.
+    file_size: Vec<Option<u64>>,
     locks: locks::Locks,
 }
 
@@ -250,7 +264,8 @@ impl<'a> Sim<'a> {
                 };
                 ranks::RankState::new(node)
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let handoff = ranks::handoffs(sys, &ranks);
         Ok(Sim {
             sys,
             job,
@@ -273,6 +288,9 @@ impl<'a> Sim<'a> {
             small_transfers: 0,
             ranks,
             barrier: ranks::BarrierState::default(),
+            handoff,
+            copy_free: vec![0; nranks],
+            exchange: exchange::ExchangeState::default(),
             finished: 0,
             stepping: false,
             msgs: messages::Messages::default(),
@@ -281,6 +299,7 @@ impl<'a> Sim<'a> {
             reqs: io::Requests::default(),
             pieces: Vec::new(),
             file_seq: vec![Vec::new(); job.files.len()],
+            file_size: vec![None; job.files.len()],
             locks: locks::Locks::new(job.files.len()),
         })
     }
@@ -444,7 +463,8 @@ impl<'a> Sim<'a> {
             end_ns: rank_end_ns.iter().copied().max().unwrap_or(0),
             events: self.events,
             rank_end_ns,
-            messages: self.msgs.sent,
+            messages: self.msgs.sent + self.exchange.messages,
+            exchanges: self.exchange.done,
             requests: self.reqs.sent,
             flows: self.flows_started,
             small_transfers: self.small_transfers,
@@ -532,9 +552,21 @@ impl<'a> Sim<'a> {
         transfer_ns(bytes, self.sys.network.intra_node_bandwidth).round() as u64
     }
 
-    /// Time at which a memory copy of `bytes` started now ends (cache hits, absorbed writes).
-    fn memcpy_end(&self, bytes: u64) -> u64 {
-        self.now + transfer_ns(bytes, self.sys.storage.cache.memory_bandwidth).round() as u64
+    /// When an intra-node copy of `bytes` into rank `dst`, ready now, ends: the receiver's
+    /// copies run one after another (first come, first served), so n senders to one rank take
+    /// n times as long as one, as with shared-memory MPI where the receiving process copies.
+    fn intra_copy_end(&mut self, dst: Rank, bytes: u64) -> u64 {
+        let copy = self.intra_copy_ns(bytes);
+        let free = &mut self.copy_free[dst as usize];
+        let end = self.now.max(*free) + copy;
+        *free = end;
+        end
+    }
+
+    /// Time at which a memory copy of `bytes` at `rate` started now ends (cache hits,
+    /// absorbed writes).
+    fn copy_end(&self, bytes: u64, rate: f64) -> u64 {
+        self.now + transfer_ns(bytes, rate).round() as u64
     }
 }
 

@@ -2,6 +2,7 @@
 //! and WaitAll, Begin/End bookkeeping, the barrier, and what a blocked rank waits on.
 
 use super::{SimError, Sim, Waiting};
+use crate::model::System;
 use crate::program::{MetaKind, Op, Rank, Slot};
 
 /// What a rank is doing.
@@ -12,6 +13,8 @@ pub(super) enum Block {
     Compute,
     WaitAll,
     Barrier,
+    /// At an aggregated exchange, waiting for the other ranks or for its end.
+    Exchange,
     Io,
     Meta,
     Sync,
@@ -88,6 +91,24 @@ impl RankState {
 #[derive(Clone, Debug, Default)]
 pub(super) struct BarrierState {
     arrived: Vec<Rank>,
+}
+
+/// Per node, the resume delay after a blocking wait: `nodes.handoff_ns` on nodes running more
+/// ranks than `nodes.cores` (0 cores: as many as ranks), else 0. There, MPI ranks busy-poll
+/// while they wait, so the ranks they wait for share the cores with them: a rank whose
+/// condition is met resumes only once the scheduler gives it a core again.
+pub(super) fn handoffs(sys: &System, ranks: &[RankState]) -> Vec<u64> {
+    let mut per_node = vec![0u32; sys.nodes.count as usize];
+    for st in ranks {
+        if let Some(n) = per_node.get_mut(st.node as usize) {
+            *n += 1;
+        }
+    }
+    let cores = sys.nodes.cores;
+    per_node
+        .into_iter()
+        .map(|n| if cores > 0 && n > cores { sys.nodes.handoff_ns } else { 0 })
+        .collect()
 }
 
 /// ceil(log2(n)): the depth of a binary tree over n ranks.
@@ -200,6 +221,13 @@ impl Sim<'_> {
                     self.barrier_arrive(r);
                     Block::Barrier
                 }
+                Op::Exchange(t) => {
+                    // Blocks first: the last rank's arrival schedules every rank's resume.
+                    let st = &mut self.ranks[ri];
+                    st.block = Block::Exchange;
+                    st.blocked_op = pc;
+                    return self.exchange_arrive(r, t);
+                }
                 Op::Io { file, kind, offset, bytes } => {
                     if !self.start_io(r, *file, *kind, *offset, *bytes) {
                         continue;
@@ -272,6 +300,11 @@ impl Sim<'_> {
             s.awaited = false;
             st.wait_count -= 1;
             if st.wait_count == 0 && st.block == Block::WaitAll {
+                let handoff = self.handoff[st.node as usize];
+                if handoff > 0 {
+                    self.q.push(self.now + handoff, super::Ev::Resume(r));
+                    return Ok(());
+                }
                 return self.wake(r);
             }
         }
@@ -294,7 +327,9 @@ impl Sim<'_> {
         if self.barrier.arrived.len() == n {
             let one_node = self.ranks.iter().all(|x| x.node == self.ranks[0].node);
             let lat = if one_node { self.sys.network.intra_node_latency_ns } else { self.latency(0) };
-            self.q.push(self.now + tree_depth(n) * lat, super::Ev::BarrierRelease);
+            // Everyone leaves together: the slowest hand-off of any node counts.
+            let handoff = self.handoff.iter().copied().max().unwrap_or(0);
+            self.q.push(self.now + tree_depth(n) * lat + handoff, super::Ev::BarrierRelease);
         }
     }
 
@@ -341,6 +376,12 @@ impl Sim<'_> {
                     "at barrier {} ({} of {} ranks arrived)",
                     st.barriers + 1,
                     self.barrier.arrived.len(),
+                    n
+                ),
+                Block::Exchange => format!(
+                    "at aggregated exchange {} ({} of {} ranks arrived)",
+                    self.exchange.done + 1,
+                    self.exchange.arrived,
                     n
                 ),
                 Block::Lock => format!(

@@ -183,7 +183,7 @@ fn cached(dirty_limit: u64) -> System {
     let mut sys = system();
     sys.storage.data_servers = 1;
     sys.layout.stripe_size = 4 * MIB;
-    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit, flush_rate: 1e8, read_cache: 0, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0 };
+    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit, flush_rate: 1e8, read_cache: 0, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0, rewrite_memory_bandwidth: 0.0 };
     sys
 }
 
@@ -327,7 +327,7 @@ fn mixed() -> Job {
 #[test]
 fn same_inputs_same_seed_same_record_sequence() {
     let mut sys = system();
-    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit: MIB, flush_rate: 5e7, read_cache: 2 * MIB, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0 };
+    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit: MIB, flush_rate: 5e7, read_cache: 2 * MIB, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0, rewrite_memory_bandwidth: 0.0 };
     sys.network.bisection_bandwidth = 1.5e9;
     let (s1, a) = go(&sys, &mixed());
     let (s2, b) = go(&sys, &mixed());
@@ -377,4 +377,187 @@ fn nested_calls_report_depth() {
             Rec::Call { rank: 0, depth: 0, func: 1, start: 0, end: 5 },
         ]
     );
+}
+
+// ---- Aggregated exchange (issue 4: the 10,000-rank HPIO collective) ----
+
+/// One rank's side of an aggregated exchange from its (peer, bytes) sends and receives on a
+/// system of 2 ranks per node (block placement).
+fn side(me: u32, sends: &[(u32, u64)], recvs: &[(u32, u64)]) -> Op {
+    let mut t = crate::program::Traffic::default();
+    for &(to, b) in sends {
+        if to / 2 == me / 2 {
+            t.local_out_bytes += b;
+            t.local_out_msgs += 1;
+        } else {
+            t.out_bytes += b;
+            t.out_msgs += 1;
+        }
+        t.largest = t.largest.max(b);
+    }
+    for &(from, b) in recvs {
+        if from / 2 == me / 2 {
+            t.local_in_bytes += b;
+        } else {
+            t.in_bytes += b;
+            t.in_msgs += 1;
+        }
+        t.largest = t.largest.max(b);
+    }
+    Op::Exchange(Box::new(t))
+}
+
+/// Ranks 0, 1 on node 0 send 1 MB and 0.5 MB to ranks 2, 3 on node 1, which sends 0.2 MB
+/// back; rank 3 arrives last, at 5 µs.
+fn two_node_exchange() -> Job {
+    job(vec![
+        timed(vec![side(0, &[(2, 1_000_000)], &[(2, 200_000)])]),
+        timed(vec![side(1, &[(3, 500_000)], &[])]),
+        timed(vec![side(2, &[(0, 200_000)], &[(0, 1_000_000)])]),
+        timed(vec![Op::Compute { ns: 5_000 }, side(3, &[], &[(1, 500_000)])]),
+    ])
+}
+
+#[test]
+fn aggregated_exchange_ends_when_the_busiest_nic_direction_is_done() {
+    let mut sys = system();
+    sys.network.eager_limit = 1 << 30;
+    let (s, log) = go(&sys, &two_node_exchange());
+    // Node 0 sends 1.5 MB (node 1 receives them): 1.5 ms at 1 GB/s, after the last arrival
+    // (5 µs) and one latency (1 µs); every rank leaves together.
+    for r in 0..4 {
+        assert_eq!(log.calls(r), vec![(0, 5_000 + 1_000 + 1_500_000)], "rank {r}");
+    }
+    assert_eq!((s.exchanges, s.messages, s.flows, s.small_transfers), (1, 3, 0, 0));
+    // A switch of 0.5 GB/s carries all 1.7 MB between nodes: 3.4 ms instead.
+    sys.network.bisection_bandwidth = 0.5e9;
+    let (_, log) = go(&sys, &two_node_exchange());
+    assert_eq!(log.calls(1), vec![(0, 5_000 + 1_000 + 3_400_000)]);
+}
+
+#[test]
+fn aggregated_exchange_rendezvous_adds_a_round_trip() {
+    // The 1 MB message is above the 64 KiB eager limit: 2 × 1 µs more.
+    let (_, log) = go(&system(), &two_node_exchange());
+    assert_eq!(log.calls(0), vec![(0, 5_000 + 1_000 + 2_000 + 1_500_000)]);
+}
+
+#[test]
+fn aggregated_exchange_on_one_node_copies_at_the_intra_node_bandwidth() {
+    // Rank 1 takes in 2 MB on its node (from itself too), one copy after the other, at 10 GB/s;
+    // intra-node latency 100 ns.
+    let mut sys = system();
+    sys.network.eager_limit = 1 << 30;
+    let progs = vec![
+        timed(vec![side(0, &[(1, 1_000_000)], &[])]),
+        timed(vec![side(1, &[(1, 1_000_000)], &[(0, 1_000_000), (1, 1_000_000)])]),
+    ];
+    let (s, log) = go(&sys, &job(progs));
+    assert_eq!(log.calls(0), vec![(0, 200_000 + 100)]);
+    assert_eq!(log.calls(1), vec![(0, 200_000 + 100)]);
+    assert_eq!((s.exchanges, s.messages), (1, 2));
+    // Two ranks copying 1 MB into each other copy at the same time: 100 µs, not 200.
+    let progs = vec![
+        timed(vec![side(0, &[(1, 1_000_000)], &[(1, 1_000_000)])]),
+        timed(vec![side(1, &[(0, 1_000_000)], &[(0, 1_000_000)])]),
+    ];
+    let (_, log) = go(&sys, &job(progs));
+    assert_eq!(log.calls(1), vec![(0, 100_000 + 100)]);
+    // Nothing to move: the exchange ends where it starts; two in a row meet in order.
+    let e = || Op::Exchange(Box::default());
+    let (s, log) = go(&sys, &job(vec![timed(vec![e(), e()]), timed(vec![Op::Compute { ns: 7 }, e(), e()])]));
+    assert_eq!(log.calls(0), vec![(0, 7)]);
+    assert_eq!((s.exchanges, s.messages), (2, 0));
+}
+
+#[test]
+fn aggregated_exchange_deadlock_and_inconsistent_sides() {
+    let sys = system();
+    let progs = vec![vec![side(0, &[(2, 10)], &[])], vec![], vec![side(2, &[], &[(0, 10)])], vec![Op::Barrier]];
+    let err = run(&sys, &job(progs), 0, &mut Log::default()).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("rank 0 (op 0) waits at aggregated exchange 1 (2 of 4 ranks arrived)"), "{msg}");
+    assert!(msg.contains("rank 3 (op 0) waits at barrier 1"), "{msg}");
+    // 10 bytes sent between nodes, 9 received: a bug of whoever built the job.
+    let none = || vec![Op::Exchange(Box::default())];
+    let progs = vec![vec![side(0, &[(2, 10)], &[])], none(), vec![side(2, &[], &[(0, 9)])], none()];
+    let err = run(&sys, &job(progs), 0, &mut Log::default()).unwrap_err();
+    assert!(err.to_string().contains("send 10 bytes to other nodes and receive 9"), "{err}");
+}
+
+/// Issue 4 (accuracy): copies into one rank go one after another: two senders on its node
+/// deliver 10 KB each at 10 GB/s, the second after the first (1 µs, then 2 µs, + 100 ns).
+#[test]
+fn intra_node_copies_into_one_rank_are_serialized() {
+    let mut sys = system();
+    sys.nodes.ranks_per_node = 4;
+    sys.nodes.count = 2;
+    let two = timed(vec![
+        Op::Irecv { from: 1, bytes: 10_000, slot: 0 },
+        Op::Irecv { from: 2, bytes: 10_000, slot: 1 },
+        Op::WaitAll { slots: vec![0, 1] },
+    ]);
+    let (_, log) = go(&sys, &job(vec![two, send(0, 10_000), send(0, 10_000)]));
+    assert_eq!(log.calls(1), vec![(0, 1_000)]);
+    assert_eq!(log.calls(2), vec![(0, 2_000)]);
+    assert_eq!(log.calls(0), vec![(0, 2_100)]);
+}
+
+/// Issue 4 (accuracy): on a node with more ranks than cores, a blocking wait resumes the
+/// hand-off after its condition (once per wait), and a barrier releases it after its tree.
+#[test]
+fn oversubscribed_nodes_pay_the_handoff_once_per_blocking_wait() {
+    let mut sys = system();
+    sys.nodes.handoff_ns = 5_000;
+    let pair = || job(vec![send(1, 10_000), recv(0, 10_000)]);
+    // 2 ranks on a node of 2 cores: no hand-off.
+    sys.nodes.cores = 2;
+    let (_, log) = go(&sys, &pair());
+    assert_eq!((log.calls(0), log.calls(1)), (vec![(0, 1_000)], vec![(0, 1_100)]));
+    // 1 core: each WaitAll resumes 5 µs later; a message of two slots still pays once.
+    sys.nodes.cores = 1;
+    let (_, log) = go(&sys, &pair());
+    assert_eq!((log.calls(0), log.calls(1)), (vec![(0, 6_000)], vec![(0, 6_100)]));
+    let both = |peer: u32| {
+        timed(vec![
+            Op::Isend { to: peer, bytes: 10_000, slot: 0 },
+            Op::Irecv { from: peer, bytes: 10_000, slot: 1 },
+            Op::WaitAll { slots: vec![0, 1] },
+        ])
+    };
+    let (_, log) = go(&sys, &job(vec![both(1), both(0)]));
+    assert_eq!(log.calls(0), vec![(0, 1_100 + 5_000)]);
+    // Barrier of the 2 ranks of node 0: one intra-node latency, then the hand-off.
+    let (s, _) = go(&sys, &job(vec![vec![Op::Barrier], vec![Op::Barrier]]));
+    assert_eq!(s.end_ns, 100 + 5_000);
+}
+
+/// Issue 4 (accuracy): a read past the end of a file the job created is cut at its end (a
+/// read past EOF returns short at once, after asking the server); files that existed before
+/// have no known end.
+#[test]
+fn reads_stop_at_the_end_of_files_the_job_created() {
+    let sys = system();
+    let read = |file: u32| Op::Io { file, kind: IoKind::Read, offset: 0, bytes: MIB };
+    let create = Op::Meta { file: 0, kind: MetaKind::Create };
+    let write = Op::Io { file: 0, kind: IoKind::Write, offset: 0, bytes: MIB / 2 };
+    let past = Op::Io { file: 0, kind: IoKind::Read, offset: 4 * MIB, bytes: MIB };
+    let mut prog = vec![create, write];
+    prog.extend(timed(vec![read(0)]));
+    prog.extend(timed(vec![read(1)]));
+    prog.extend(timed(vec![past]));
+    let (_, log) = go(&sys, &job(vec![prog]));
+    let reads = log.calls(0);
+    // Entirely past the end: the round trip to the server, nothing read.
+    assert_eq!(reads[2].1 - reads[2].0, 2_000);
+    // Half a MiB from the 100 MB/s disk of server 0 (stripe 0), then over the 1 GB/s NIC,
+    // and the request's and the reply's latency; file 1 (not created): the whole MiB.
+    assert_eq!(reads[0].1 - reads[0].0, 5_242_880 + 524_288 + 2_000);
+    assert_eq!(reads[1].1 - reads[1].0, 10_485_760 + 1_048_576 + 2_000);
+}
+
+#[test]
+fn ops_stay_32_bytes() {
+    // Jobs hold tens of millions of ops: the Exchange's totals are boxed like a Begin's call.
+    assert_eq!(std::mem::size_of::<Op>(), 32);
 }

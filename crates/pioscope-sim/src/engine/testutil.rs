@@ -11,7 +11,7 @@ pub(crate) fn system() -> System {
     System {
         name: "test".into(),
         description: String::new(),
-        nodes: Nodes { count: 4, ranks_per_node: 2, placement: Placement::Block },
+        nodes: Nodes { count: 4, ranks_per_node: 2, placement: Placement::Block, cores: 0, handoff_ns: 0 },
         network: Network {
             latency_ns: 1_000,
             bandwidth: 1e9,
@@ -30,7 +30,7 @@ pub(crate) fn system() -> System {
             server_threads: 1,
             max_request: 0,
             disk: Disk::Ssd { latency_ns: 0, bandwidth: 1e8, iops: 0.0 },
-            cache: Cache { write_back: 0, dirty_limit: 0, flush_rate: 0.0, read_cache: 0, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0 },
+            cache: Cache { write_back: 0, dirty_limit: 0, flush_rate: 0.0, read_cache: 0, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0, rewrite_memory_bandwidth: 0.0 },
             metadata: Metadata {
                 sync_op_ns: 1_000_000,
                 create_syncs: 3,

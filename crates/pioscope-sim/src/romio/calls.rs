@@ -31,6 +31,8 @@ pub const MPI_BCAST: u16 = 431;
 pub const MPI_ALLREDUCE: u16 = 433;
 pub const MPI_ALLGATHER: u16 = 438;
 pub const MPI_ALLTOALL: u16 = 440;
+/// The call an aggregated exchange (`Op::Exchange`) shows as.
+pub const MPI_ALLTOALLV: u16 = 441;
 
 /// A call with nothing but its function set.
 pub fn call(func: u16) -> Call {

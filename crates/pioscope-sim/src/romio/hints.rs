@@ -37,6 +37,9 @@ pub struct Hints {
     pub call_overhead_ns: u64,
     /// Aggregator CPU time per piece it unpacks (writes) or packs (reads) in an exchange.
     pub exchange_piece_ns: u64,
+    /// Exchanges of more ranks × aggregators than this are simulated in aggregate (one
+    /// `Op::Exchange` per rank); 0 = never. The model's `mpiio.aggregate_exchange_above`.
+    pub aggregate_exchange_above: u64,
     /// `striping_unit`: stripe size (stripe-aligned domains use it).
     pub stripe_size: u64,
     /// `striping_factor`: stripes a file spans (0 = the file system's default).
@@ -62,6 +65,7 @@ impl Hints {
             overlap_exchange: m.overlap_exchange,
             call_overhead_ns: m.call_overhead_ns,
             exchange_piece_ns: m.exchange_piece_ns,
+            aggregate_exchange_above: m.aggregate_exchange_above,
             stripe_size: system.layout.stripe_size.max(1),
             stripe_count: system.layout.stripe_count,
         }

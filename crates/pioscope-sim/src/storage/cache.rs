@@ -147,6 +147,9 @@ struct Node {
     next: u32,
 }
 
+/// The page size of a server's cache.
+const PAGE: u64 = 4096;
+
 /// LRU read cache by stripe: each entry is the one byte range of a stripe it holds.
 #[derive(Clone, Debug, Default)]
 pub struct ReadCache {
@@ -204,12 +207,15 @@ impl ReadCache {
         }
     }
 
-    /// Caches [lo, hi) of `stripe` of `file` (joined to the range held if they touch, else
-    /// replacing it), evicting the least recently used stripes beyond the capacity.
+    /// Caches [lo, hi) of `stripe` of `file` in whole pages (joined to the range held if they
+    /// touch, else replacing it), evicting the least recently used stripes beyond the capacity.
+    /// Whole pages, as a page cache holds them: accesses a hole of less than a page apart
+    /// (sieving windows of interleaved ranks) stay one range.
     pub fn insert(&mut self, file: FileId, stripe: u64, lo: u64, hi: u64) {
         if self.capacity == 0 || hi <= lo {
             return;
         }
+        let (lo, hi) = (lo / PAGE * PAGE, hi.div_ceil(PAGE) * PAGE);
         let key = (file, stripe);
         if let Some(&i) = self.map.get(&key) {
             let n = &mut self.nodes[i as usize];
@@ -287,19 +293,33 @@ mod tests {
 
     #[test]
     fn read_cache_lru() {
-        let mut c = ReadCache::new(100);
-        c.insert(0, 0, 0, 50);
-        c.insert(0, 1, 0, 50);
-        assert!(c.lookup(0, 0, 10, 20));
-        assert!(!c.lookup(0, 0, 40, 60));
+        const P: u64 = PAGE;
+        let mut c = ReadCache::new(100 * P);
+        c.insert(0, 0, 0, 50 * P);
+        c.insert(0, 1, 0, 50 * P);
+        assert!(c.lookup(0, 0, 10 * P, 20 * P));
+        assert!(!c.lookup(0, 0, 40 * P, 60 * P));
         // Stripe 1 is least recently used: evicted by stripe 2.
-        c.insert(0, 2, 0, 50);
-        assert!(!c.lookup(0, 1, 0, 50));
-        assert!(c.lookup(0, 0, 0, 50));
-        assert_eq!(c.used(), 100);
+        c.insert(0, 2, 0, 50 * P);
+        assert!(!c.lookup(0, 1, 0, 50 * P));
+        assert!(c.lookup(0, 0, 0, 50 * P));
+        assert_eq!(c.used(), 100 * P);
         // Touching ranges join.
-        c.insert(0, 2, 50, 60);
-        assert!(!c.lookup(0, 0, 0, 50));
-        assert!(c.lookup(0, 2, 0, 60));
+        c.insert(0, 2, 50 * P, 60 * P);
+        assert!(!c.lookup(0, 0, 0, 50 * P));
+        assert!(c.lookup(0, 2, 0, 60 * P));
+    }
+
+    /// Whole pages: a range caches the pages it touches, and ranges less than a page apart
+    /// (sieving windows that end in a hole) become one.
+    #[test]
+    fn read_cache_holds_whole_pages() {
+        let mut c = ReadCache::new(1 << 30);
+        c.insert(0, 0, 100, 200);
+        assert!(c.lookup(0, 0, 0, PAGE));
+        c.insert(0, 0, 10_000, 20_000);
+        assert!(!c.lookup(0, 0, 0, 20_000), "two pages apart: the later range replaces it");
+        c.insert(0, 0, 20_500, 30_000);
+        assert!(c.lookup(0, 0, 10_000, 30_000), "less than a page apart: joined");
     }
 }
