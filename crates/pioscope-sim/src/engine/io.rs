@@ -140,7 +140,7 @@ impl Sim<'_> {
                 // Past the end of the file: nothing to read.
                 self.q.push(self.now, Ev::ReqServed(q));
             } else if self.cache_holds(req.file, p) {
-                let end = self.copy_end(p.bytes, self.sys.storage.cache.read_copy_rate());
+                let end = self.cache_copy_end(s, p.bytes, self.sys.storage.cache.read_copy_rate());
                 self.q.push(end, Ev::ReqServed(q));
             } else {
                 self.queue_on_disk(q);
@@ -183,9 +183,17 @@ impl Sim<'_> {
         let held = self.cache_holds(req.file, p);
         self.cache_insert(req.file, p);
         let c = &self.sys.storage.cache;
-        let end = self.copy_end(p.bytes, if held { c.rewrite_copy_rate() } else { c.memory_bandwidth });
+        let rate = if held { c.rewrite_copy_rate() } else { c.memory_bandwidth };
+        let end = self.cache_copy_end(s, p.bytes, rate);
         self.q.push(end, Ev::ReqServed(q));
         self.kick_flush(p.server);
+    }
+
+    /// When a memory copy of `bytes` at `rate` on server `s` (a cache hit, an absorbed write),
+    /// ready now, ends: copies are CPU work, so they take one of the server's threads.
+    fn cache_copy_end(&mut self, s: usize, bytes: u64, rate: f64) -> u64 {
+        let ns = crate::storage::disk::transfer_ns(bytes, rate).round() as u64;
+        self.servers[s].cpu(self.now, ns)
     }
 
     /// Whether piece `p` of `file` is in its server's read cache (a hit becomes most recent).

@@ -563,11 +563,6 @@ impl<'a> Sim<'a> {
         end
     }
 
-    /// Time at which a memory copy of `bytes` at `rate` started now ends (cache hits,
-    /// absorbed writes).
-    fn copy_end(&self, bytes: u64, rate: f64) -> u64 {
-        self.now + transfer_ns(bytes, rate).round() as u64
-    }
 }
 
 /// Flow tokens: what a finished flow was carrying.

@@ -561,3 +561,21 @@ fn ops_stay_32_bytes() {
     // Jobs hold tens of millions of ops: the Exchange's totals are boxed like a Begin's call.
     assert_eq!(std::mem::size_of::<Op>(), 32);
 }
+
+/// Issue 4 (accuracy): cache copies are CPU work on the server's threads: two ranks' writes
+/// absorbed at once by a 1-thread server copy one after the other; with 2 threads together.
+#[test]
+fn cache_copies_take_server_threads() {
+    let write = |offset: u64| timed(vec![Op::Io { file: 0, kind: IoKind::Write, offset, bytes: MIB }]);
+    let copy = 104_858; // 1 MiB at 10 GB/s
+    // Ranks 0 and 2 on two nodes: both pieces share the server's 1 GB/s NIC and arrive
+    // together after the rendezvous round trip, 2 MiB on the wire and the latency.
+    let arrive = 2_000 + 2 * MIB + 1_000;
+    for (threads, second) in [(1, 2 * copy), (2, copy)] {
+        let mut sys = cached(4 * MIB);
+        sys.storage.server_threads = threads;
+        let (_, log) = go(&sys, &job(vec![write(0), vec![], write(2 * MIB)]));
+        let ends = [log.calls(0)[0].1, log.calls(2)[0].1];
+        assert_eq!(ends.iter().max().copied(), Some(arrive + second + 1_000), "{threads} threads");
+    }
+}
