@@ -68,6 +68,19 @@ static double median(double *times, uint64_t k)
     return times[k / 2];
 }
 
+/* Rounds per timed loop so that one loop takes about `ms` milliseconds, given one round's
+ * time on rank 0 (3 to 100000; rank 0 decides for everyone). */
+static uint64_t loops_for(double once_s, uint64_t ms)
+{
+    uint64_t n = 0;
+    if (bench_rank == 0) {
+        n = once_s > 0 ? (uint64_t)((double)ms * 1e-3 / once_s) : 1000;
+        n = n < 3 ? 3 : n > 100000 ? 100000 : n;
+    }
+    MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    return n;
+}
+
 /* Time of one synchronization (median of reps loops sized to the budget: scheduling delays are
  * the thing measured, so the fastest loop would hide them). */
 static double sync_time(int alltoall, uint64_t ms, uint64_t reps)
@@ -76,13 +89,7 @@ static double sync_time(int alltoall, uint64_t ms, uint64_t reps)
     uint64_t *recvbuf = calloc((size_t)bench_nprocs, sizeof *recvbuf);
     if (!sendbuf || !recvbuf)
         bench_fail("out of memory for the all-to-all buffers");
-    double t = sync_rounds(alltoall, sendbuf, recvbuf, 5) / 5.0;
-    uint64_t n = 0;
-    if (bench_rank == 0) {
-        n = t > 0 ? (uint64_t)((double)ms * 1e-3 / t) : 1000;
-        n = n < 5 ? 5 : n > 100000 ? 100000 : n;
-    }
-    MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    uint64_t n = loops_for(sync_rounds(alltoall, sendbuf, recvbuf, 5) / 5.0, ms);
     double times[100];
     uint64_t k = reps < 100 ? reps : 100;
     for (uint64_t r = 0; r < k; r++)
@@ -150,13 +157,7 @@ static double cycle_time(uint64_t piece, uint64_t bytes, uint64_t ms, uint64_t r
     MPI_Datatype t;
     MPI_Type_create_hindexed((int)pieces, lens, disps, MPI_BYTE, &t);
     MPI_Type_commit(&t);
-    double e = cycle_rounds(piece, bytes, t, cb, sendbuf, a2a, 2) / 2.0;
-    uint64_t n = 0;
-    if (bench_rank == 0) {
-        n = e > 0 ? (uint64_t)((double)ms * 1e-3 / e) : 100;
-        n = n < 3 ? 3 : n > 100000 ? 100000 : n;
-    }
-    MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    uint64_t n = loops_for(cycle_rounds(piece, bytes, t, cb, sendbuf, a2a, 2) / 2.0, ms);
     double times[100];
     uint64_t k = reps < 100 ? reps : 100;
     for (uint64_t r = 0; r < k; r++)

@@ -979,23 +979,16 @@ mod tests {
                     })
                     .collect()
             };
-            let sent_recv = |p: &[Op]| -> u64 {
+            let message_bytes = |p: &[Op]| -> Vec<u64> {
                 p.iter()
-                    .map(|o| match o {
-                        Op::Isend { bytes, .. } | Op::Irecv { bytes, .. } => *bytes,
-                        _ => 0,
+                    .filter_map(|o| match o {
+                        Op::Isend { bytes, .. } | Op::Irecv { bytes, .. } => Some(*bytes),
+                        _ => None,
                     })
-                    .sum()
+                    .collect()
             };
-            let biggest = |p: &[Op]| -> u64 {
-                p.iter()
-                    .map(|o| match o {
-                        Op::Isend { bytes, .. } | Op::Irecv { bytes, .. } => *bytes,
-                        _ => 0,
-                    })
-                    .max()
-                    .unwrap_or(0)
-            };
+            let sent_recv = |p: &[Op]| -> u64 { message_bytes(p).iter().sum() };
+            let biggest = |p: &[Op]| -> u64 { message_bytes(p).into_iter().max().unwrap_or(0) };
             for r in 0..16 {
                 let d = data(&agg[r]);
                 assert_eq!(d.iter().map(|x| x.0).sum::<u64>(), sent_recv(&msgs[r]));
