@@ -30,18 +30,23 @@ def test_quick_calibration_writes_a_loadable_model(tmp_path):
     assert model["storage"]["disk"]["kind"] == "ssd"
     fits = model["calibration"]["fits"]
     names = {f["name"] for f in fits}
-    # Quick: 11 ping-pong sizes (1 B .. 1 MiB); 5 request sizes (4 KiB .. 1 MiB) x 6 runs x 2
+    # Quick: 11 ping-pong sizes (1 B .. 1 MiB); 5 request sizes (4 KiB .. 1 MiB) x 7 runs x 2
     # concurrencies; 4 metadata operations x 2 concurrencies; a barrier and an all-to-all of
-    # every rank (issue 4: what a synchronization costs the job).
+    # every rank and 4 cycles of the two-phase exchange (issue 4: what a synchronization and
+    # an aggregator's intake cost the job).
     assert "ping-pong 1 B" in names and "ping-pong 1 MiB" in names
     assert "barrier 2 ranks" in names and "alltoall 2 ranks" in names
     assert "write-cached seq 4 KiB x1" in names and "read-direct rand 1 MiB x2" in names
     assert "create x1" in names and "remove x2" in names
-    assert len(fits) == 11 + 5 * 6 * 2 + 4 * 2 + 2
+    assert "rewrite-cached seq 1 MiB x2" in names
+    assert sum(n.startswith("exchange cycle ") for n in names) == 4
+    assert len(fits) == 11 + 5 * 7 * 2 + 4 * 2 + 2 + 4
     # Issue 4 (accuracy): parallel service, the read copy rate and the datatype cost are fitted.
     assert model["storage"]["server_threads"] >= 1
     assert model["storage"]["cache"]["read_memory_bandwidth"] > 0
     assert model["mpiio"]["exchange_piece_ns"] >= 0
+    assert model["storage"]["cache"]["rewrite_memory_bandwidth"] > 0
+    assert model["nodes"]["cores"] >= 1 and model["network"]["intra_node_bandwidth"] > 0
     for f in fits:
         assert f["measured"] > 0 and f["model"] > 0 and f["unit"] in ("s", "B/s", "1/s")
 
