@@ -24,6 +24,11 @@ use crate::model::{
 /// (64 KiB), where the ping-pong times jump.
 pub const LOCAL_EAGER_LIMIT: u64 = 64 << 10;
 
+/// Stripe size and largest request written for the local file system, which neither stripes
+/// nor splits: one request is one copy on one thread (the caller's CPU), as the benchmarks
+/// measured it.
+pub const LOCAL_UNSPLIT: u64 = 1 << 30;
+
 /// The bandwidth written for the rank-to-local-server path on one node (1 TB/s: no limit in
 /// practice; nothing else crosses the network when all ranks share one node).
 pub const LOCAL_PATH_BANDWIDTH: f64 = 1e12;
@@ -47,6 +52,9 @@ pub struct NetRuns {
     /// Cycles of ROMIO's two-phase exchange into one aggregator (absent in older output).
     #[serde(default)]
     pub exchange: Vec<ExchangePoint>,
+    /// Rate at which rank 0 fills 64 MiB it has just allocated while the others busy-wait.
+    #[serde(default)]
+    pub fresh_memory_bytes_per_s: Option<f64>,
 }
 
 /// One exchange-cycle run: an 8-byte-per-peer `MPI_Alltoall`, then every rank sends its share
@@ -254,6 +262,22 @@ fn latency_bandwidth(points: &[(f64, f64)], what: &'static str) -> Result<(f64, 
     Ok((a.max(0.0), bw))
 }
 
+/// Requests from this size on set the copy rates: a copy's time matters when it is large, and
+/// large copies are slower per byte than small ones (they no longer fit the CPU's caches).
+pub const LARGE_COPY: u64 = 1 << 20;
+
+/// The rate (B/s) of t = a + size / rate fitted to the points of at least `LARGE_COPY` bytes
+/// with the intercept `a` fixed (from the line through all sizes): ordinary least squares in
+/// absolute time, so the largest requests count most. None without such points.
+pub fn large_copy_rate(points: &[(f64, f64)], a: f64) -> Option<f64> {
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for &(x, y) in points.iter().filter(|p| p.0 >= LARGE_COPY as f64) {
+        sxy += x * (y - a);
+        sxx += x * x;
+    }
+    (sxx > 0.0 && sxy > 0.0).then(|| sxx / sxy)
+}
+
 /// 1 / (1/total - 1/part): the rate left for one stage when `part` is known (rates in series).
 fn remaining_rate(total: f64, part: f64) -> f64 {
     let inv = 1.0 / total - 1.0 / part;
@@ -373,25 +397,24 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             .collect()
     };
 
-    // Page-cache writes: a + r/b with a = 2 latency + cpu, 1/b = 1/bw + 1/memory.
+    // Page-cache writes: a + r/b with a = 2 latency + cpu, 1/b = 1/bw + 1/memory. The copy
+    // rates come from the large requests (`large_copy_rate`).
     let cached = single("write-cached", "sequential");
     let (a_c, b_c) = latency_bandwidth(&line(&cached), "page-cache writes")?;
     let cpu = (a_c - 2.0 * lat).max(0.0);
-    let memory = remaining_rate(b_c, bw);
+    let memory = remaining_rate(large_copy_rate(&line(&cached), a_c).unwrap_or(b_c), bw);
 
-    // Page-cache reads (hits): the slope gives their own copy rate (reads copy out of
-    // existing pages, several times faster than writes that allocate them).
-    let read_cached = single("read-cached", "sequential");
-    let read_memory = match latency_bandwidth(&line(&read_cached), "page-cache reads") {
-        Ok((_, b)) => remaining_rate(b, bw),
-        Err(_) => 0.0,
+    // Page-cache reads (hits) and rewrites (into pages that exist): their own copy rates
+    // (reads copy out of existing pages, several times faster than writes that allocate them).
+    let own_rate = |mode: &str, what: &'static str| {
+        let pts = line(&single(mode, "sequential"));
+        match latency_bandwidth(&pts, what) {
+            Ok((a, b)) => remaining_rate(large_copy_rate(&pts, a).unwrap_or(b), bw),
+            Err(_) => 0.0,
+        }
     };
-    // Page-cache rewrites (into pages that exist): their own copy rate from the slope too.
-    let rewritten = single("rewrite-cached", "sequential");
-    let rewrite_memory = match latency_bandwidth(&line(&rewritten), "page-cache rewrites") {
-        Ok((_, b)) => remaining_rate(b, bw),
-        Err(_) => 0.0,
-    };
+    let read_memory = own_rate("read-cached", "page-cache reads");
+    let rewrite_memory = own_rate("rewrite-cached", "page-cache rewrites");
 
     // O_DIRECT sequential writes: a + r/b with a = 2 latency + cpu + disk latency.
     let direct = single("write-direct", "sequential");
@@ -422,7 +445,6 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             .unwrap_or(0)
     };
     let dirty = machine.mem_available / 100 * machine.dirty_ratio.clamp(1, 100);
-    let largest = storage.runs.iter().map(|r| r.size).max().unwrap_or(1 << 20);
     let ranks = machine.cpus.max(machine.ranks).max(1);
     let exchange = net.exchange_fit();
 
@@ -437,6 +459,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             ranks_per_node: ranks,
             placement: Placement::Block,
             cores: machine.cpus,
+            fresh_memory_bandwidth: net.fresh_memory_bytes_per_s.unwrap_or(0.0),
             // A cycle blocks twice (the sizes' all-to-all, the Waitall): half the fixed part each.
             handoff_ns: exchange.map_or(0, |e| ns(e.fixed_s / 2.0)),
         },
@@ -463,7 +486,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             cpu_per_request_ns: ns(cpu),
             // The kernel serves requests on every core, but never more at once than ranks ask.
             server_threads: machine.cpus.min(machine.ranks).max(1),
-            max_request: largest,
+            max_request: LOCAL_UNSPLIT,
             disk: Disk::Ssd {
                 latency_ns: ns(disk_latency),
                 bandwidth: disk_bw,
@@ -489,7 +512,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
         },
         layout: Layout {
             kind: LayoutKind::Pvfs,
-            stripe_size: 1 << 20,
+            stripe_size: LOCAL_UNSPLIT,
             stripe_count: 0,
             start: StripeStart::First,
         },
@@ -657,6 +680,7 @@ mod tests {
             barrier_s: None,
             alltoall_s: None,
             exchange: Vec::new(),
+            fresh_memory_bytes_per_s: None,
         };
         let mut runs = Vec::new();
         for &s in &sizes {
@@ -727,10 +751,12 @@ mod tests {
         net.exchange = vec![cycle(256 << 10, 8192), cycle(4 << 20, 131072), cycle(4 << 20, 4096), cycle(32 << 20, 32768)];
         net.ranks = 4;
         net.barrier_s = Some(8.001e-3);
+        net.fresh_memory_bytes_per_s = Some(8e8);
         let e = net.exchange_fit().unwrap();
         assert!(close(e.fixed_s, fixed) && close(e.bytes_per_s, rate) && close(e.piece_s, piece), "{e:?}");
         let s = fit(&net, &st, &m).unwrap();
         assert_eq!((s.nodes.cores, s.nodes.handoff_ns), (2, 8_000_000));
+        assert!(close(s.nodes.fresh_memory_bandwidth, 8e8));
         assert_eq!(s.network.intra_node_latency_ns, 500);
         assert!(close(s.network.intra_node_bandwidth, rate));
         assert_eq!(s.mpiio.exchange_piece_ns, 50);

@@ -111,6 +111,7 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ),
     ("nodes.cores", FieldKind::Count),
     ("nodes.handoff_ns", FieldKind::Time),
+    ("nodes.fresh_memory_bandwidth", FieldKind::Rate),
     ("network.latency_ns", FieldKind::Time),
     ("network.bandwidth", FieldKind::Rate),
     ("network.bisection_bandwidth", FieldKind::Rate),

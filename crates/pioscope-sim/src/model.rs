@@ -48,6 +48,11 @@ pub struct Nodes {
     /// scheduler's hand-off between busy-polling processes. Charged once per blocking wait.
     #[serde(default)]
     pub handoff_ns: u64,
+    /// Rate at which a process fills memory it has just allocated (page faults and zeroing
+    /// of fresh pages); 0 (the default) = not modelled. ROMIO allocates its collective buffer
+    /// at every collective call, so an aggregator's first cycle fills fresh pages.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fresh_memory_bandwidth: f64,
 }
 
 /// Rank placement on nodes.

@@ -177,6 +177,7 @@ fn measure(
         net.barrier_s = sync.barrier_s;
         net.alltoall_s = sync.alltoall_s;
         net.exchange = sync.exchange;
+        net.fresh_memory_bytes_per_s = sync.fresh_memory_bytes_per_s;
     }
 
     let mut st_args: Vec<String> = vec!["--dir".into(), scratch.display().to_string()];

@@ -11,7 +11,7 @@ pub(crate) fn system() -> System {
     System {
         name: "test".into(),
         description: String::new(),
-        nodes: Nodes { count: 4, ranks_per_node: 2, placement: Placement::Block, cores: 0, handoff_ns: 0 },
+        nodes: Nodes { count: 4, ranks_per_node: 2, placement: Placement::Block, cores: 0, handoff_ns: 0, fresh_memory_bandwidth: 0.0 },
         network: Network {
             latency_ns: 1_000,
             bandwidth: 1e9,

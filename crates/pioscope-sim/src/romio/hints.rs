@@ -40,6 +40,9 @@ pub struct Hints {
     /// Exchanges of more ranks × aggregators than this are simulated in aggregate (one
     /// `Op::Exchange` per rank); 0 = never. The model's `mpiio.aggregate_exchange_above`.
     pub aggregate_exchange_above: u64,
+    /// Rate at which an aggregator fills its freshly allocated collective buffer (0 = free).
+    /// The model's `nodes.fresh_memory_bandwidth`.
+    pub fresh_memory_bandwidth: f64,
     /// `striping_unit`: stripe size (stripe-aligned domains use it).
     pub stripe_size: u64,
     /// `striping_factor`: stripes a file spans (0 = the file system's default).
@@ -66,6 +69,7 @@ impl Hints {
             call_overhead_ns: m.call_overhead_ns,
             exchange_piece_ns: m.exchange_piece_ns,
             aggregate_exchange_above: m.aggregate_exchange_above,
+            fresh_memory_bandwidth: system.nodes.fresh_memory_bandwidth,
             stripe_size: system.layout.stripe_size.max(1),
             stripe_count: system.layout.stripe_count,
         }

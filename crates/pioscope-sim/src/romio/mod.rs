@@ -388,6 +388,7 @@ pub(crate) mod tests_support {
                 placement: Placement::Block,
                 cores: 0,
                 handoff_ns: 0,
+                fresh_memory_bandwidth: 0.0,
             },
             network: Network {
                 latency_ns: 1000,

@@ -736,6 +736,13 @@ fn cycle_stages(
         scan.data(ext, patterns, win, hints.exchange_piece_ns > 0);
         sides.window(node_of, agg, scan, req.kind == IoKind::Write);
         let st = &mut stages[agg as usize];
+        if m == 0 && hints.fresh_memory_bandwidth > 0.0 {
+            // ROMIO allocates the collective buffer at every call: the first window fills
+            // fresh pages (later cycles reuse them).
+            let span: u64 = win.iter().map(|w| w.1).sum();
+            let ns = crate::storage::disk::transfer_ns(span, hints.fresh_memory_bandwidth);
+            st.pre.push(Op::Compute { ns: ns.round() as u64 });
+        }
         let datatype_ns = scan.pieces * hints.exchange_piece_ns;
         if datatype_ns > 0 {
             // MPI's datatype processing on the aggregator: unpacking the received pieces into
@@ -1190,6 +1197,37 @@ mod tests {
         assert_eq!(aggregators(&nodes, &h), vec![0, 4, 1, 5, 2, 6, 3, 7]);
         h.aggregator_placement = AggregatorPlacement::RoundRobin;
         assert_eq!(aggregators(&nodes, &h), vec![0, 1, 2, 3, 4, 5, 6, 7]);
+    }
+
+    /// Issue 4 (accuracy): ROMIO allocates the collective buffer at every call, so the
+    /// aggregator fills the first window's span of fresh memory before its first access; the
+    /// later cycles reuse the pages.
+    #[test]
+    fn first_window_fills_fresh_memory() {
+        let sys = system();
+        let mut h = Hints::from_system(&sys);
+        h.call_overhead_ns = 0;
+        h.cb_buffer_size = 256 << 10;
+        h.fresh_memory_bandwidth = 1e9;
+        let pats = hpio(4, 32, 128, 1024);
+        let req = Request {
+            func: calls::MPI_FILE_WRITE_ALL,
+            file: 0,
+            kind: IoKind::Write,
+        };
+        let progs = collective(&req, &pats, &[0; 4], &h, 3, &[None; 4]);
+        let computes: Vec<u64> = progs[0]
+            .iter()
+            .filter_map(|o| match o {
+                Op::Compute { ns } => Some(*ns),
+                _ => None,
+            })
+            .collect();
+        // 3 cycles over 655232 bytes; the first window is 256 KiB: 262144 ns at 1 GB/s.
+        assert_eq!(computes, vec![262_144]);
+        let first_read = progs[0].iter().position(|o| matches!(o, Op::Io { .. })).unwrap();
+        assert!(matches!(progs[0][first_read - 2], Op::Compute { ns: 262_144 }));
+        assert!(progs[1].iter().all(|o| !matches!(o, Op::Compute { .. })));
     }
 
     /// Issue 4 (accuracy): the aggregator pays exchange_piece_ns per piece it unpacks, after
