@@ -262,20 +262,12 @@ fn latency_bandwidth(points: &[(f64, f64)], what: &'static str) -> Result<(f64, 
     Ok((a.max(0.0), bw))
 }
 
-/// Requests from this size on set the copy rates: a copy's time matters when it is large, and
-/// large copies are slower per byte than small ones (they no longer fit the CPU's caches).
-pub const LARGE_COPY: u64 = 1 << 20;
-
-/// The rate (B/s) of t = a + size / rate fitted to the points of at least `LARGE_COPY` bytes
-/// with the intercept `a` fixed (from the line through all sizes): ordinary least squares in
-/// absolute time, so the largest requests count most. None without such points.
-pub fn large_copy_rate(points: &[(f64, f64)], a: f64) -> Option<f64> {
-    let (mut sxy, mut sxx) = (0.0, 0.0);
-    for &(x, y) in points.iter().filter(|p| p.0 >= LARGE_COPY as f64) {
-        sxy += x * (y - a);
-        sxx += x * x;
-    }
-    (sxx > 0.0 && sxy > 0.0).then(|| sxx / sxy)
+/// The rate multiplier of the largest copies: per mode, the rate of the requests of the
+/// largest size measured (t = a + size / rate with the line's intercept `a`) over the line's
+/// rate `b`. None without such a request or for a non-positive time.
+pub fn large_copy_factor(points: &[(f64, f64)], a: f64, b: f64) -> Option<f64> {
+    let &(x, y) = points.iter().max_by(|p, q| p.0.total_cmp(&q.0))?;
+    (y > a && b > 0.0).then(|| x / (y - a) / b)
 }
 
 /// 1 / (1/total - 1/part): the rate left for one stage when `part` is known (rates in series).
@@ -306,12 +298,13 @@ pub fn predict(system: &System, mode: &str, size: u64, clients: u32) -> (f64, f6
         0.0
     };
     let r = size as f64;
+    let c = &st.cache;
     let service = if mode == "read-cached" {
-        r / st.cache.read_copy_rate()
+        r / c.sized(c.read_copy_rate(), size)
     } else if mode == "rewrite-cached" {
-        r / st.cache.rewrite_copy_rate()
+        r / c.sized(c.rewrite_copy_rate(), size)
     } else if mode.ends_with("cached") {
-        r / st.cache.memory_bandwidth
+        r / c.sized(c.memory_bandwidth, size)
     } else {
         match st.disk {
             Disk::Ssd {
@@ -397,24 +390,32 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             .collect()
     };
 
-    // Page-cache writes: a + r/b with a = 2 latency + cpu, 1/b = 1/bw + 1/memory. The copy
-    // rates come from the large requests (`large_copy_rate`).
+    // Page-cache writes: a + r/b with a = 2 latency + cpu, 1/b = 1/bw + 1/memory.
     let cached = single("write-cached", "sequential");
     let (a_c, b_c) = latency_bandwidth(&line(&cached), "page-cache writes")?;
     let cpu = (a_c - 2.0 * lat).max(0.0);
-    let memory = remaining_rate(large_copy_rate(&line(&cached), a_c).unwrap_or(b_c), bw);
+    let memory = remaining_rate(b_c, bw);
+    let mut factors: Vec<f64> = large_copy_factor(&line(&cached), a_c, b_c).into_iter().collect();
 
     // Page-cache reads (hits) and rewrites (into pages that exist): their own copy rates
     // (reads copy out of existing pages, several times faster than writes that allocate them).
-    let own_rate = |mode: &str, what: &'static str| {
+    let mut own_rate = |mode: &str, what: &'static str| {
         let pts = line(&single(mode, "sequential"));
         match latency_bandwidth(&pts, what) {
-            Ok((a, b)) => remaining_rate(large_copy_rate(&pts, a).unwrap_or(b), bw),
+            Ok((a, b)) => {
+                factors.extend(large_copy_factor(&pts, a, b));
+                remaining_rate(b, bw)
+            }
             Err(_) => 0.0,
         }
     };
     let read_memory = own_rate("read-cached", "page-cache reads");
     let rewrite_memory = own_rate("rewrite-cached", "page-cache rewrites");
+    // Copies of the largest size measured are slower per byte (they no longer fit the CPU's
+    // caches): the median of the modes' factors, from half that size on.
+    factors.sort_by(f64::total_cmp);
+    let large_factor = factors.get(factors.len() / 2).copied().unwrap_or(1.0).clamp(0.01, 1.0);
+    let largest = storage.runs.iter().map(|r| r.size).max().unwrap_or(0);
 
     // O_DIRECT sequential writes: a + r/b with a = 2 latency + cpu + disk latency.
     let direct = single("write-direct", "sequential");
@@ -500,6 +501,8 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
                 memory_bandwidth: memory,
                 read_memory_bandwidth: read_memory,
                 rewrite_memory_bandwidth: rewrite_memory,
+                large_copy_above: if large_factor < 1.0 { largest / 2 } else { 0 },
+                large_copy_factor: if large_factor < 1.0 { large_factor } else { 0.0 },
             },
             metadata: Metadata {
                 sync_op_ns: meta_op("create"),
@@ -771,6 +774,27 @@ mod tests {
         net.exchange.truncate(1);
         assert_eq!(net.exchange_fit(), None);
         assert_eq!((tree_depth(2), tree_depth(4), tree_depth(5)), (1, 2, 3));
+    }
+
+    /// Issue 4 (accuracy): copies of the largest size slower per byte than the line give the
+    /// large-copy factor; exact lines give none.
+    #[test]
+    fn largest_copies_give_the_large_copy_factor() {
+        let line = |x: f64| 2e-6 + x / 1e10;
+        let mut pts: Vec<(f64, f64)> = [4096.0, 65536.0, 1048576.0].iter().map(|&x| (x, line(x))).collect();
+        assert!(close(large_copy_factor(&pts, 2e-6, 1e10).unwrap(), 1.0));
+        let big = 16.0 * 1048576.0;
+        pts.push((big, 2e-6 + big / 2.5e9));
+        assert!(close(large_copy_factor(&pts, 2e-6, 1e10).unwrap(), 0.25));
+        let mut c = Cache { large_copy_above: 8 << 20, large_copy_factor: 0.25, ..synthetic_cache() };
+        assert_eq!((c.sized(1e10, 1 << 20), c.sized(1e10, 16 << 20)), (1e10, 2.5e9));
+        c.large_copy_above = 0;
+        assert_eq!(c.sized(1e10, 16 << 20), 1e10);
+    }
+
+    fn synthetic_cache() -> Cache {
+        let (net, st, m) = synthetic(true);
+        fit(&net, &st, &m).unwrap().storage.cache
     }
 
     #[test]

@@ -144,6 +144,8 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("storage.cache.memory_bandwidth", FieldKind::Rate),
     ("storage.cache.read_memory_bandwidth", FieldKind::Rate),
     ("storage.cache.rewrite_memory_bandwidth", FieldKind::Rate),
+    ("storage.cache.large_copy_above", FieldKind::Size),
+    ("storage.cache.large_copy_factor", FieldKind::Number),
     ("storage.metadata.sync_op_ns", FieldKind::Time),
     ("storage.metadata.create_syncs", FieldKind::Count),
     ("storage.metadata.open_ns", FieldKind::Time),

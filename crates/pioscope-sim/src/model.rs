@@ -183,6 +183,13 @@ pub struct Cache {
     /// default) = `memory_bandwidth`. Writing into pages that exist skips their allocation.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rewrite_memory_bandwidth: f64,
+    /// Copies of at least this many bytes run at `large_copy_factor` times the rates above;
+    /// 0 (the default) = every copy at them. Large copies no longer fit the CPU's caches.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub large_copy_above: u64,
+    /// Rate multiplier of large copies (see `large_copy_above`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub large_copy_factor: f64,
 }
 
 impl Cache {
@@ -192,6 +199,15 @@ impl Cache {
             self.read_memory_bandwidth
         } else {
             self.memory_bandwidth
+        }
+    }
+
+    /// `rate` for a copy of `bytes`: times `large_copy_factor` from `large_copy_above` on.
+    pub fn sized(&self, rate: f64, bytes: u64) -> f64 {
+        if self.large_copy_above > 0 && bytes >= self.large_copy_above && self.large_copy_factor > 0.0 {
+            rate * self.large_copy_factor
+        } else {
+            rate
         }
     }
 
@@ -211,6 +227,10 @@ fn one() -> u32 {
 
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn is_zero_u64(x: &u64) -> bool {
+    *x == 0
 }
 
 /// Metadata costs on a metadata server, each serialized on that server.

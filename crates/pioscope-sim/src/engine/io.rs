@@ -192,6 +192,7 @@ impl Sim<'_> {
     /// When a memory copy of `bytes` at `rate` on server `s` (a cache hit, an absorbed write),
     /// ready now, ends: copies are CPU work, so they take one of the server's threads.
     fn cache_copy_end(&mut self, s: usize, bytes: u64, rate: f64) -> u64 {
+        let rate = self.sys.storage.cache.sized(rate, bytes);
         let ns = crate::storage::disk::transfer_ns(bytes, rate).round() as u64;
         self.servers[s].cpu(self.now, ns)
     }

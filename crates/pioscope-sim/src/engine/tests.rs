@@ -183,7 +183,7 @@ fn cached(dirty_limit: u64) -> System {
     let mut sys = system();
     sys.storage.data_servers = 1;
     sys.layout.stripe_size = 4 * MIB;
-    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit, flush_rate: 1e8, read_cache: 0, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0, rewrite_memory_bandwidth: 0.0 };
+    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit, flush_rate: 1e8, read_cache: 0, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0, rewrite_memory_bandwidth: 0.0, large_copy_above: 0, large_copy_factor: 0.0 };
     sys
 }
 
@@ -327,7 +327,7 @@ fn mixed() -> Job {
 #[test]
 fn same_inputs_same_seed_same_record_sequence() {
     let mut sys = system();
-    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit: MIB, flush_rate: 5e7, read_cache: 2 * MIB, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0, rewrite_memory_bandwidth: 0.0 };
+    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit: MIB, flush_rate: 5e7, read_cache: 2 * MIB, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0, rewrite_memory_bandwidth: 0.0, large_copy_above: 0, large_copy_factor: 0.0 };
     sys.network.bisection_bandwidth = 1.5e9;
     let (s1, a) = go(&sys, &mixed());
     let (s2, b) = go(&sys, &mixed());

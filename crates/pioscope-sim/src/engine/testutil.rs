@@ -30,7 +30,7 @@ pub(crate) fn system() -> System {
             server_threads: 1,
             max_request: 0,
             disk: Disk::Ssd { latency_ns: 0, bandwidth: 1e8, iops: 0.0 },
-            cache: Cache { write_back: 0, dirty_limit: 0, flush_rate: 0.0, read_cache: 0, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0, rewrite_memory_bandwidth: 0.0 },
+            cache: Cache { write_back: 0, dirty_limit: 0, flush_rate: 0.0, read_cache: 0, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0, rewrite_memory_bandwidth: 0.0, large_copy_above: 0, large_copy_factor: 0.0 },
             metadata: Metadata {
                 sync_op_ns: 1_000_000,
                 create_syncs: 3,

@@ -420,6 +420,8 @@ pub(crate) mod tests_support {
                     memory_bandwidth: 1e10,
                     read_memory_bandwidth: 0.0,
                     rewrite_memory_bandwidth: 0.0,
+                    large_copy_above: 0,
+                    large_copy_factor: 0.0,
                 },
                 metadata: Metadata {
                     sync_op_ns: 1000,

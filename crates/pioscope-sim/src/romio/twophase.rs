@@ -1209,25 +1209,33 @@ mod tests {
         h.call_overhead_ns = 0;
         h.cb_buffer_size = 256 << 10;
         h.fresh_memory_bandwidth = 1e9;
-        let pats = hpio(4, 32, 128, 1024);
+        let progs = hpio4_write_all(&h);
+        // 3 cycles over 655232 bytes; the first window is 256 KiB: 262144 ns at 1 GB/s.
+        assert_eq!(computes(&progs[0]), vec![262_144]);
+        let first_read = progs[0].iter().position(|o| matches!(o, Op::Io { .. })).unwrap();
+        assert!(matches!(progs[0][first_read - 2], Op::Compute { ns: 262_144 }));
+        assert!(computes(&progs[1]).is_empty());
+    }
+
+    /// The programs of an MPI_File_write_all of HPIO's pattern (4 ranks on one node, 1024
+    /// regions of 32 bytes, 128 apart) under `h`.
+    fn hpio4_write_all(h: &Hints) -> Vec<Vec<Op>> {
         let req = Request {
             func: calls::MPI_FILE_WRITE_ALL,
             file: 0,
             kind: IoKind::Write,
         };
-        let progs = collective(&req, &pats, &[0; 4], &h, 3, &[None; 4]);
-        let computes: Vec<u64> = progs[0]
-            .iter()
+        collective(&req, &hpio(4, 32, 128, 1024), &[0; 4], h, 3, &[None; 4])
+    }
+
+    /// The durations of a program's Compute ops, in order.
+    fn computes(p: &[Op]) -> Vec<u64> {
+        p.iter()
             .filter_map(|o| match o {
                 Op::Compute { ns } => Some(*ns),
                 _ => None,
             })
-            .collect();
-        // 3 cycles over 655232 bytes; the first window is 256 KiB: 262144 ns at 1 GB/s.
-        assert_eq!(computes, vec![262_144]);
-        let first_read = progs[0].iter().position(|o| matches!(o, Op::Io { .. })).unwrap();
-        assert!(matches!(progs[0][first_read - 2], Op::Compute { ns: 262_144 }));
-        assert!(progs[1].iter().all(|o| !matches!(o, Op::Compute { .. })));
+            .collect()
     }
 
     /// Issue 4 (accuracy): the aggregator pays exchange_piece_ns per piece it unpacks, after
@@ -1238,21 +1246,7 @@ mod tests {
         let mut h = Hints::from_system(&sys);
         h.call_overhead_ns = 0;
         h.exchange_piece_ns = 7;
-        let pats = hpio(4, 32, 128, 1024);
-        let req = Request {
-            func: calls::MPI_FILE_WRITE_ALL,
-            file: 0,
-            kind: IoKind::Write,
-        };
-        let progs = collective(&req, &pats, &[0; 4], &h, 3, &[None; 4]);
-        let computes = |p: &[Op]| -> Vec<u64> {
-            p.iter()
-                .filter_map(|o| match o {
-                    Op::Compute { ns } => Some(*ns),
-                    _ => None,
-                })
-                .collect()
-        };
+        let progs = hpio4_write_all(&h);
         // One cycle: 4 ranks × 1024 pieces of 32 bytes.
         assert_eq!(computes(&progs[0]), vec![4 * 1024 * 7]);
         let wait = progs[0]
