@@ -180,8 +180,7 @@ impl Sim<'_> {
         }
         fs[s] = seq;
         // Data the cache holds is overwritten in place, faster than new pages are filled.
-        let held = self.cache_holds(req.file, p);
-        self.cache_insert(req.file, p);
+        let held = self.cache_insert(req.file, p);
         let c = &self.sys.storage.cache;
         let rate = if held { c.rewrite_copy_rate() } else { c.memory_bandwidth };
         let end = self.cache_copy_end(s, p.bytes, rate);
@@ -205,11 +204,12 @@ impl Sim<'_> {
         self.servers[p.server as usize].read_cache.lookup(file, stripe, lo, lo + p.bytes)
     }
 
-    fn cache_insert(&mut self, file: FileId, p: Piece) {
-        let Some(st) = &self.striping else { return };
+    /// Caches piece `p` of `file`; whether its server held it already.
+    fn cache_insert(&mut self, file: FileId, p: Piece) -> bool {
+        let Some(st) = &self.striping else { return false };
         let stripe = st.stripe_of(p.file_offset);
         let lo = p.file_offset - stripe * st.stripe_size();
-        self.servers[p.server as usize].read_cache.insert(file, stripe, lo, lo + p.bytes);
+        self.servers[p.server as usize].read_cache.insert(file, stripe, lo, lo + p.bytes)
     }
 
     pub(super) fn req_served(&mut self, q: u32) {

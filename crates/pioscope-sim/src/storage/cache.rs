@@ -210,15 +210,18 @@ impl ReadCache {
     /// Caches [lo, hi) of `stripe` of `file` in whole pages (joined to the range held if they
     /// touch, else replacing it), evicting the least recently used stripes beyond the capacity.
     /// Whole pages, as a page cache holds them: accesses a hole of less than a page apart
-    /// (sieving windows of interleaved ranks) stay one range.
-    pub fn insert(&mut self, file: FileId, stripe: u64, lo: u64, hi: u64) {
+    /// (sieving windows of interleaved ranks) stay one range. Returns whether [lo, hi) was
+    /// held already (a hit becomes most recently used either way).
+    pub fn insert(&mut self, file: FileId, stripe: u64, lo: u64, hi: u64) -> bool {
         if self.capacity == 0 || hi <= lo {
-            return;
+            return false;
         }
+        let mut held = false;
         let (lo, hi) = (lo / PAGE * PAGE, hi.div_ceil(PAGE) * PAGE);
         let key = (file, stripe);
         if let Some(&i) = self.map.get(&key) {
             let n = &mut self.nodes[i as usize];
+            held = n.lo <= lo && hi <= n.hi;
             let old = n.hi - n.lo;
             if lo <= n.hi && n.lo <= hi {
                 n.lo = n.lo.min(lo);
@@ -254,6 +257,7 @@ impl ReadCache {
             self.used -= n.hi - n.lo;
             self.free.push(t);
         }
+        held
     }
 
     /// Bytes cached.
@@ -321,5 +325,8 @@ mod tests {
         assert!(!c.lookup(0, 0, 0, 20_000), "two pages apart: the later range replaces it");
         c.insert(0, 0, 20_500, 30_000);
         assert!(c.lookup(0, 0, 10_000, 30_000), "less than a page apart: joined");
+        // insert says whether the range was held: a rewrite of cached pages, or new ones.
+        assert!(c.insert(0, 0, 12_000, 13_000));
+        assert!(!c.insert(0, 0, 30_000, 40_000));
     }
 }
