@@ -26,10 +26,11 @@
 //! copies its messages one after another (shared-memory MPI), ranks copy in parallel, so the
 //! rank taking in the most bytes on its node bounds that term. An exchange with no message
 //! between nodes (one node) pays the intra-node latency instead; the round trip is then two
-//! intra-node latencies; an exchange that moves nothing ends at T. This is the makespan of max-min sharing whenever no link is starved by
-//! a bottleneck elsewhere (a node's flows are limited only by their own NICs), which holds for
-//! the two-phase exchange where every aggregator receives from (or sends to) many nodes;
-//! stragglers of skewed patterns are not modelled. Like small transfers, an aggregated
+//! intra-node latencies; an exchange that moves nothing ends at T. This is the makespan of
+//! max-min sharing whenever no link is starved by a bottleneck elsewhere (a node's flows are
+//! limited only by their own NICs), which holds for the two-phase exchange where every
+//! aggregator receives from (or sends to) many nodes; stragglers of skewed patterns are not
+//! modelled. Like small transfers, an aggregated
 //! exchange does not see the network's concurrent flows (I/O requests in flight) and they do
 //! not see it. Every rank leaves at the same time (after the slowest node's hand-off,
 //! `nodes.handoff_ns` on oversubscribed nodes, as at a Barrier).
