@@ -107,8 +107,7 @@ impl Sim<'_> {
             return Ok(());
         }
         // Everyone leaves together: the slowest hand-off of any node counts (as at a Barrier).
-        let handoff = self.handoff.iter().copied().max().unwrap_or(0);
-        let end = self.now + self.exchange_ns()? + handoff;
+        let end = self.now + self.exchange_ns()? + self.handoff_all;
         let x = &mut self.exchange;
         for &i in &x.touched {
             x.nodes[i as usize] = NodeLoad::default();

@@ -198,6 +198,8 @@ struct Sim<'a> {
     /// Per node: the resume delay of a rank after a blocking wait (nonzero only on nodes
     /// running more ranks than they have cores: `nodes.handoff_ns`).
     handoff: Vec<u64>,
+    /// The largest of them: what a collective of every rank (Barrier, Exchange) waits for.
+    handoff_all: u64,
     /// Per rank: when the copies of intra-node messages into it are done (the receiver's CPU
     /// copies them one after another).
     copy_free: Vec<u64>,
@@ -266,6 +268,7 @@ impl<'a> Sim<'a> {
             })
             .collect::<Vec<_>>();
         let handoff = ranks::handoffs(sys, &ranks);
+        let handoff_all = handoff.iter().copied().max().unwrap_or(0);
         Ok(Sim {
             sys,
             job,
@@ -289,6 +292,7 @@ impl<'a> Sim<'a> {
             ranks,
             barrier: ranks::BarrierState::default(),
             handoff,
+            handoff_all,
             copy_free: vec![0; nranks],
             exchange: exchange::ExchangeState::default(),
             finished: 0,

@@ -328,8 +328,7 @@ impl Sim<'_> {
             let one_node = self.ranks.iter().all(|x| x.node == self.ranks[0].node);
             let lat = if one_node { self.sys.network.intra_node_latency_ns } else { self.latency(0) };
             // Everyone leaves together: the slowest hand-off of any node counts.
-            let handoff = self.handoff.iter().copied().max().unwrap_or(0);
-            self.q.push(self.now + tree_depth(n) * lat + handoff, super::Ev::BarrierRelease);
+            self.q.push(self.now + tree_depth(n) * lat + self.handoff_all, super::Ev::BarrierRelease);
         }
     }
 

@@ -442,11 +442,21 @@ pub(crate) mod tests_support {
             calibration: None,
         }
     }
+
+    /// (kind, offset, bytes) of a program's Io ops, in order.
+    pub(crate) fn io_ops(p: &[crate::program::Op]) -> Vec<(crate::program::IoKind, u64, u64)> {
+        p.iter()
+            .filter_map(|o| match o {
+                crate::program::Op::Io { kind, offset, bytes, .. } => Some((*kind, *offset, *bytes)),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::tests_support::system;
+    use super::tests_support::{io_ops, system};
     use super::*;
     use crate::model::*;
 
@@ -514,18 +524,7 @@ mod tests {
         let p = hpio(1, 4, 32, 128, 1024);
         let mut prog = Vec::new();
         independent(&mut prog, &req, &p, &h, Some(7));
-        let ios: Vec<_> = prog
-            .iter()
-            .filter_map(|o| match o {
-                Op::Io {
-                    kind,
-                    offset,
-                    bytes,
-                    ..
-                } => Some((*kind, *offset, *bytes)),
-                _ => None,
-            })
-            .collect();
+        let ios = io_ops(&prog);
         // The traced ROMIO run of tests/data/hpio-independent (rank 1): pread+pwrite of
         // 524288 at 160, then pread+pwrite of 129952 at 524960.
         assert_eq!(

@@ -819,7 +819,7 @@ fn post_messages(p: &mut Vec<Op>, e: &Exchange, bank: u32) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests_support::system;
+    use super::super::tests_support::{io_ops, system};
     use super::*;
     use crate::model::Placement;
     use crate::romio::rank_nodes;
@@ -1272,18 +1272,7 @@ mod tests {
         let progs = collective(&req, &pats, &nodes, &h, 3, &[Some(1), None, None, None]);
         // One aggregator (rank 0), one cycle: read of the span with holes, then the write,
         // exactly the traced run (tests/data/hpio-collective): pread/pwrite 0+655232.
-        let io: Vec<_> = progs[0]
-            .iter()
-            .filter_map(|o| match o {
-                Op::Io {
-                    kind,
-                    offset,
-                    bytes,
-                    ..
-                } => Some((*kind, *offset, *bytes)),
-                _ => None,
-            })
-            .collect();
+        let io = io_ops(&progs[0]);
         assert_eq!(
             io,
             vec![(IoKind::Read, 0, 655232), (IoKind::Write, 0, 655232)]
