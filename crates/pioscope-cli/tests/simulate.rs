@@ -50,7 +50,12 @@ fn same_seed_same_bytes() {
             ],
         );
     }
-    for f in ["events.parquet", "meta.json", "files.parquet", "settings.parquet"] {
+    for f in [
+        "events.parquet",
+        "meta.json",
+        "files.parquet",
+        "settings.parquet",
+    ] {
         let x = fs::read(a.join(f)).expect("read a");
         let y = fs::read(b.join(f)).expect("read b");
         assert!(x == y, "{f} differs between two runs with the same seed");

@@ -56,27 +56,45 @@ fn generated(ranks: u32, rounds: u32, fanout: u32, bytes: u64, io: u64) -> Job {
                 p.push(Op::Begin(Box::new(call(1, bytes * fanout as u64))));
                 let mut slots = Vec::new();
                 for k in 1..=fanout.min(ranks - 1) {
-                    p.push(Op::Isend { to: (r + k) % ranks, bytes, slot: 2 * k });
-                    p.push(Op::Irecv { from: (r + ranks - k) % ranks, bytes, slot: 2 * k + 1 });
+                    p.push(Op::Isend {
+                        to: (r + k) % ranks,
+                        bytes,
+                        slot: 2 * k,
+                    });
+                    p.push(Op::Irecv {
+                        from: (r + ranks - k) % ranks,
+                        bytes,
+                        slot: 2 * k + 1,
+                    });
                     slots.extend([2 * k, 2 * k + 1]);
                 }
                 p.push(Op::WaitAll { slots });
                 p.push(Op::End);
                 if io > 0 {
                     let offset = (round as u64 * ranks as u64 + r as u64) * io;
-                    p.push(Op::Io { file: 0, kind: IoKind::Write, offset, bytes: io });
+                    p.push(Op::Io {
+                        file: 0,
+                        kind: IoKind::Write,
+                        offset,
+                        bytes: io,
+                    });
                 }
             }
             p.push(Op::Barrier);
             p
         })
         .collect();
-    Job { programs, files: vec!["/bench/file".into()], description: "engine_speed".into() }
+    Job {
+        programs,
+        files: vec!["/bench/file".into()],
+        description: "engine_speed".into(),
+    }
 }
 
 fn main() {
     let mut a = std::env::args().skip(1);
-    let (mut ranks, mut rounds, mut fanout, mut bytes, mut io) = (10_000u32, 20u32, 4u32, 65_536u64, 1u64 << 20);
+    let (mut ranks, mut rounds, mut fanout, mut bytes, mut io) =
+        (10_000u32, 20u32, 4u32, 65_536u64, 1u64 << 20);
     let mut system = "pvfs2-2009".to_string();
     let mut workload: Option<String> = None;
     let mut sets: Vec<String> = Vec::new();
@@ -101,11 +119,16 @@ fn main() {
         Some(spec) => {
             // Enough nodes for the spec's ranks (the spec's own `ranks=`).
             sys.nodes.count = sys.nodes.count.max(ranks.div_ceil(per_node));
-            pioscope_sim::workload::generate(spec, &sys).expect("workload").job
+            pioscope_sim::workload::generate(spec, &sys)
+                .expect("workload")
+                .job
         }
         None => generated(ranks, rounds, fanout, bytes, io),
     };
-    sys.nodes.count = sys.nodes.count.max((job.programs.len() as u32).div_ceil(per_node));
+    sys.nodes.count = sys
+        .nodes
+        .count
+        .max((job.programs.len() as u32).div_ceil(per_node));
     let build_s = t0.elapsed().as_secs_f64();
     let mut count = Count::default();
     let t1 = Instant::now();

@@ -16,8 +16,8 @@
 use serde::Deserialize;
 
 use crate::model::{
-    Cache, Calibration, Disk, Fit, Layout, LayoutKind, Metadata, MpiIo, Network, Nodes,
-    Placement, SizeFactor, Storage, StripeStart, System,
+    Cache, Calibration, Disk, Fit, Layout, LayoutKind, Metadata, MpiIo, Network, Nodes, Placement,
+    SizeFactor, Storage, StripeStart, System,
 };
 
 /// The eager limit written for the local machine: MPICH's shared-memory eager threshold
@@ -95,12 +95,20 @@ impl NetRuns {
             .collect();
         if let Some([fixed_s, per_byte, piece_s]) = fit_plane(&pts) {
             if per_byte > 0.0 && piece_s >= 0.0 {
-                return Some(ExchangeFit { fixed_s: fixed_s.max(0.0), bytes_per_s: 1.0 / per_byte, piece_s });
+                return Some(ExchangeFit {
+                    fixed_s: fixed_s.max(0.0),
+                    bytes_per_s: 1.0 / per_byte,
+                    piece_s,
+                });
             }
         }
         let line: Vec<(f64, f64)> = pts.iter().map(|p| (p[0], p[2])).collect();
         let (fixed_s, per_byte) = fit_line(&line)?;
-        (per_byte > 0.0).then(|| ExchangeFit { fixed_s: fixed_s.max(0.0), bytes_per_s: 1.0 / per_byte, piece_s: 0.0 })
+        (per_byte > 0.0).then(|| ExchangeFit {
+            fixed_s: fixed_s.max(0.0),
+            bytes_per_s: 1.0 / per_byte,
+            piece_s: 0.0,
+        })
     }
 }
 
@@ -234,7 +242,8 @@ pub fn fit_plane(points: &[[f64; 3]]) -> Option<[f64; 3]> {
         }
     }
     let det = |m: &[[f64; 3]; 3]| {
-        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
             + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
     };
     let d = det(&m);
@@ -395,7 +404,9 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
     let (a_c, b_c) = latency_bandwidth(&line(&cached), "page-cache writes")?;
     let cpu = (a_c - 2.0 * lat).max(0.0);
     let memory = remaining_rate(b_c, bw);
-    let mut factors: Vec<f64> = large_copy_factor(&line(&cached), a_c, b_c).into_iter().collect();
+    let mut factors: Vec<f64> = large_copy_factor(&line(&cached), a_c, b_c)
+        .into_iter()
+        .collect();
 
     // Page-cache reads (hits) and rewrites (into pages that exist): their own copy rates
     // (reads copy out of existing pages, several times faster than writes that allocate them).
@@ -414,7 +425,11 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
     // Copies of the largest size measured are slower per byte (they no longer fit the CPU's
     // caches): the median of the modes' factors, from half that size on.
     factors.sort_by(f64::total_cmp);
-    let large_factor = factors.get(factors.len() / 2).copied().unwrap_or(1.0).clamp(0.01, 1.0);
+    let large_factor = factors
+        .get(factors.len() / 2)
+        .copied()
+        .unwrap_or(1.0)
+        .clamp(0.01, 1.0);
     let largest = storage.runs.iter().map(|r| r.size).max().unwrap_or(0);
 
     // O_DIRECT sequential writes: a + r/b with a = 2 latency + cpu + disk latency.
@@ -568,11 +583,20 @@ pub fn fits(system: &System, net: &NetRuns, storage: &StorageRuns) -> Vec<Fit> {
     // Synchronizations: the engine's barrier (the small collectives are barriers there), a
     // tree of intra-node latencies plus the hand-off when ranks outnumber cores.
     let oversubscribed = system.nodes.cores > 0 && u64::from(system.nodes.cores) < net.ranks;
-    let handoff = if oversubscribed { system.nodes.handoff_ns as f64 * 1e-9 } else { 0.0 };
+    let handoff = if oversubscribed {
+        system.nodes.handoff_ns as f64 * 1e-9
+    } else {
+        0.0
+    };
     let barrier = tree_depth(net.ranks) as f64 * n.intra_node_latency_ns as f64 * 1e-9 + handoff;
     for (what, t) in [("barrier", net.barrier_s), ("alltoall", net.alltoall_s)] {
         if let Some(t) = t {
-            out.push(Fit { name: format!("{what} {} ranks", net.ranks), measured: t, model: barrier, unit: "s".into() });
+            out.push(Fit {
+                name: format!("{what} {} ranks", net.ranks),
+                measured: t,
+                model: barrier,
+                unit: "s".into(),
+            });
         }
     }
     // Exchange cycles: the all-to-all, then the Waitall (a hand-off), the copies into rank 0
@@ -580,9 +604,16 @@ pub fn fits(system: &System, net: &NetRuns, storage: &StorageRuns) -> Vec<Fit> {
     let piece_s = system.mpiio.exchange_piece_ns as f64 * 1e-9;
     for e in &net.exchange {
         out.push(Fit {
-            name: format!("exchange cycle {} in {} pieces", crate::units::fmt_size(e.bytes as f64), e.pieces),
+            name: format!(
+                "exchange cycle {} in {} pieces",
+                crate::units::fmt_size(e.bytes as f64),
+                e.pieces
+            ),
             measured: e.s,
-            model: barrier + handoff + e.bytes as f64 / n.intra_node_bandwidth + e.pieces as f64 * piece_s,
+            model: barrier
+                + handoff
+                + e.bytes as f64 / n.intra_node_bandwidth
+                + e.pieces as f64 * piece_s,
             unit: "s".into(),
         });
     }
@@ -750,13 +781,25 @@ mod tests {
     fn exchange_cycles_give_handoff_intake_rate_and_piece_cost() {
         let (mut net, st, m) = synthetic(true);
         let (fixed, rate, piece) = (16e-3, 200e6, 50e-9);
-        let cycle = |bytes: u64, pieces: u64| ExchangePoint { bytes, pieces, s: fixed + bytes as f64 / rate + pieces as f64 * piece };
-        net.exchange = vec![cycle(256 << 10, 8192), cycle(4 << 20, 131072), cycle(4 << 20, 4096), cycle(32 << 20, 32768)];
+        let cycle = |bytes: u64, pieces: u64| ExchangePoint {
+            bytes,
+            pieces,
+            s: fixed + bytes as f64 / rate + pieces as f64 * piece,
+        };
+        net.exchange = vec![
+            cycle(256 << 10, 8192),
+            cycle(4 << 20, 131072),
+            cycle(4 << 20, 4096),
+            cycle(32 << 20, 32768),
+        ];
         net.ranks = 4;
         net.barrier_s = Some(8.001e-3);
         net.fresh_memory_bytes_per_s = Some(8e8);
         let e = net.exchange_fit().unwrap();
-        assert!(close(e.fixed_s, fixed) && close(e.bytes_per_s, rate) && close(e.piece_s, piece), "{e:?}");
+        assert!(
+            close(e.fixed_s, fixed) && close(e.bytes_per_s, rate) && close(e.piece_s, piece),
+            "{e:?}"
+        );
         let s = fit(&net, &st, &m).unwrap();
         assert_eq!((s.nodes.cores, s.nodes.handoff_ns), (2, 8_000_000));
         assert!(close(s.nodes.fresh_memory_bandwidth, 8e8));
@@ -764,8 +807,17 @@ mod tests {
         assert!(close(s.network.intra_node_bandwidth, rate));
         assert_eq!(s.mpiio.exchange_piece_ns, 50);
         let f = fits(&s, &net, &st);
-        for x in f.iter().filter(|f| f.name.starts_with("exchange") || f.name.starts_with("barrier")) {
-            assert!(relative_error(x) < 1e-3, "{} {} {}", x.name, x.measured, x.model);
+        for x in f
+            .iter()
+            .filter(|f| f.name.starts_with("exchange") || f.name.starts_with("barrier"))
+        {
+            assert!(
+                relative_error(x) < 1e-3,
+                "{} {} {}",
+                x.name,
+                x.measured,
+                x.model
+            );
         }
         // Without a per-piece effect the fit is a line in the bytes.
         net.exchange = vec![cycle(1 << 20, 0), cycle(8 << 20, 0)];
@@ -781,13 +833,23 @@ mod tests {
     #[test]
     fn largest_copies_give_the_large_copy_factor() {
         let line = |x: f64| 2e-6 + x / 1e10;
-        let mut pts: Vec<(f64, f64)> = [4096.0, 65536.0, 1048576.0].iter().map(|&x| (x, line(x))).collect();
+        let mut pts: Vec<(f64, f64)> = [4096.0, 65536.0, 1048576.0]
+            .iter()
+            .map(|&x| (x, line(x)))
+            .collect();
         assert!(close(large_copy_factor(&pts, 2e-6, 1e10).unwrap(), 1.0));
         let big = 16.0 * 1048576.0;
         pts.push((big, 2e-6 + big / 2.5e9));
         assert!(close(large_copy_factor(&pts, 2e-6, 1e10).unwrap(), 0.25));
-        let mut c = Cache { large_copy_above: 8 << 20, large_copy_factor: 0.25, ..synthetic_cache() };
-        assert_eq!((c.sized(1e10, 1 << 20), c.sized(1e10, 16 << 20)), (1e10, 2.5e9));
+        let mut c = Cache {
+            large_copy_above: 8 << 20,
+            large_copy_factor: 0.25,
+            ..synthetic_cache()
+        };
+        assert_eq!(
+            (c.sized(1e10, 1 << 20), c.sized(1e10, 16 << 20)),
+            (1e10, 2.5e9)
+        );
         c.large_copy_above = 0;
         assert_eq!(c.sized(1e10, 16 << 20), 1e10);
     }

@@ -70,7 +70,11 @@ impl Striping {
             start: l.start,
             data_servers: s.data_servers,
             disks_per_server: dps,
-            max_request: if s.max_request == 0 { u64::MAX } else { s.max_request },
+            max_request: if s.max_request == 0 {
+                u64::MAX
+            } else {
+                s.max_request
+            },
         })
     }
 
@@ -89,7 +93,8 @@ impl Striping {
 
     /// Server and disk holding stripe `stripe` of `file`.
     fn place(&self, file: FileId, stripe: u64) -> (u32, u32) {
-        let slot = ((self.first(file) as u64 + stripe % self.count as u64) % self.width as u64) as u32;
+        let slot =
+            ((self.first(file) as u64 + stripe % self.count as u64) % self.width as u64) as u32;
         match self.kind {
             LayoutKind::Pvfs => (slot, file % self.disks_per_server),
             LayoutKind::Lustre => (slot % self.data_servers, slot / self.data_servers),
@@ -151,11 +156,19 @@ mod tests {
         let s = Striping::new(&sys).unwrap();
         let mut out = Vec::new();
         s.pieces(0, 50, 450, &mut out);
-        let got: Vec<(u32, u64, u64, u64)> =
-            out.iter().map(|p| (p.server, p.disk_offset, p.file_offset, p.bytes)).collect();
+        let got: Vec<(u32, u64, u64, u64)> = out
+            .iter()
+            .map(|p| (p.server, p.disk_offset, p.file_offset, p.bytes))
+            .collect();
         assert_eq!(
             got,
-            vec![(0, 50, 50, 50), (1, 0, 100, 100), (2, 0, 200, 100), (3, 0, 300, 100), (0, 100, 400, 100)]
+            vec![
+                (0, 50, 50, 50),
+                (1, 0, 100, 100),
+                (2, 0, 200, 100),
+                (3, 0, 300, 100),
+                (0, 100, 400, 100)
+            ]
         );
     }
 
@@ -173,8 +186,10 @@ mod tests {
         let mut out = Vec::new();
         // File 1 starts at target 1 = s1d0, then s0d1 (target 2), then s1d1 (target 3).
         s.pieces(1, 0, 400, &mut out);
-        let got: Vec<(u32, u32, u64, u64)> =
-            out.iter().map(|p| (p.server, p.disk, p.disk_offset - (1 << 40), p.bytes)).collect();
+        let got: Vec<(u32, u32, u64, u64)> = out
+            .iter()
+            .map(|p| (p.server, p.disk, p.disk_offset - (1 << 40), p.bytes))
+            .collect();
         assert_eq!(
             got,
             vec![

@@ -12,10 +12,10 @@ pub mod calibrate;
 pub mod load;
 pub mod units;
 // sim-mpiio: ROMIO's strategies, workloads, trace replay, the simulated trace store.
-pub mod romio;
-pub mod workload;
 pub mod output;
 pub mod replay;
+pub mod romio;
+pub mod workload;
 // sim-engine: the discrete-event engine, flow-level network, storage servers, striping.
 pub mod engine;
 pub mod layout;

@@ -204,7 +204,10 @@ impl Cache {
 
     /// `rate` for a copy of `bytes`: times `large_copy_factor` from `large_copy_above` on.
     pub fn sized(&self, rate: f64, bytes: u64) -> f64 {
-        if self.large_copy_above > 0 && bytes >= self.large_copy_above && self.large_copy_factor > 0.0 {
+        if self.large_copy_above > 0
+            && bytes >= self.large_copy_above
+            && self.large_copy_factor > 0.0
+        {
             rate * self.large_copy_factor
         } else {
             rate

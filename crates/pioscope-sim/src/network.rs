@@ -100,7 +100,10 @@ impl PartialOrd for Member {
 impl Ord for Member {
     /// Reversed: the heap pops the least (target, flow id) first.
     fn cmp(&self, other: &Self) -> Ordering {
-        other.target.total_cmp(&self.target).then(other.flow.cmp(&self.flow))
+        other
+            .target
+            .total_cmp(&self.target)
+            .then(other.flow.cmp(&self.flow))
     }
 }
 
@@ -192,14 +195,28 @@ impl FlowNet {
 
     /// Adds a link of `capacity` bytes/s.
     pub fn add_link(&mut self, capacity: f64) -> LinkId {
-        self.links.push(Link { capacity, bundles: Vec::new(), mark: 0, rem: 0.0, unfrozen: 0, ver: 0 });
+        self.links.push(Link {
+            capacity,
+            bundles: Vec::new(),
+            mark: 0,
+            rem: 0.0,
+            unfrozen: 0,
+            ver: 0,
+        });
         (self.links.len() - 1) as LinkId
     }
 
     /// Starts a flow of `bytes` over `links` (at most [`MAX_LINKS`]) at `now`, its rate capped
     /// at `cap` (infinity = no cap of its own). Its rate comes from the next
     /// [`settle`](Self::settle). `token` is the caller's, returned by [`finish`](Self::finish).
-    pub fn start(&mut self, now: u64, links: &[LinkId], bytes: u64, cap: f64, token: u64) -> FlowId {
+    pub fn start(
+        &mut self,
+        now: u64,
+        links: &[LinkId],
+        bytes: u64,
+        cap: f64,
+        token: u64,
+    ) -> FlowId {
         debug_assert!(!links.is_empty() && links.len() <= MAX_LINKS);
         let mut l = [0; MAX_LINKS];
         l[..links.len()].copy_from_slice(links);
@@ -210,7 +227,13 @@ impl FlowNet {
         };
         self.advance(b, now);
         let target = self.bundles[b as usize].v + bytes as f64;
-        let flow = Flow { bundle: b, target, gen: 0, live: true, token };
+        let flow = Flow {
+            bundle: b,
+            target,
+            gen: 0,
+            live: true,
+            token,
+        };
         let id = match self.free.pop() {
             Some(id) => {
                 let gen = self.flows[id as usize].gen.wrapping_add(1);
@@ -287,7 +310,8 @@ impl FlowNet {
     fn refresh(&mut self, b: BundleId, now: u64) -> bool {
         let bd = &mut self.bundles[b as usize];
         while let Some(m) = bd.members.peek() {
-            if self.flows[m.flow as usize].live && self.flows[m.flow as usize].bundle == b
+            if self.flows[m.flow as usize].live
+                && self.flows[m.flow as usize].bundle == b
                 && self.flows[m.flow as usize].target == m.target
             {
                 break;
@@ -314,12 +338,16 @@ impl FlowNet {
 
     /// Whether a completion for (`flow`, `gen`) is still the flow's current one.
     pub fn is_current(&self, flow: FlowId, gen: u32) -> bool {
-        self.flows.get(flow as usize).is_some_and(|f| f.live && f.gen == gen)
+        self.flows
+            .get(flow as usize)
+            .is_some_and(|f| f.live && f.gen == gen)
     }
 
     /// When the next flow completes, if any has a rate.
     pub fn next_finish(&self) -> Option<u64> {
-        self.done.first().map(|&b| self.bundles[b as usize].finish_ns)
+        self.done
+            .first()
+            .map(|&b| self.bundles[b as usize].finish_ns)
     }
 
     /// The flow completing next (ties: lowest id), if any has a rate.
@@ -408,7 +436,11 @@ impl FlowNet {
             self.bundles[b as usize].rate = rate;
             if self.refresh(b, now) {
                 let bd = &self.bundles[b as usize];
-                out.push(Reschedule { flow: bd.head, gen: self.flows[bd.head as usize].gen, finish_ns: bd.finish_ns });
+                out.push(Reschedule {
+                    flow: bd.head,
+                    gen: self.flows[bd.head as usize].gen,
+                    finish_ns: bd.finish_ns,
+                });
             }
         }
     }
@@ -450,7 +482,11 @@ impl FlowNet {
                 break;
             }
             let r = l + 1;
-            let c = if r < self.done.len() && self.key(self.done[r]) < self.key(self.done[l]) { r } else { l };
+            let c = if r < self.done.len() && self.key(self.done[r]) < self.key(self.done[l]) {
+                r
+            } else {
+                l
+            };
             let cb = self.done[c];
             if self.key(cb) >= k {
                 break;
@@ -525,13 +561,23 @@ impl FlowNet {
             link.unfrozen = unfrozen;
             link.ver = 0;
             if unfrozen > 0 {
-                self.heap.push(Entry { value: link.rem / unfrozen as f64, is_bundle: false, id: l, ver: 0 });
+                self.heap.push(Entry {
+                    value: link.rem / unfrozen as f64,
+                    is_bundle: false,
+                    id: l,
+                    ver: 0,
+                });
             }
         }
         for &b in &self.comp_bundles {
             let cap = self.bundles[b as usize].cap;
             if cap.is_finite() {
-                self.heap.push(Entry { value: cap, is_bundle: true, id: b, ver: 0 });
+                self.heap.push(Entry {
+                    value: cap,
+                    is_bundle: true,
+                    id: b,
+                    ver: 0,
+                });
             }
         }
         while let Some(e) = self.heap.pop() {
@@ -608,7 +654,14 @@ mod tests {
         let b = net.add_link(1e9);
         let f = net.start(0, &[a, b], 1_000_000, f64::INFINITY, 7);
         let r = settle(&mut net, 0);
-        assert_eq!(r, vec![Reschedule { flow: f, gen: 0, finish_ns: 1_000_000 }]);
+        assert_eq!(
+            r,
+            vec![Reschedule {
+                flow: f,
+                gen: 0,
+                finish_ns: 1_000_000
+            }]
+        );
         assert_eq!(net.finish(1_000_000, f), 7);
     }
 
@@ -648,13 +701,22 @@ mod tests {
         assert_eq!(fin, vec![(f1, 1_000_000_000), (f3, 2_000_000_000)]);
         // When flows 1 and 2 finish at 1 s, flow 3 (2 MB left) is still held at 2 MB/s by B:
         // its rate does not change and its completion stays.
-        assert_eq!((net.next_flow(), net.next_finish()), (Some(f1), Some(1_000_000_000)));
+        assert_eq!(
+            (net.next_flow(), net.next_finish()),
+            (Some(f1), Some(1_000_000_000))
+        );
         net.finish(1_000_000_000, f1);
-        assert_eq!((net.next_flow(), net.next_finish()), (Some(f2), Some(1_000_000_000)));
+        assert_eq!(
+            (net.next_flow(), net.next_finish()),
+            (Some(f2), Some(1_000_000_000))
+        );
         net.finish(1_000_000_000, f2);
         assert!(settle(&mut net, 1_000_000_000).is_empty());
         assert!(net.is_current(f3, 0));
-        assert_eq!((net.next_flow(), net.next_finish()), (Some(f3), Some(2_000_000_000)));
+        assert_eq!(
+            (net.next_flow(), net.next_finish()),
+            (Some(f3), Some(2_000_000_000))
+        );
     }
 
     #[test]
@@ -666,11 +728,25 @@ mod tests {
         let f1 = net.start(0, &[a], 1_000_000, f64::INFINITY, 1);
         let f2 = net.start(0, &[a], 3_000_000, f64::INFINITY, 2);
         let r = settle(&mut net, 0);
-        assert_eq!(r, vec![Reschedule { flow: f1, gen: 0, finish_ns: 2_000_000_000 }]);
+        assert_eq!(
+            r,
+            vec![Reschedule {
+                flow: f1,
+                gen: 0,
+                finish_ns: 2_000_000_000
+            }]
+        );
         net.finish(2_000_000_000, f1);
         assert!(!net.is_current(f1, 0));
         let r = settle(&mut net, 2_000_000_000);
-        assert_eq!(r, vec![Reschedule { flow: f2, gen: 0, finish_ns: 4_000_000_000 }]);
+        assert_eq!(
+            r,
+            vec![Reschedule {
+                flow: f2,
+                gen: 0,
+                finish_ns: 4_000_000_000
+            }]
+        );
         assert_eq!(net.live_flows(), 1);
     }
 
@@ -711,15 +787,24 @@ mod tests {
         let f2 = net.start(500_000_000, &[a], 1_000_000, f64::INFINITY, 2);
         settle(&mut net, 500_000_000);
         assert_eq!((net.rate(f1), net.rate(f2)), (5e5, 5e5));
-        assert_eq!((net.next_flow(), net.next_finish()), (Some(f1), Some(1_500_000_000)));
+        assert_eq!(
+            (net.next_flow(), net.next_finish()),
+            (Some(f1), Some(1_500_000_000))
+        );
         assert_eq!(net.finish(1_500_000_000, f1), 1);
         settle(&mut net, 1_500_000_000);
-        assert_eq!((net.next_flow(), net.next_finish()), (Some(f2), Some(2_000_000_000)));
+        assert_eq!(
+            (net.next_flow(), net.next_finish()),
+            (Some(f2), Some(2_000_000_000))
+        );
         assert_eq!(net.finish(2_000_000_000, f2), 2);
         assert_eq!((net.live_flows(), net.next_finish()), (0, None));
         // The bundle is gone; a new flow starts a fresh one.
         let f3 = net.start(2_000_000_000, &[a], 1_000_000, f64::INFINITY, 3);
         settle(&mut net, 2_000_000_000);
-        assert_eq!((net.next_flow(), net.next_finish()), (Some(f3), Some(3_000_000_000)));
+        assert_eq!(
+            (net.next_flow(), net.next_finish()),
+            (Some(f3), Some(3_000_000_000))
+        );
     }
 }

@@ -577,13 +577,32 @@ mod tests {
         assert_eq!(trace.meta.counts.events, summary.events);
         assert_eq!(trace.meta.job.ranks, 4);
         let kinds: Vec<ContainerKind> = trace.meta.processes.iter().map(|p| p.kind).collect();
-        assert_eq!(kinds.iter().filter(|k| **k == ContainerKind::Process).count(), 4);
-        assert_eq!(kinds.iter().filter(|k| **k == ContainerKind::Server).count(), 5);
-        assert_eq!(kinds.iter().filter(|k| **k == ContainerKind::Disk).count(), 5);
+        assert_eq!(
+            kinds
+                .iter()
+                .filter(|k| **k == ContainerKind::Process)
+                .count(),
+            4
+        );
+        assert_eq!(
+            kinds
+                .iter()
+                .filter(|k| **k == ContainerKind::Server)
+                .count(),
+            5
+        );
+        assert_eq!(
+            kinds.iter().filter(|k| **k == ContainerKind::Disk).count(),
+            5
+        );
         let begins: usize = job
             .programs
             .iter()
-            .map(|p| p.iter().filter(|o| matches!(o, crate::program::Op::Begin(_))).count())
+            .map(|p| {
+                p.iter()
+                    .filter(|o| matches!(o, crate::program::Op::Begin(_)))
+                    .count()
+            })
             .sum();
         let mut rank_events = 0;
         let mut last = (i32::MIN, i64::MIN);
@@ -639,7 +658,9 @@ mod tests {
     fn replays_checked_in_traces() {
         let sys = load::system("local", &[]).unwrap();
         for name in ["hpio-collective", "hpio-independent"] {
-            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data").join(name);
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/data")
+                .join(name);
             let trace = Trace::open(&dir).unwrap();
             let r = replay::replay(&trace, &sys, &[]).unwrap();
             assert_eq!(r.job.programs.len(), 4);
@@ -648,7 +669,8 @@ mod tests {
             let s = engine::run(&sys, &r.job, 1, &mut rec).unwrap();
             assert!(s.end_ns > 0);
             let tmp = tempfile::tempdir().unwrap();
-            rec.write(tmp.path(), &sys, &r.job.files, &[], name).unwrap();
+            rec.write(tmp.path(), &sys, &r.job.files, &[], name)
+                .unwrap();
             let t = Trace::open(tmp.path()).unwrap();
             assert!(t.meta.counts.events > 0);
         }

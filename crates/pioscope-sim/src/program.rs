@@ -40,9 +40,17 @@ pub enum Op {
     Meta { file: FileId, kind: MetaKind },
     /// Takes a byte-range write lock (data sieving writes; fcntl on the client's file system):
     /// waits until no other rank holds an overlapping range.
-    Lock { file: FileId, offset: u64, bytes: u64 },
+    Lock {
+        file: FileId,
+        offset: u64,
+        bytes: u64,
+    },
     /// Releases the lock taken by the matching `Lock`.
-    Unlock { file: FileId, offset: u64, bytes: u64 },
+    Unlock {
+        file: FileId,
+        offset: u64,
+        bytes: u64,
+    },
     /// An all-to-all-v of every rank of the job simulated in aggregate (the engine's
     /// engine/exchange.rs): counted per rank like `Barrier` (the n-th Exchange of each rank
     /// meet), all leave together once the busiest NIC, the switch and the intra-node copies

@@ -498,15 +498,17 @@ impl ReplayBuilder<'_> {
             let (count, len, stride) = (it.next()??, it.next()??, it.next()??);
             (count <= 1 << 24).then(|| (0..count).map(|i| (i * stride, len)).collect::<Vec<_>>())
         });
-        let flat = vector.or_else(|| vals.get("view.flat").and_then(|v| {
-            v.split(',')
-                .filter(|s| !s.trim().is_empty())
-                .map(|run| {
-                    let (o, l) = run.split_once(':')?;
-                    Some((o.trim().parse().ok()?, l.trim().parse().ok()?))
-                })
-                .collect::<Option<Vec<(u64, u64)>>>()
-        }));
+        let flat = vector.or_else(|| {
+            vals.get("view.flat").and_then(|v| {
+                v.split(',')
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|run| {
+                        let (o, l) = run.split_once(':')?;
+                        Some((o.trim().parse().ok()?, l.trim().parse().ok()?))
+                    })
+                    .collect::<Option<Vec<(u64, u64)>>>()
+            })
+        });
         View {
             disp: num("view.disp").unwrap_or(0),
             filetype_size: num("view.filetype_size").unwrap_or(1).max(1),

@@ -426,7 +426,10 @@ fn io_tables(t: &mut String, p: &Profile) {
     }
 
     if !p.tables.server.is_empty() {
-        let _ = writeln!(t, "\nStorage servers (requests served, and their disks' accesses)");
+        let _ = writeln!(
+            t,
+            "\nStorage servers (requests served, and their disks' accesses)"
+        );
         t.push_str(&indent(&crate::commands::stats::table(
             GroupBy::Server,
             &p.tables.server,

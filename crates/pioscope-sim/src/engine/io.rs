@@ -11,8 +11,8 @@
 use super::ranks::Block;
 use super::{token, Ev, Sim, SimError};
 use crate::layout::Piece;
-use crate::program::{FileId, IoKind, MetaKind, Rank};
 use crate::program::{DiskActivity, ServerActivity};
+use crate::program::{FileId, IoKind, MetaKind, Rank};
 use crate::storage::cache::Extent;
 use crate::storage::disk::transfer_ns;
 
@@ -61,7 +61,14 @@ impl Requests {
 
 impl Sim<'_> {
     /// Starts an Io op of rank `r`; false if it has nothing to do (0 bytes).
-    pub(super) fn start_io(&mut self, r: Rank, file: FileId, kind: IoKind, offset: u64, mut bytes: u64) -> bool {
+    pub(super) fn start_io(
+        &mut self,
+        r: Rank,
+        file: FileId,
+        kind: IoKind,
+        offset: u64,
+        mut bytes: u64,
+    ) -> bool {
         let asked = bytes > 0;
         if let Some(size) = self.file_size[file as usize] {
             match kind {
@@ -71,7 +78,9 @@ impl Sim<'_> {
         }
         // A read entirely past the end still asks the server holding `offset` (for the size).
         let past_end = asked && bytes == 0;
-        let Some(striping) = &self.striping else { return false };
+        let Some(striping) = &self.striping else {
+            return false;
+        };
         let mut pieces = std::mem::take(&mut self.pieces);
         pieces.clear();
         striping.pieces(file, offset, bytes.max(u64::from(past_end)), &mut pieces);
@@ -111,14 +120,18 @@ impl Sim<'_> {
     /// A write piece's data goes to its server.
     pub(super) fn req_send_write(&mut self, q: u32) {
         let req = self.reqs.slab[q as usize];
-        let (src, dst) = (self.ranks[req.rank as usize].node, self.server_ep(req.piece.server));
+        let (src, dst) = (
+            self.ranks[req.rank as usize].node,
+            self.server_ep(req.piece.server),
+        );
         self.start_flow(src, dst, req.piece.bytes, token::WRITE | q as u64);
     }
 
     pub(super) fn req_at_server(&mut self, q: u32) {
         let req = &mut self.reqs.slab[q as usize];
         req.arrived_ns = self.now;
-        let end = self.servers[req.piece.server as usize].cpu(self.now, self.sys.storage.cpu_per_request_ns);
+        let end = self.servers[req.piece.server as usize]
+            .cpu(self.now, self.sys.storage.cpu_per_request_ns);
         self.q.push(end, Ev::ReqCpuDone(q));
     }
 
@@ -151,8 +164,12 @@ impl Sim<'_> {
     /// Queues request `q` on its disk.
     fn queue_on_disk(&mut self, q: u32) {
         let p = self.reqs.slab[q as usize].piece;
-        let (start, end) =
-            self.servers[p.server as usize].disks[p.disk as usize].submit(&self.sys.storage.disk, self.now, p.disk_offset, p.bytes);
+        let (start, end) = self.servers[p.server as usize].disks[p.disk as usize].submit(
+            &self.sys.storage.disk,
+            self.now,
+            p.disk_offset,
+            p.bytes,
+        );
         let req = &mut self.reqs.slab[q as usize];
         req.from_disk = true;
         req.disk_start = start;
@@ -182,7 +199,11 @@ impl Sim<'_> {
         // Data the cache holds is overwritten in place, faster than new pages are filled.
         let held = self.cache_insert(req.file, p);
         let c = &self.sys.storage.cache;
-        let rate = if held { c.rewrite_copy_rate() } else { c.memory_bandwidth };
+        let rate = if held {
+            c.rewrite_copy_rate()
+        } else {
+            c.memory_bandwidth
+        };
         let end = self.cache_copy_end(s, p.bytes, rate);
         self.q.push(end, Ev::ReqServed(q));
         self.kick_flush(p.server);
@@ -198,18 +219,26 @@ impl Sim<'_> {
 
     /// Whether piece `p` of `file` is in its server's read cache (a hit becomes most recent).
     fn cache_holds(&mut self, file: FileId, p: Piece) -> bool {
-        let Some(st) = &self.striping else { return false };
+        let Some(st) = &self.striping else {
+            return false;
+        };
         let stripe = st.stripe_of(p.file_offset);
         let lo = p.file_offset - stripe * st.stripe_size();
-        self.servers[p.server as usize].read_cache.lookup(file, stripe, lo, lo + p.bytes)
+        self.servers[p.server as usize]
+            .read_cache
+            .lookup(file, stripe, lo, lo + p.bytes)
     }
 
     /// Caches piece `p` of `file`; whether its server held it already.
     fn cache_insert(&mut self, file: FileId, p: Piece) -> bool {
-        let Some(st) = &self.striping else { return false };
+        let Some(st) = &self.striping else {
+            return false;
+        };
         let stripe = st.stripe_of(p.file_offset);
         let lo = p.file_offset - stripe * st.stripe_size();
-        self.servers[p.server as usize].read_cache.insert(file, stripe, lo, lo + p.bytes)
+        self.servers[p.server as usize]
+            .read_cache
+            .insert(file, stripe, lo, lo + p.bytes)
     }
 
     pub(super) fn req_served(&mut self, q: u32) {
@@ -219,7 +248,11 @@ impl Sim<'_> {
             self.rec.disk(&DiskActivity {
                 server: p.server,
                 disk: p.disk,
-                func: if req.write { self.f.disk_write } else { self.f.disk_read },
+                func: if req.write {
+                    self.f.disk_write
+                } else {
+                    self.f.disk_read
+                },
                 offset: p.disk_offset,
                 bytes: p.bytes,
                 start_ns: req.disk_start,
@@ -230,7 +263,11 @@ impl Sim<'_> {
         }
         self.rec.server(&ServerActivity {
             server: p.server,
-            func: if req.write { self.f.server_write } else { self.f.server_read },
+            func: if req.write {
+                self.f.server_write
+            } else {
+                self.f.server_read
+            },
             client: req.rank,
             file: req.file,
             offset: p.file_offset,
@@ -256,9 +293,17 @@ impl Sim<'_> {
     /// Starts flushing the server's oldest dirty extent, if none is being flushed.
     fn kick_flush(&mut self, s: u32) {
         let server = &mut self.servers[s as usize];
-        let Some(e) = server.write_back.next_flush() else { return };
-        let (ds, de) = server.disks[e.disk as usize].submit(&self.sys.storage.disk, self.now, e.disk_offset, e.bytes);
-        let paced = self.now + transfer_ns(e.bytes, self.sys.storage.cache.flush_rate).round() as u64;
+        let Some(e) = server.write_back.next_flush() else {
+            return;
+        };
+        let (ds, de) = server.disks[e.disk as usize].submit(
+            &self.sys.storage.disk,
+            self.now,
+            e.disk_offset,
+            e.bytes,
+        );
+        let paced =
+            self.now + transfer_ns(e.bytes, self.sys.storage.cache.flush_rate).round() as u64;
         let end = de.max(paced);
         server.flush_times = (self.now, ds, de);
         self.q.push(end, Ev::FlushDone(s));
@@ -266,7 +311,9 @@ impl Sim<'_> {
 
     pub(super) fn flush_done(&mut self, s: u32) {
         let server = &mut self.servers[s as usize];
-        let Some(e) = server.write_back.flushed() else { return };
+        let Some(e) = server.write_back.flushed() else {
+            return;
+        };
         let (start, ds, de) = server.flush_times;
         self.rec.disk(&DiskActivity {
             server: s,
@@ -290,8 +337,13 @@ impl Sim<'_> {
         // Writers waiting for room, in arrival order.
         loop {
             let server = &mut self.servers[s as usize];
-            let Some(&q) = server.room_waiters.front() else { break };
-            if !server.write_back.has_room(self.reqs.slab[q as usize].piece.bytes) {
+            let Some(&q) = server.room_waiters.front() else {
+                break;
+            };
+            if !server
+                .write_back
+                .has_room(self.reqs.slab[q as usize].piece.bytes)
+            {
                 break;
             }
             server.room_waiters.pop_front();
@@ -358,7 +410,8 @@ impl Sim<'_> {
             } else {
                 self.ranks[r as usize].parts = d;
                 for s in 0..d {
-                    self.q.push(self.now + small, Ev::SyncAtServer { rank: r, server: s });
+                    self.q
+                        .push(self.now + small, Ev::SyncAtServer { rank: r, server: s });
                 }
             }
             return Block::Sync;
@@ -412,7 +465,10 @@ impl Sim<'_> {
 
     pub(super) fn sync_at_server(&mut self, r: Rank, s: u32) {
         let file = self.ranks[r as usize].cur_file;
-        let target = self.file_seq[file as usize].get(s as usize).copied().unwrap_or(0);
+        let target = self.file_seq[file as usize]
+            .get(s as usize)
+            .copied()
+            .unwrap_or(0);
         let server = &mut self.servers[s as usize];
         if server.write_back.flushed_seq() >= target {
             // Data already on disk: the sync still commits the journal (a synced update, as a
@@ -431,7 +487,13 @@ impl Sim<'_> {
             let t = end + self.latency(0);
             self.q.push(t, Ev::PartDone(r));
         } else {
-            server.sync_waiters.push(crate::storage::server::SyncWaiter { seq: target, rank: r, arrived_ns: self.now });
+            server
+                .sync_waiters
+                .push(crate::storage::server::SyncWaiter {
+                    seq: target,
+                    rank: r,
+                    arrived_ns: self.now,
+                });
         }
     }
 }

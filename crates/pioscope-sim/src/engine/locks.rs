@@ -38,7 +38,9 @@ pub(super) struct Locks {
 
 impl Locks {
     pub(super) fn new(files: usize) -> Locks {
-        Locks { files: vec![FileLocks::default(); files] }
+        Locks {
+            files: vec![FileLocks::default(); files],
+        }
     }
 }
 
@@ -57,8 +59,14 @@ fn range(offset: u64, bytes: u64) -> (u64, u64) {
 
 impl FileLocks {
     fn conflicts(&self, rank: Rank, r: (u64, u64), waiters_before: usize) -> bool {
-        self.held.iter().any(|h| h.rank != rank && overlaps((h.lo, h.hi), r))
-            || self.waiters.iter().take(waiters_before).any(|w| w.rank != rank && overlaps((w.lo, w.hi), r))
+        self.held
+            .iter()
+            .any(|h| h.rank != rank && overlaps((h.lo, h.hi), r))
+            || self
+                .waiters
+                .iter()
+                .take(waiters_before)
+                .any(|w| w.rank != rank && overlaps((w.lo, w.hi), r))
     }
 }
 
@@ -84,14 +92,31 @@ impl Sim<'_> {
         let fl = &mut self.locks.files[file as usize];
         let n = fl.waiters.len();
         if fl.conflicts(r, lock, n) {
-            fl.waiters.push_back(Waiter { rank: r, lo: lock.0, hi: lock.1, arrived_ns: self.now });
+            fl.waiters.push_back(Waiter {
+                rank: r,
+                lo: lock.0,
+                hi: lock.1,
+                arrived_ns: self.now,
+            });
         } else {
-            self.grant(file, Waiter { rank: r, lo: lock.0, hi: lock.1, arrived_ns: self.now });
+            self.grant(
+                file,
+                Waiter {
+                    rank: r,
+                    lo: lock.0,
+                    hi: lock.1,
+                    arrived_ns: self.now,
+                },
+            );
         }
     }
 
     fn grant(&mut self, file: FileId, w: Waiter) {
-        self.locks.files[file as usize].held.push(Held { rank: w.rank, lo: w.lo, hi: w.hi });
+        self.locks.files[file as usize].held.push(Held {
+            rank: w.rank,
+            lo: w.lo,
+            hi: w.hi,
+        });
         self.rec.server(&ServerActivity {
             server: self.meta_server(file),
             func: self.f.server_lock,
@@ -109,10 +134,24 @@ impl Sim<'_> {
     pub(super) fn unlock_at_server(&mut self, r: Rank) -> Result<(), SimError> {
         let (file, lock) = (self.ranks[r as usize].cur_file, self.ranks[r as usize].lock);
         let fl = &mut self.locks.files[file as usize];
-        let Some(i) = fl.held.iter().position(|h| h.rank == r && (h.lo, h.hi) == lock) else {
+        let Some(i) = fl
+            .held
+            .iter()
+            .position(|h| h.rank == r && (h.lo, h.hi) == lock)
+        else {
             let op = self.ranks[r as usize].blocked_op;
-            let bytes = if lock.1 == u64::MAX { 0 } else { lock.1 - lock.0 };
-            return Err(SimError::NotLocked { rank: r, op, file, offset: lock.0, bytes });
+            let bytes = if lock.1 == u64::MAX {
+                0
+            } else {
+                lock.1 - lock.0
+            };
+            return Err(SimError::NotLocked {
+                rank: r,
+                op,
+                file,
+                offset: lock.0,
+                bytes,
+            });
         };
         fl.held.swap_remove(i);
         // Grant, in order, every waiter that no longer conflicts.
@@ -147,4 +186,3 @@ impl Sim<'_> {
         }
     }
 }
-

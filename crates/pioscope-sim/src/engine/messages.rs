@@ -14,9 +14,9 @@
 //! latency), then the data; both sides complete on delivery. Rendezvous costs one round trip
 //! more than eager.
 
-use crate::storage::cache::FxMap;
 use super::{token, Ev, Sim, SimError};
 use crate::program::{Rank, Slot};
+use crate::storage::cache::FxMap;
 
 const NIL: u32 = u32::MAX;
 
@@ -97,7 +97,12 @@ impl Messages {
     fn match_send(&mut self, m: u32) -> Option<Slot> {
         let (src, dst) = (self.slab[m as usize].src, self.slab[m as usize].dst);
         let k = key(src, dst);
-        let empty = Pair { send_head: NIL, send_tail: NIL, recv_head: NIL, recv_tail: NIL };
+        let empty = Pair {
+            send_head: NIL,
+            send_tail: NIL,
+            recv_head: NIL,
+            recv_tail: NIL,
+        };
         let pair = self.pairs.entry(k).or_insert(empty);
         if pair.recv_head != NIL {
             let rid = pair.recv_head;
@@ -125,7 +130,12 @@ impl Messages {
     /// Posts a receive; returns the matched message, if a send was waiting.
     fn match_recv(&mut self, src: Rank, dst: Rank, slot: Slot) -> Option<u32> {
         let k = key(src, dst);
-        let empty = Pair { send_head: NIL, send_tail: NIL, recv_head: NIL, recv_tail: NIL };
+        let empty = Pair {
+            send_head: NIL,
+            send_tail: NIL,
+            recv_head: NIL,
+            recv_tail: NIL,
+        };
         let pair = self.pairs.entry(k).or_insert(empty);
         if pair.send_head != NIL {
             let m = pair.send_head;
@@ -170,7 +180,13 @@ impl Sim<'_> {
         }
     }
 
-    pub(super) fn post_send(&mut self, r: Rank, to: Rank, bytes: u64, slot: Slot) -> Result<(), SimError> {
+    pub(super) fn post_send(
+        &mut self,
+        r: Rank,
+        to: Rank,
+        bytes: u64,
+        slot: Slot,
+    ) -> Result<(), SimError> {
         let intra = self.ranks[r as usize].node == self.ranks[to as usize].node;
         let rdv = bytes > self.sys.network.eager_limit;
         self.msgs.sent += 1;
@@ -206,7 +222,9 @@ impl Sim<'_> {
     }
 
     pub(super) fn post_recv(&mut self, r: Rank, from: Rank, slot: Slot) -> Result<(), SimError> {
-        let Some(m) = self.msgs.match_recv(from, r, slot) else { return Ok(()) };
+        let Some(m) = self.msgs.match_recv(from, r, slot) else {
+            return Ok(());
+        };
         let msg = self.msgs.slab[m as usize];
         if !msg.arrived {
             return Ok(());
@@ -225,7 +243,11 @@ impl Sim<'_> {
     /// An eager message's data left the sender.
     pub(super) fn send_left(&mut self, m: u32) -> Result<(), SimError> {
         let msg = self.msgs.slab[m as usize];
-        let lat = if msg.intra { self.sys.network.intra_node_latency_ns } else { self.latency(msg.bytes) };
+        let lat = if msg.intra {
+            self.sys.network.intra_node_latency_ns
+        } else {
+            self.latency(msg.bytes)
+        };
         self.q.push(self.now + lat, Ev::MsgArrive(m));
         self.msgs.slab[m as usize].send_done = true;
         self.complete_slot(msg.src, msg.send_slot)
@@ -257,10 +279,14 @@ impl Sim<'_> {
     pub(super) fn cts_arrive(&mut self, m: u32) {
         let msg = self.msgs.slab[m as usize];
         if msg.intra {
-            let t = self.intra_copy_end(msg.dst, msg.bytes) + self.sys.network.intra_node_latency_ns;
+            let t =
+                self.intra_copy_end(msg.dst, msg.bytes) + self.sys.network.intra_node_latency_ns;
             self.q.push(t, Ev::RdvDelivered(m));
         } else {
-            let (src, dst) = (self.ranks[msg.src as usize].node, self.ranks[msg.dst as usize].node);
+            let (src, dst) = (
+                self.ranks[msg.src as usize].node,
+                self.ranks[msg.dst as usize].node,
+            );
             self.start_flow(src, dst, msg.bytes, token::RDV | m as u64);
         }
     }

@@ -80,14 +80,30 @@ impl fmt::Display for Waiting {
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
     /// More ranks than the nodes hold.
-    #[error("the job has {ranks} ranks but the system holds {nodes} nodes x {per_node} ranks per node")]
-    TooManyRanks { ranks: usize, nodes: u32, per_node: u32 },
+    #[error(
+        "the job has {ranks} ranks but the system holds {nodes} nodes x {per_node} ranks per node"
+    )]
+    TooManyRanks {
+        ranks: usize,
+        nodes: u32,
+        per_node: u32,
+    },
     /// An op names a file the job does not have.
     #[error("rank {rank}, op {op}: file {file} does not exist (the job has {files} files)")]
-    NoSuchFile { rank: Rank, op: usize, file: FileId, files: usize },
+    NoSuchFile {
+        rank: Rank,
+        op: usize,
+        file: FileId,
+        files: usize,
+    },
     /// An op names a peer rank the job does not have.
     #[error("rank {rank}, op {op}: peer rank {peer} does not exist (the job has {ranks} ranks)")]
-    NoSuchRank { rank: Rank, op: usize, peer: Rank, ranks: usize },
+    NoSuchRank {
+        rank: Rank,
+        op: usize,
+        peer: Rank,
+        ranks: usize,
+    },
     /// WaitAll on a slot no Isend/Irecv started (or already waited for).
     #[error("rank {rank}, op {op}: waits on slot {slot}, which was never started")]
     SlotNotStarted { rank: Rank, op: usize, slot: u32 },
@@ -98,8 +114,16 @@ pub enum SimError {
     #[error("rank {rank}, op {op}: Begin/End do not pair up")]
     Unbalanced { rank: Rank, op: usize },
     /// Unlock of a range the rank does not hold.
-    #[error("rank {rank}, op {op}: unlocks file {file} [{offset}, +{bytes}), which it does not hold")]
-    NotLocked { rank: Rank, op: usize, file: FileId, offset: u64, bytes: u64 },
+    #[error(
+        "rank {rank}, op {op}: unlocks file {file} [{offset}, +{bytes}), which it does not hold"
+    )]
+    NotLocked {
+        rank: Rank,
+        op: usize,
+        file: FileId,
+        offset: u64,
+        bytes: u64,
+    },
     /// The model cannot run this job.
     #[error("the system model cannot run this job: {0}")]
     Model(String),
@@ -120,7 +144,12 @@ fn list(w: &[Waiting]) -> String {
 /// Runs `job` on `system` and reports every call, server request and disk access to
 /// `recorder`. Same inputs and seed, same sequence of recorder calls. The seed is carried for
 /// randomized models; none uses it yet.
-pub fn run(system: &System, job: &Job, seed: u64, recorder: &mut dyn Recorder) -> Result<RunSummary, SimError> {
+pub fn run(
+    system: &System,
+    job: &Job,
+    seed: u64,
+    recorder: &mut dyn Recorder,
+) -> Result<RunSummary, SimError> {
     let mut sim = Sim::new(system, job, seed, recorder)?;
     sim.validate()?;
     sim.main_loop()?;
@@ -147,7 +176,9 @@ struct Funcs {
 impl Funcs {
     fn lookup() -> Funcs {
         let id = |name: &str, fallback: u16| {
-            pioscope_trace::functions::by_name(name).map(|f| f.id).unwrap_or(fallback)
+            pioscope_trace::functions::by_name(name)
+                .map(|f| f.id)
+                .unwrap_or(fallback)
         };
         Funcs {
             server_read: id("server_read", 700),
@@ -223,7 +254,12 @@ struct Sim<'a> {
 }
 
 impl<'a> Sim<'a> {
-    fn new(sys: &'a System, job: &'a Job, seed: u64, rec: &'a mut dyn Recorder) -> Result<Sim<'a>, SimError> {
+    fn new(
+        sys: &'a System,
+        job: &'a Job,
+        seed: u64,
+        rec: &'a mut dyn Recorder,
+    ) -> Result<Sim<'a>, SimError> {
         let nranks = job.programs.len();
         let capacity = sys.nodes.count as u64 * sys.nodes.ranks_per_node as u64;
         if nranks as u64 > capacity {
@@ -237,10 +273,17 @@ impl<'a> Sim<'a> {
         // Written so that NaN is refused too.
         let positive = |x: f64| x > 0.0;
         if !positive(n.bandwidth) || !positive(n.intra_node_bandwidth) {
-            return Err(SimError::Model("network bandwidths must be positive".into()));
+            return Err(SimError::Model(
+                "network bandwidths must be positive".into(),
+            ));
         }
         let st = &sys.storage;
-        let nservers = st.data_servers + if st.metadata_on_data_servers { 0 } else { st.metadata_servers };
+        let nservers = st.data_servers
+            + if st.metadata_on_data_servers {
+                0
+            } else {
+                st.metadata_servers
+            };
         let mut net = FlowNet::new();
         let endpoints = sys.nodes.count + nservers;
         let mut up = Vec::with_capacity(endpoints as usize);
@@ -250,12 +293,24 @@ impl<'a> Sim<'a> {
             down.push(net.add_link(n.bandwidth));
         }
         let bisection = (n.bisection_bandwidth > 0.0).then(|| net.add_link(n.bisection_bandwidth));
-        let merge = if st.max_request == 0 { u64::MAX } else { st.max_request };
-        let limit = if st.cache.write_back == 0 { 0 } else { st.cache.dirty_limit.min(st.cache.write_back).max(1) };
+        let merge = if st.max_request == 0 {
+            u64::MAX
+        } else {
+            st.max_request
+        };
+        let limit = if st.cache.write_back == 0 {
+            0
+        } else {
+            st.cache.dirty_limit.min(st.cache.write_back).max(1)
+        };
         let servers = (0..nservers)
             .map(|_| {
-                Server::new(st.disks_per_server.max(1), WriteBack::new(limit, merge), ReadCache::new(st.cache.read_cache))
-                    .with_threads(st.server_threads)
+                Server::new(
+                    st.disks_per_server.max(1),
+                    WriteBack::new(limit, merge),
+                    ReadCache::new(st.cache.read_cache),
+                )
+                .with_threads(st.server_threads)
             })
             .collect();
         let ranks = (0..nranks as u32)
@@ -316,12 +371,18 @@ impl<'a> Sim<'a> {
             let rank = r as Rank;
             for (op, o) in prog.iter().enumerate() {
                 let file = match o {
-                    Op::Io { file, .. } | Op::Meta { file, .. } | Op::Lock { file, .. } | Op::Unlock { file, .. } => {
-                        Some(*file)
-                    }
+                    Op::Io { file, .. }
+                    | Op::Meta { file, .. }
+                    | Op::Lock { file, .. }
+                    | Op::Unlock { file, .. } => Some(*file),
                     Op::Isend { to: peer, .. } | Op::Irecv { from: peer, .. } => {
                         if *peer as usize >= nranks {
-                            return Err(SimError::NoSuchRank { rank, op, peer: *peer, ranks: nranks });
+                            return Err(SimError::NoSuchRank {
+                                rank,
+                                op,
+                                peer: *peer,
+                                ranks: nranks,
+                            });
                         }
                         None
                     }
@@ -329,14 +390,23 @@ impl<'a> Sim<'a> {
                 };
                 if let Some(file) = file {
                     if file as usize >= files {
-                        return Err(SimError::NoSuchFile { rank, op, file, files });
+                        return Err(SimError::NoSuchFile {
+                            rank,
+                            op,
+                            file,
+                            files,
+                        });
                     }
                 }
                 match o {
                     Op::Io { .. } if self.striping.is_none() => {
-                        return Err(SimError::Model("I/O needs data servers and a stripe size above 0".into()))
+                        return Err(SimError::Model(
+                            "I/O needs data servers and a stripe size above 0".into(),
+                        ))
                     }
-                    Op::Meta { .. } | Op::Lock { .. } | Op::Unlock { .. } if self.servers.is_empty() => {
+                    Op::Meta { .. } | Op::Lock { .. } | Op::Unlock { .. }
+                        if self.servers.is_empty() =>
+                    {
                         return Err(SimError::Model("metadata operations need a server".into()))
                     }
                     _ => {}
@@ -379,7 +449,10 @@ impl<'a> Sim<'a> {
             self.handle(ev)?;
         }
         if self.finished < self.ranks.len() {
-            return Err(SimError::Deadlock { time_ns: self.now, waiting: self.waiting() });
+            return Err(SimError::Deadlock {
+                time_ns: self.now,
+                waiting: self.waiting(),
+            });
         }
         Ok(())
     }
@@ -520,7 +593,11 @@ impl<'a> Sim<'a> {
             n = 3;
         }
         let bw = self.factors(bytes).1;
-        let cap = if bw == 1.0 { f64::INFINITY } else { self.sys.network.bandwidth * bw };
+        let cap = if bw == 1.0 {
+            f64::INFINITY
+        } else {
+            self.sys.network.bandwidth * bw
+        };
         self.net.start(self.now, &links[..n], bytes, cap, token);
         self.flows_started += 1;
     }
@@ -566,7 +643,6 @@ impl<'a> Sim<'a> {
         *free = end;
         end
     }
-
 }
 
 /// Flow tokens: what a finished flow was carrying.

@@ -18,7 +18,7 @@ pub(super) enum Ev {
     Transferred(u64),
     /// Internal to the queue: stands in the heap for the front of an ordered lane.
     LaneHead(u32),
-        /// An MPI message's data left the sender (intra-node copy done).
+    /// An MPI message's data left the sender (intra-node copy done).
     SendLeft(u32),
     /// An eager message arrived at the receiver.
     MsgArrive(u32),
@@ -107,7 +107,11 @@ pub(super) struct Queue {
 impl Queue {
     pub(super) fn push(&mut self, time: u64, ev: Ev) {
         self.seq += 1;
-        let e = Entry { time, seq: self.seq, ev };
+        let e = Entry {
+            time,
+            seq: self.seq,
+            ev,
+        };
         let delay = time.wrapping_sub(self.now);
         if time >= self.now {
             if let Some(lane) = self.lanes.iter_mut().find(|l| l.0 == delay) {
@@ -126,7 +130,11 @@ impl Queue {
     /// decrease (a NIC's small transfers end in the order they were reserved).
     pub(super) fn push_ordered(&mut self, lane: u32, time: u64, ev: Ev) {
         self.seq += 1;
-        let e = Entry { time, seq: self.seq, ev };
+        let e = Entry {
+            time,
+            seq: self.seq,
+            ev,
+        };
         let l = lane as usize;
         if self.ordered.len() <= l {
             self.ordered.resize_with(l + 1, VecDeque::new);
@@ -135,18 +143,28 @@ impl Queue {
         debug_assert!(q.back().is_none_or(|b| b.time <= time));
         q.push_back(e);
         if q.len() == 1 {
-            self.heap.push(Entry { time, seq: e.seq, ev: Ev::LaneHead(lane) });
+            self.heap.push(Entry {
+                time,
+                seq: e.seq,
+                ev: Ev::LaneHead(lane),
+            });
         }
     }
 
     /// Pops the heap's top, resolving an ordered lane's stand-in to the lane's front.
     fn pop_heap(&mut self) -> Option<Entry> {
         let top = self.heap.pop()?;
-        let Ev::LaneHead(lane) = top.ev else { return Some(top) };
+        let Ev::LaneHead(lane) = top.ev else {
+            return Some(top);
+        };
         let q = &mut self.ordered[lane as usize];
         let e = q.pop_front();
         if let Some(next) = q.front() {
-            let head = Entry { time: next.time, seq: next.seq, ev: Ev::LaneHead(lane) };
+            let head = Entry {
+                time: next.time,
+                seq: next.seq,
+                ev: Ev::LaneHead(lane),
+            };
             self.heap.push(head);
         }
         e
@@ -204,7 +222,12 @@ mod tests {
         let got: Vec<(u64, Ev)> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             got,
-            vec![(3, Ev::Resume(2)), (3, Ev::Resume(3)), (5, Ev::Resume(1)), (5, Ev::Resume(0))]
+            vec![
+                (3, Ev::Resume(2)),
+                (3, Ev::Resume(3)),
+                (5, Ev::Resume(1)),
+                (5, Ev::Resume(0))
+            ]
         );
     }
 
@@ -219,7 +242,12 @@ mod tests {
         q.push(10, Ev::Resume(5));
         let got: Vec<(u64, Ev)> = std::iter::from_fn(|| q.pop()).collect();
         let want = [(5, 1), (7, 3), (10, 0), (10, 2), (10, 5), (20, 4)];
-        assert_eq!(got, want.iter().map(|&(t, r)| (t, Ev::Resume(r))).collect::<Vec<_>>());
+        assert_eq!(
+            got,
+            want.iter()
+                .map(|&(t, r)| (t, Ev::Resume(r)))
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -232,7 +260,9 @@ mod tests {
         let mut x = 12345u64;
         for round in 0..50u64 {
             for _ in 0..40 {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let delay = (x >> 33) % 30;
                 let t = round * 10 + delay;
                 q.push(t, Ev::Resume(n));

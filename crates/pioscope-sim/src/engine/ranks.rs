@@ -1,7 +1,7 @@
 //! Ranks as state machines: stepping through the program until an op blocks, message slots
 //! and WaitAll, Begin/End bookkeeping, the barrier, and what a blocked rank waits on.
 
-use super::{SimError, Sim, Waiting};
+use super::{Sim, SimError, Waiting};
 use crate::model::System;
 use crate::program::{MetaKind, Op, Rank, Slot};
 
@@ -107,7 +107,13 @@ pub(super) fn handoffs(sys: &System, ranks: &[RankState]) -> Vec<u64> {
     let cores = sys.nodes.cores;
     per_node
         .into_iter()
-        .map(|n| if cores > 0 && n > cores { sys.nodes.handoff_ns } else { 0 })
+        .map(|n| {
+            if cores > 0 && n > cores {
+                sys.nodes.handoff_ns
+            } else {
+                0
+            }
+        })
         .collect()
 }
 
@@ -185,7 +191,11 @@ impl Sim<'_> {
                     self.post_send(r, *to, *bytes, *slot)?;
                     continue;
                 }
-                Op::Irecv { from, bytes: _, slot } => {
+                Op::Irecv {
+                    from,
+                    bytes: _,
+                    slot,
+                } => {
                     self.start_slot(r, pc, *slot, *from, true)?;
                     self.post_recv(r, *from, *slot)?;
                     continue;
@@ -195,7 +205,13 @@ impl Sim<'_> {
                     let st = &mut self.ranks[ri];
                     for &s in slots {
                         match st.slots.get(s as usize).map(|x| x.state) {
-                            None | Some(IDLE) => return Err(SimError::SlotNotStarted { rank: r, op: pc, slot: s }),
+                            None | Some(IDLE) => {
+                                return Err(SimError::SlotNotStarted {
+                                    rank: r,
+                                    op: pc,
+                                    slot: s,
+                                })
+                            }
                             Some(PENDING) => {
                                 let x = &mut st.slots[s as usize];
                                 if !x.awaited {
@@ -228,18 +244,31 @@ impl Sim<'_> {
                     st.blocked_op = pc;
                     return self.exchange_arrive(r, t);
                 }
-                Op::Io { file, kind, offset, bytes } => {
+                Op::Io {
+                    file,
+                    kind,
+                    offset,
+                    bytes,
+                } => {
                     if !self.start_io(r, *file, *kind, *offset, *bytes) {
                         continue;
                     }
                     Block::Io
                 }
                 Op::Meta { file, kind } => self.start_meta(r, *file, *kind),
-                Op::Lock { file, offset, bytes } => {
+                Op::Lock {
+                    file,
+                    offset,
+                    bytes,
+                } => {
                     self.start_lock(r, *file, *offset, *bytes);
                     Block::Lock
                 }
-                Op::Unlock { file, offset, bytes } => {
+                Op::Unlock {
+                    file,
+                    offset,
+                    bytes,
+                } => {
                     self.start_unlock(r, *file, *offset, *bytes);
                     Block::Unlock
                 }
@@ -278,16 +307,36 @@ impl Sim<'_> {
     }
 
     /// Isend/Irecv take slot `slot` of rank `r`.
-    fn start_slot(&mut self, r: Rank, op: usize, slot: Slot, peer: Rank, recv: bool) -> Result<(), SimError> {
+    fn start_slot(
+        &mut self,
+        r: Rank,
+        op: usize,
+        slot: Slot,
+        peer: Rank,
+        recv: bool,
+    ) -> Result<(), SimError> {
         let slots = &mut self.ranks[r as usize].slots;
         if slots.len() <= slot as usize {
-            slots.resize(slot as usize + 1, SlotInfo { state: IDLE, awaited: false, recv: false, peer: 0 });
+            slots.resize(
+                slot as usize + 1,
+                SlotInfo {
+                    state: IDLE,
+                    awaited: false,
+                    recv: false,
+                    peer: 0,
+                },
+            );
         }
         let s = &mut slots[slot as usize];
         if s.state != IDLE {
             return Err(SimError::SlotBusy { rank: r, op, slot });
         }
-        *s = SlotInfo { state: PENDING, awaited: false, recv, peer };
+        *s = SlotInfo {
+            state: PENDING,
+            awaited: false,
+            recv,
+            peer,
+        };
         Ok(())
     }
 
@@ -326,9 +375,16 @@ impl Sim<'_> {
         let n = self.ranks.len();
         if self.barrier.arrived.len() == n {
             let one_node = self.ranks.iter().all(|x| x.node == self.ranks[0].node);
-            let lat = if one_node { self.sys.network.intra_node_latency_ns } else { self.latency(0) };
+            let lat = if one_node {
+                self.sys.network.intra_node_latency_ns
+            } else {
+                self.latency(0)
+            };
             // Everyone leaves together: the slowest hand-off of any node counts.
-            self.q.push(self.now + tree_depth(n) * lat + self.handoff_all, super::Ev::BarrierRelease);
+            self.q.push(
+                self.now + tree_depth(n) * lat + self.handoff_all,
+                super::Ev::BarrierRelease,
+            );
         }
     }
 
@@ -393,7 +449,11 @@ impl Sim<'_> {
                 Block::Running => "ready to run (engine error)".to_string(),
                 other => format!("in {other:?}"),
             };
-            out.push(Waiting { rank: i as Rank, op: st.blocked_op, on });
+            out.push(Waiting {
+                rank: i as Rank,
+                op: st.blocked_op,
+                on,
+            });
         }
         out
     }

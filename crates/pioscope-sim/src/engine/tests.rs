@@ -9,7 +9,11 @@ use crate::program::{IoKind, Job, MetaKind, Op};
 const MIB: u64 = 1 << 20;
 
 fn job(programs: Vec<Vec<Op>>) -> Job {
-    Job { programs, files: vec!["/f0".into(), "/f1".into()], description: "test".into() }
+    Job {
+        programs,
+        files: vec!["/f0".into(), "/f1".into()],
+        description: "test".into(),
+    }
 }
 
 fn go(sys: &System, job: &Job) -> (RunSummary, Log) {
@@ -26,11 +30,21 @@ fn timed(mut ops: Vec<Op>) -> Vec<Op> {
 }
 
 fn send(to: u32, bytes: u64) -> Vec<Op> {
-    timed(vec![Op::Isend { to, bytes, slot: 0 }, Op::WaitAll { slots: vec![0] }])
+    timed(vec![
+        Op::Isend { to, bytes, slot: 0 },
+        Op::WaitAll { slots: vec![0] },
+    ])
 }
 
 fn recv(from: u32, bytes: u64) -> Vec<Op> {
-    timed(vec![Op::Irecv { from, bytes, slot: 0 }, Op::WaitAll { slots: vec![0] }])
+    timed(vec![
+        Op::Irecv {
+            from,
+            bytes,
+            slot: 0,
+        },
+        Op::WaitAll { slots: vec![0] },
+    ])
 }
 
 #[test]
@@ -38,7 +52,10 @@ fn one_flow_latency_plus_bytes_over_bandwidth() {
     let mut sys = system();
     sys.network.eager_limit = 1 << 30;
     // Rank 0 on node 0, rank 2 on node 1.
-    let (s, log) = go(&sys, &job(vec![send(2, 1_000_000), vec![], recv(0, 1_000_000)]));
+    let (s, log) = go(
+        &sys,
+        &job(vec![send(2, 1_000_000), vec![], recv(0, 1_000_000)]),
+    );
     // 1 MB at 1 GB/s = 1 ms; the eager send completes when the data has left.
     assert_eq!(log.calls(0), vec![(0, 1_000_000)]);
     assert_eq!(log.calls(2), vec![(0, 1_000_000 + 1_000)]);
@@ -53,10 +70,24 @@ fn n_flows_into_one_nic_share_it_and_finish_together() {
     // Ranks 0, 2, 4 (nodes 0, 1, 2) each send 1 MB to rank 6 (node 3): 1/3 GB/s each.
     let mut sink = vec![];
     for (slot, from) in [0u32, 2, 4].iter().enumerate() {
-        sink.push(Op::Irecv { from: *from, bytes: 1_000_000, slot: slot as u32 });
+        sink.push(Op::Irecv {
+            from: *from,
+            bytes: 1_000_000,
+            slot: slot as u32,
+        });
     }
-    sink.push(Op::WaitAll { slots: vec![0, 1, 2] });
-    let progs = vec![send(6, 1_000_000), vec![], send(6, 1_000_000), vec![], send(6, 1_000_000), vec![], timed(sink)];
+    sink.push(Op::WaitAll {
+        slots: vec![0, 1, 2],
+    });
+    let progs = vec![
+        send(6, 1_000_000),
+        vec![],
+        send(6, 1_000_000),
+        vec![],
+        send(6, 1_000_000),
+        vec![],
+        timed(sink),
+    ];
     let (_, log) = go(&sys, &job(progs));
     for r in [0, 2, 4] {
         assert_eq!(log.calls(r), vec![(0, 3_000_000)]);
@@ -71,12 +102,42 @@ fn a_capped_flow_leaves_its_share_to_the_other() {
     let mut sys = system();
     sys.network.eager_limit = 1 << 30;
     sys.network.size_factors = vec![
-        SizeFactor { min_size: 0, latency: 1.0, bandwidth: 1.0 },
-        SizeFactor { min_size: 2_000_000, latency: 1.0, bandwidth: 0.2 },
+        SizeFactor {
+            min_size: 0,
+            latency: 1.0,
+            bandwidth: 1.0,
+        },
+        SizeFactor {
+            min_size: 2_000_000,
+            latency: 1.0,
+            bandwidth: 0.2,
+        },
     ];
-    let mut sink = vec![Op::Irecv { from: 0, bytes: 2_000_000, slot: 0 }, Op::Irecv { from: 2, bytes: 1_000_000, slot: 1 }];
+    let mut sink = vec![
+        Op::Irecv {
+            from: 0,
+            bytes: 2_000_000,
+            slot: 0,
+        },
+        Op::Irecv {
+            from: 2,
+            bytes: 1_000_000,
+            slot: 1,
+        },
+    ];
     sink.push(Op::WaitAll { slots: vec![0, 1] });
-    let (_, log) = go(&sys, &job(vec![send(6, 2_000_000), vec![], send(6, 1_000_000), vec![], vec![], vec![], sink]));
+    let (_, log) = go(
+        &sys,
+        &job(vec![
+            send(6, 2_000_000),
+            vec![],
+            send(6, 1_000_000),
+            vec![],
+            vec![],
+            vec![],
+            sink,
+        ]),
+    );
     assert_eq!(log.calls(2), vec![(0, 1_250_000)]);
     // 2 MB at 0.2 GB/s = 10 ms (the 1 MB flow ending does not speed it up: it is capped).
     assert_eq!(log.calls(0), vec![(0, 10_000_000)]);
@@ -113,24 +174,43 @@ fn messages_match_in_posting_order_per_pair() {
     sys.network.eager_limit = 1 << 30;
     // A big then a small message: the small one arrives first but matches the second receive.
     let sender = timed(vec![
-        Op::Isend { to: 2, bytes: 4_000_000, slot: 0 },
-        Op::Isend { to: 2, bytes: 2_000, slot: 1 },
+        Op::Isend {
+            to: 2,
+            bytes: 4_000_000,
+            slot: 0,
+        },
+        Op::Isend {
+            to: 2,
+            bytes: 2_000,
+            slot: 1,
+        },
         Op::WaitAll { slots: vec![0, 1] },
     ]);
     let receiver = vec![
         Op::Begin(Box::new(call(1))),
-        Op::Irecv { from: 0, bytes: 4_000_000, slot: 0 },
+        Op::Irecv {
+            from: 0,
+            bytes: 4_000_000,
+            slot: 0,
+        },
         Op::WaitAll { slots: vec![0] },
         Op::End,
         Op::Begin(Box::new(call(2))),
-        Op::Irecv { from: 0, bytes: 2_000, slot: 0 },
+        Op::Irecv {
+            from: 0,
+            bytes: 2_000,
+            slot: 0,
+        },
         Op::WaitAll { slots: vec![0] },
         Op::End,
     ];
     let (_, log) = go(&sys, &job(vec![sender, vec![], receiver]));
     // Both flows share the up NIC: the 2 KB one takes 4 µs at 0.5 GB/s, the 4 MB one then has
     // 3,998,000 B left at full rate: done at 4,000 + 3,998,000 ns.
-    assert_eq!(log.calls(2), vec![(0, 4_002_000 + 1_000), (4_003_000, 4_003_000)]);
+    assert_eq!(
+        log.calls(2),
+        vec![(0, 4_002_000 + 1_000), (4_003_000, 4_003_000)]
+    );
 }
 
 #[test]
@@ -140,31 +220,79 @@ fn small_messages_take_turns_on_a_nic() {
     let mut sink = vec![];
     for (slot, from) in [0u32, 2, 4].iter().enumerate() {
         sink.push(Op::Begin(Box::new(call(1))));
-        sink.push(Op::Irecv { from: *from, bytes: 500, slot: slot as u32 });
-        sink.push(Op::WaitAll { slots: vec![slot as u32] });
+        sink.push(Op::Irecv {
+            from: *from,
+            bytes: 500,
+            slot: slot as u32,
+        });
+        sink.push(Op::WaitAll {
+            slots: vec![slot as u32],
+        });
         sink.push(Op::End);
     }
-    let progs = vec![send(6, 500), vec![], send(6, 500), vec![], send(6, 500), vec![], sink];
+    let progs = vec![
+        send(6, 500),
+        vec![],
+        send(6, 500),
+        vec![],
+        send(6, 500),
+        vec![],
+        sink,
+    ];
     let (s, log) = go(&system(), &job(progs));
-    assert_eq!(log.calls(6), vec![(0, 1_500), (1_500, 2_000), (2_000, 2_500)]);
+    assert_eq!(
+        log.calls(6),
+        vec![(0, 1_500), (1_500, 2_000), (2_000, 2_500)]
+    );
     assert_eq!((s.flows, s.small_transfers), (0, 3));
 }
 
 #[test]
 fn write_through_to_ssd_closed_form() {
     let sys = system();
-    let io = timed(vec![Op::Io { file: 0, kind: IoKind::Write, offset: 0, bytes: MIB }]);
+    let io = timed(vec![Op::Io {
+        file: 0,
+        kind: IoKind::Write,
+        offset: 0,
+        bytes: MIB,
+    }]);
     let (s, log) = go(&sys, &job(vec![io]));
     // Above the eager limit: a round trip (2 µs), 1 MiB at 1 GB/s, 1 µs, the SSD at 100 MB/s,
     // the ack (1 µs).
     let disk = MIB * 10; // 1 MiB at 1e8 B/s = 10,485,760 ns
     let arrive = 2_000 + MIB + 1_000;
     assert_eq!(log.calls(0), vec![(0, arrive + disk + 1_000)]);
-    let server: Vec<_> = log.0.iter().filter_map(|r| if let Rec::Server(a) = r { Some(a.clone()) } else { None }).collect();
+    let server: Vec<_> = log
+        .0
+        .iter()
+        .filter_map(|r| {
+            if let Rec::Server(a) = r {
+                Some(a.clone())
+            } else {
+                None
+            }
+        })
+        .collect();
     assert_eq!(server.len(), 1);
-    assert_eq!((server[0].func, server[0].start_ns, server[0].end_ns), (701, arrive, arrive + disk));
-    let disks: Vec<_> = log.0.iter().filter_map(|r| if let Rec::Disk(a) = r { Some(a.clone()) } else { None }).collect();
-    assert_eq!((disks[0].func, disks[0].offset, disks[0].bytes), (801, 0, MIB));
+    assert_eq!(
+        (server[0].func, server[0].start_ns, server[0].end_ns),
+        (701, arrive, arrive + disk)
+    );
+    let disks: Vec<_> = log
+        .0
+        .iter()
+        .filter_map(|r| {
+            if let Rec::Disk(a) = r {
+                Some(a.clone())
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(
+        (disks[0].func, disks[0].offset, disks[0].bytes),
+        (801, 0, MIB)
+    );
     assert_eq!(s.requests, 1);
 }
 
@@ -173,27 +301,55 @@ fn io_pieces_go_to_servers_concurrently() {
     let sys = system();
     // 2 MiB over two servers: two pieces share the client's NIC (0.5 GB/s each, 2,097,152 ns),
     // then each server's SSD in parallel.
-    let io = timed(vec![Op::Io { file: 0, kind: IoKind::Write, offset: 0, bytes: 2 * MIB }]);
+    let io = timed(vec![Op::Io {
+        file: 0,
+        kind: IoKind::Write,
+        offset: 0,
+        bytes: 2 * MIB,
+    }]);
     let (s, log) = go(&sys, &job(vec![io]));
     assert_eq!(s.requests, 2);
-    assert_eq!(log.calls(0), vec![(0, 2_000 + 2 * MIB + 1_000 + 10 * MIB + 1_000)]);
+    assert_eq!(
+        log.calls(0),
+        vec![(0, 2_000 + 2 * MIB + 1_000 + 10 * MIB + 1_000)]
+    );
 }
 
 fn cached(dirty_limit: u64) -> System {
     let mut sys = system();
     sys.storage.data_servers = 1;
     sys.layout.stripe_size = 4 * MIB;
-    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit, flush_rate: 1e8, read_cache: 0, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0, rewrite_memory_bandwidth: 0.0, large_copy_above: 0, large_copy_factor: 0.0 };
+    sys.storage.cache = Cache {
+        write_back: 8 * MIB,
+        dirty_limit,
+        flush_rate: 1e8,
+        read_cache: 0,
+        memory_bandwidth: 1e10,
+        read_memory_bandwidth: 0.0,
+        rewrite_memory_bandwidth: 0.0,
+        large_copy_above: 0,
+        large_copy_factor: 0.0,
+    };
     sys
 }
 
 fn two_writes() -> Vec<Op> {
     vec![
         Op::Begin(Box::new(call(1))),
-        Op::Io { file: 0, kind: IoKind::Write, offset: 0, bytes: MIB },
+        Op::Io {
+            file: 0,
+            kind: IoKind::Write,
+            offset: 0,
+            bytes: MIB,
+        },
         Op::End,
         Op::Begin(Box::new(call(1))),
-        Op::Io { file: 0, kind: IoKind::Write, offset: MIB, bytes: MIB },
+        Op::Io {
+            file: 0,
+            kind: IoKind::Write,
+            offset: MIB,
+            bytes: MIB,
+        },
         Op::End,
     ]
 }
@@ -206,8 +362,16 @@ fn write_back_absorbs_below_dirty_limit() {
     let one = 2_000 + MIB + 1_000 + 104_858 + 1_000;
     assert_eq!(log.calls(0), vec![(0, one), (one, 2 * one)]);
     // The flush still happened, in the background: 2 server_flush and 2 disk_write records.
-    let flushes = log.0.iter().filter(|r| matches!(r, Rec::Server(a) if a.func == 709)).count();
-    let disk_writes = log.0.iter().filter(|r| matches!(r, Rec::Disk(a) if a.func == 801)).count();
+    let flushes = log
+        .0
+        .iter()
+        .filter(|r| matches!(r, Rec::Server(a) if a.func == 709))
+        .count();
+    let disk_writes = log
+        .0
+        .iter()
+        .filter(|r| matches!(r, Rec::Disk(a) if a.func == 801))
+        .count();
     assert_eq!((flushes, disk_writes), (2, 2));
 }
 
@@ -218,7 +382,10 @@ fn write_back_blocks_the_writer_above_dirty_limit() {
     // The first write's flush starts when it reached the cache and takes 1 MiB / 100 MB/s.
     let flushed = 2_000 + MIB + 1_000 + 10 * MIB;
     // The second write waits for it, then is copied and acked.
-    assert_eq!(log.calls(0), vec![(0, one), (one, flushed + 104_858 + 1_000)]);
+    assert_eq!(
+        log.calls(0),
+        vec![(0, one), (one, flushed + 104_858 + 1_000)]
+    );
 }
 
 #[test]
@@ -226,12 +393,25 @@ fn sync_waits_for_the_flush_and_read_cache_hits() {
     let mut sys = cached(4 * MIB);
     sys.storage.cache.read_cache = 8 * MIB;
     let prog = vec![
-        Op::Io { file: 0, kind: IoKind::Write, offset: 0, bytes: MIB },
+        Op::Io {
+            file: 0,
+            kind: IoKind::Write,
+            offset: 0,
+            bytes: MIB,
+        },
         Op::Begin(Box::new(call(1))),
-        Op::Meta { file: 0, kind: MetaKind::Sync },
+        Op::Meta {
+            file: 0,
+            kind: MetaKind::Sync,
+        },
         Op::End,
         Op::Begin(Box::new(call(2))),
-        Op::Io { file: 0, kind: IoKind::Read, offset: 0, bytes: MIB },
+        Op::Io {
+            file: 0,
+            kind: IoKind::Read,
+            offset: 0,
+            bytes: MIB,
+        },
         Op::End,
     ];
     let (_, log) = go(&sys, &job(vec![prog]));
@@ -240,8 +420,17 @@ fn sync_waits_for_the_flush_and_read_cache_hits() {
     // The journal commit (sync_op_ns, 1 ms) after the flush, then the reply.
     let synced = flushed + 1_000_000 + 1_000;
     // The read hits the cache: request, memory copy, 1 MiB back, latency.
-    assert_eq!(log.calls(0), vec![(written, synced), (synced, synced + 1_000 + 104_858 + MIB + 1_000)]);
-    assert!(!log.0.iter().any(|r| matches!(r, Rec::Disk(a) if a.func == 800)));
+    assert_eq!(
+        log.calls(0),
+        vec![
+            (written, synced),
+            (synced, synced + 1_000 + 104_858 + MIB + 1_000)
+        ]
+    );
+    assert!(!log
+        .0
+        .iter()
+        .any(|r| matches!(r, Rec::Disk(a) if a.func == 800)));
 }
 
 /// Issue 4 (accuracy): a real fsync commits the journal even with nothing dirty; the engine
@@ -249,7 +438,12 @@ fn sync_waits_for_the_flush_and_read_cache_hits() {
 #[test]
 fn sync_charges_a_synced_metadata_update() {
     let sys = system();
-    let sync = || timed(vec![Op::Meta { file: 0, kind: MetaKind::Sync }]);
+    let sync = || {
+        timed(vec![Op::Meta {
+            file: 0,
+            kind: MetaKind::Sync,
+        }])
+    };
     let (_, log) = go(&sys, &job(vec![sync(), sync()]));
     // Latency there, 1 ms commit, latency back; the second commit waits for the first.
     assert_eq!(log.calls(0), vec![(0, 1_002_000)]);
@@ -259,7 +453,12 @@ fn sync_charges_a_synced_metadata_update() {
 #[test]
 fn creates_are_serialized_on_the_metadata_server() {
     let sys = system();
-    let create = |file| timed(vec![Op::Meta { file, kind: MetaKind::Create }]);
+    let create = |file| {
+        timed(vec![Op::Meta {
+            file,
+            kind: MetaKind::Create,
+        }])
+    };
     let (_, log) = go(&sys, &job(vec![create(0), vec![], create(0)]));
     // 3 synced operations of 1 ms each, plus a round trip; the second waits for the first.
     assert_eq!(log.calls(0), vec![(0, 3_002_000)]);
@@ -268,9 +467,17 @@ fn creates_are_serialized_on_the_metadata_server() {
 
 fn locked(offset: u64) -> Vec<Op> {
     timed(vec![
-        Op::Lock { file: 0, offset, bytes: 100 },
+        Op::Lock {
+            file: 0,
+            offset,
+            bytes: 100,
+        },
         Op::Compute { ns: 1_000_000 },
-        Op::Unlock { file: 0, offset, bytes: 100 },
+        Op::Unlock {
+            file: 0,
+            offset,
+            bytes: 100,
+        },
     ])
 }
 
@@ -290,8 +497,9 @@ fn locks_serialize_overlapping_ranges_only() {
 #[test]
 fn barrier_costs_log2_ranks_latencies_after_the_last_arrival() {
     let sys = system();
-    let progs: Vec<Vec<Op>> =
-        (0..8u64).map(|r| timed(vec![Op::Compute { ns: r * 1_000 }, Op::Barrier])).collect();
+    let progs: Vec<Vec<Op>> = (0..8u64)
+        .map(|r| timed(vec![Op::Compute { ns: r * 1_000 }, Op::Barrier]))
+        .collect();
     let (s, log) = go(&sys, &job(progs));
     for r in 0..8 {
         assert_eq!(log.calls(r), vec![(0, 7_000 + 3 * 1_000)]);
@@ -309,15 +517,44 @@ fn mixed() -> Job {
         let from = (r + 5) % 8;
         progs.push(vec![
             Op::Begin(Box::new(call(1))),
-            Op::Isend { to: peer, bytes: 100_000 * (r as u64 + 1), slot: 0 },
-            Op::Irecv { from, bytes: 0, slot: 1 },
+            Op::Isend {
+                to: peer,
+                bytes: 100_000 * (r as u64 + 1),
+                slot: 0,
+            },
+            Op::Irecv {
+                from,
+                bytes: 0,
+                slot: 1,
+            },
             Op::WaitAll { slots: vec![0, 1] },
-            Op::Io { file: r % 2, kind: IoKind::Write, offset: r as u64 * 300_000, bytes: 300_000 },
+            Op::Io {
+                file: r % 2,
+                kind: IoKind::Write,
+                offset: r as u64 * 300_000,
+                bytes: 300_000,
+            },
             Op::Barrier,
-            Op::Io { file: r % 2, kind: IoKind::Read, offset: r as u64 * 300_000, bytes: 300_000 },
-            Op::Lock { file: 0, offset: 0, bytes: 10 },
-            Op::Unlock { file: 0, offset: 0, bytes: 10 },
-            Op::Meta { file: 1, kind: MetaKind::Stat },
+            Op::Io {
+                file: r % 2,
+                kind: IoKind::Read,
+                offset: r as u64 * 300_000,
+                bytes: 300_000,
+            },
+            Op::Lock {
+                file: 0,
+                offset: 0,
+                bytes: 10,
+            },
+            Op::Unlock {
+                file: 0,
+                offset: 0,
+                bytes: 10,
+            },
+            Op::Meta {
+                file: 1,
+                kind: MetaKind::Stat,
+            },
             Op::End,
         ]);
     }
@@ -327,7 +564,17 @@ fn mixed() -> Job {
 #[test]
 fn same_inputs_same_seed_same_record_sequence() {
     let mut sys = system();
-    sys.storage.cache = Cache { write_back: 8 * MIB, dirty_limit: MIB, flush_rate: 5e7, read_cache: 2 * MIB, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0, rewrite_memory_bandwidth: 0.0, large_copy_above: 0, large_copy_factor: 0.0 };
+    sys.storage.cache = Cache {
+        write_back: 8 * MIB,
+        dirty_limit: MIB,
+        flush_rate: 5e7,
+        read_cache: 2 * MIB,
+        memory_bandwidth: 1e10,
+        read_memory_bandwidth: 0.0,
+        rewrite_memory_bandwidth: 0.0,
+        large_copy_above: 0,
+        large_copy_factor: 0.0,
+    };
     sys.network.bisection_bandwidth = 1.5e9;
     let (s1, a) = go(&sys, &mixed());
     let (s2, b) = go(&sys, &mixed());
@@ -339,28 +586,83 @@ fn same_inputs_same_seed_same_record_sequence() {
 #[test]
 fn a_deadlock_names_the_ranks_and_what_they_wait_for() {
     let sys = system();
-    let p = |from| vec![Op::Irecv { from, bytes: 1, slot: 0 }, Op::WaitAll { slots: vec![0] }];
+    let p = |from| {
+        vec![
+            Op::Irecv {
+                from,
+                bytes: 1,
+                slot: 0,
+            },
+            Op::WaitAll { slots: vec![0] },
+        ]
+    };
     let err = run(&sys, &job(vec![p(1), p(0)]), 0, &mut Log::default()).unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, SimError::Deadlock { ref waiting, .. } if waiting.len() == 2), "{msg}");
-    assert!(msg.contains("rank 0 (op 1) waits in WaitAll for slot 0 (Irecv from rank 1)"), "{msg}");
-    assert!(msg.contains("rank 1 (op 1) waits in WaitAll for slot 0 (Irecv from rank 0)"), "{msg}");
+    assert!(
+        matches!(err, SimError::Deadlock { ref waiting, .. } if waiting.len() == 2),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("rank 0 (op 1) waits in WaitAll for slot 0 (Irecv from rank 1)"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("rank 1 (op 1) waits in WaitAll for slot 0 (Irecv from rank 0)"),
+        "{msg}"
+    );
     // A barrier some rank never reaches.
-    let err = run(&sys, &job(vec![vec![Op::Barrier], vec![]]), 0, &mut Log::default()).unwrap_err();
-    assert!(err.to_string().contains("rank 0 (op 0) waits at barrier 1 (1 of 2 ranks arrived)"), "{err}");
+    let err = run(
+        &sys,
+        &job(vec![vec![Op::Barrier], vec![]]),
+        0,
+        &mut Log::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("rank 0 (op 0) waits at barrier 1 (1 of 2 ranks arrived)"),
+        "{err}"
+    );
 }
 
 #[test]
 fn bad_jobs_are_refused() {
     let sys = system();
     let e = run(&sys, &job(vec![vec![]; 9]), 0, &mut Log::default()).unwrap_err();
-    assert!(matches!(e, SimError::TooManyRanks { ranks: 9, nodes: 4, per_node: 2 }));
-    let io = vec![Op::Io { file: 5, kind: IoKind::Read, offset: 0, bytes: 1 }];
+    assert!(matches!(
+        e,
+        SimError::TooManyRanks {
+            ranks: 9,
+            nodes: 4,
+            per_node: 2
+        }
+    ));
+    let io = vec![Op::Io {
+        file: 5,
+        kind: IoKind::Read,
+        offset: 0,
+        bytes: 1,
+    }];
     let e = run(&sys, &job(vec![io]), 0, &mut Log::default()).unwrap_err();
-    assert!(matches!(e, SimError::NoSuchFile { rank: 0, op: 0, file: 5, files: 2 }));
+    assert!(matches!(
+        e,
+        SimError::NoSuchFile {
+            rank: 0,
+            op: 0,
+            file: 5,
+            files: 2
+        }
+    ));
     let w = vec![Op::WaitAll { slots: vec![3] }];
     let e = run(&sys, &job(vec![w]), 0, &mut Log::default()).unwrap_err();
-    assert!(matches!(e, SimError::SlotNotStarted { rank: 0, op: 0, slot: 3 }));
+    assert!(matches!(
+        e,
+        SimError::SlotNotStarted {
+            rank: 0,
+            op: 0,
+            slot: 3
+        }
+    ));
     let e = run(&sys, &job(vec![vec![Op::End]]), 0, &mut Log::default()).unwrap_err();
     assert!(matches!(e, SimError::Unbalanced { rank: 0, op: 0 }));
 }
@@ -368,13 +670,31 @@ fn bad_jobs_are_refused() {
 #[test]
 fn nested_calls_report_depth() {
     let sys = system();
-    let prog = vec![Op::Begin(Box::new(call(1))), Op::Begin(Box::new(call(2))), Op::Compute { ns: 5 }, Op::End, Op::End];
+    let prog = vec![
+        Op::Begin(Box::new(call(1))),
+        Op::Begin(Box::new(call(2))),
+        Op::Compute { ns: 5 },
+        Op::End,
+        Op::End,
+    ];
     let (_, log) = go(&sys, &job(vec![prog]));
     assert_eq!(
         log.0,
         vec![
-            Rec::Call { rank: 0, depth: 1, func: 2, start: 0, end: 5 },
-            Rec::Call { rank: 0, depth: 0, func: 1, start: 0, end: 5 },
+            Rec::Call {
+                rank: 0,
+                depth: 1,
+                func: 2,
+                start: 0,
+                end: 5
+            },
+            Rec::Call {
+                rank: 0,
+                depth: 0,
+                func: 1,
+                start: 0,
+                end: 5
+            },
         ]
     );
 }
@@ -414,7 +734,10 @@ fn two_node_exchange() -> Job {
         timed(vec![side(0, &[(2, 1_000_000)], &[(2, 200_000)])]),
         timed(vec![side(1, &[(3, 500_000)], &[])]),
         timed(vec![side(2, &[(0, 200_000)], &[(0, 1_000_000)])]),
-        timed(vec![Op::Compute { ns: 5_000 }, side(3, &[], &[(1, 500_000)])]),
+        timed(vec![
+            Op::Compute { ns: 5_000 },
+            side(3, &[], &[(1, 500_000)]),
+        ]),
     ])
 }
 
@@ -426,9 +749,16 @@ fn aggregated_exchange_ends_when_the_busiest_nic_direction_is_done() {
     // Node 0 sends 1.5 MB (node 1 receives them): 1.5 ms at 1 GB/s, after the last arrival
     // (5 µs) and one latency (1 µs); every rank leaves together.
     for r in 0..4 {
-        assert_eq!(log.calls(r), vec![(0, 5_000 + 1_000 + 1_500_000)], "rank {r}");
+        assert_eq!(
+            log.calls(r),
+            vec![(0, 5_000 + 1_000 + 1_500_000)],
+            "rank {r}"
+        );
     }
-    assert_eq!((s.exchanges, s.messages, s.flows, s.small_transfers), (1, 3, 0, 0));
+    assert_eq!(
+        (s.exchanges, s.messages, s.flows, s.small_transfers),
+        (1, 3, 0, 0)
+    );
     // A switch of 0.5 GB/s carries all 1.7 MB between nodes: 3.4 ms instead.
     sys.network.bisection_bandwidth = 0.5e9;
     let (_, log) = go(&sys, &two_node_exchange());
@@ -450,7 +780,11 @@ fn aggregated_exchange_on_one_node_copies_at_the_intra_node_bandwidth() {
     sys.network.eager_limit = 1 << 30;
     let progs = vec![
         timed(vec![side(0, &[(1, 1_000_000)], &[])]),
-        timed(vec![side(1, &[(1, 1_000_000)], &[(0, 1_000_000), (1, 1_000_000)])]),
+        timed(vec![side(
+            1,
+            &[(1, 1_000_000)],
+            &[(0, 1_000_000), (1, 1_000_000)],
+        )]),
     ];
     let (s, log) = go(&sys, &job(progs));
     assert_eq!(log.calls(0), vec![(0, 200_000 + 100)]);
@@ -465,7 +799,13 @@ fn aggregated_exchange_on_one_node_copies_at_the_intra_node_bandwidth() {
     assert_eq!(log.calls(1), vec![(0, 100_000 + 100)]);
     // Nothing to move: the exchange ends where it starts; two in a row meet in order.
     let e = || Op::Exchange(Box::default());
-    let (s, log) = go(&sys, &job(vec![timed(vec![e(), e()]), timed(vec![Op::Compute { ns: 7 }, e(), e()])]));
+    let (s, log) = go(
+        &sys,
+        &job(vec![
+            timed(vec![e(), e()]),
+            timed(vec![Op::Compute { ns: 7 }, e(), e()]),
+        ]),
+    );
     assert_eq!(log.calls(0), vec![(0, 7)]);
     assert_eq!((s.exchanges, s.messages), (2, 0));
 }
@@ -473,16 +813,33 @@ fn aggregated_exchange_on_one_node_copies_at_the_intra_node_bandwidth() {
 #[test]
 fn aggregated_exchange_deadlock_and_inconsistent_sides() {
     let sys = system();
-    let progs = vec![vec![side(0, &[(2, 10)], &[])], vec![], vec![side(2, &[], &[(0, 10)])], vec![Op::Barrier]];
+    let progs = vec![
+        vec![side(0, &[(2, 10)], &[])],
+        vec![],
+        vec![side(2, &[], &[(0, 10)])],
+        vec![Op::Barrier],
+    ];
     let err = run(&sys, &job(progs), 0, &mut Log::default()).unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("rank 0 (op 0) waits at aggregated exchange 1 (2 of 4 ranks arrived)"), "{msg}");
+    assert!(
+        msg.contains("rank 0 (op 0) waits at aggregated exchange 1 (2 of 4 ranks arrived)"),
+        "{msg}"
+    );
     assert!(msg.contains("rank 3 (op 0) waits at barrier 1"), "{msg}");
     // 10 bytes sent between nodes, 9 received: a bug of whoever built the job.
     let none = || vec![Op::Exchange(Box::default())];
-    let progs = vec![vec![side(0, &[(2, 10)], &[])], none(), vec![side(2, &[], &[(0, 9)])], none()];
+    let progs = vec![
+        vec![side(0, &[(2, 10)], &[])],
+        none(),
+        vec![side(2, &[], &[(0, 9)])],
+        none(),
+    ];
     let err = run(&sys, &job(progs), 0, &mut Log::default()).unwrap_err();
-    assert!(err.to_string().contains("send 10 bytes to other nodes and receive 9"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("send 10 bytes to other nodes and receive 9"),
+        "{err}"
+    );
 }
 
 /// Issue 4 (accuracy): copies into one rank go one after another: two senders on its node
@@ -493,8 +850,16 @@ fn intra_node_copies_into_one_rank_are_serialized() {
     sys.nodes.ranks_per_node = 4;
     sys.nodes.count = 2;
     let two = timed(vec![
-        Op::Irecv { from: 1, bytes: 10_000, slot: 0 },
-        Op::Irecv { from: 2, bytes: 10_000, slot: 1 },
+        Op::Irecv {
+            from: 1,
+            bytes: 10_000,
+            slot: 0,
+        },
+        Op::Irecv {
+            from: 2,
+            bytes: 10_000,
+            slot: 1,
+        },
         Op::WaitAll { slots: vec![0, 1] },
     ]);
     let (_, log) = go(&sys, &job(vec![two, send(0, 10_000), send(0, 10_000)]));
@@ -513,15 +878,29 @@ fn oversubscribed_nodes_pay_the_handoff_once_per_blocking_wait() {
     // 2 ranks on a node of 2 cores: no hand-off.
     sys.nodes.cores = 2;
     let (_, log) = go(&sys, &pair());
-    assert_eq!((log.calls(0), log.calls(1)), (vec![(0, 1_000)], vec![(0, 1_100)]));
+    assert_eq!(
+        (log.calls(0), log.calls(1)),
+        (vec![(0, 1_000)], vec![(0, 1_100)])
+    );
     // 1 core: each WaitAll resumes 5 µs later; a message of two slots still pays once.
     sys.nodes.cores = 1;
     let (_, log) = go(&sys, &pair());
-    assert_eq!((log.calls(0), log.calls(1)), (vec![(0, 6_000)], vec![(0, 6_100)]));
+    assert_eq!(
+        (log.calls(0), log.calls(1)),
+        (vec![(0, 6_000)], vec![(0, 6_100)])
+    );
     let both = |peer: u32| {
         timed(vec![
-            Op::Isend { to: peer, bytes: 10_000, slot: 0 },
-            Op::Irecv { from: peer, bytes: 10_000, slot: 1 },
+            Op::Isend {
+                to: peer,
+                bytes: 10_000,
+                slot: 0,
+            },
+            Op::Irecv {
+                from: peer,
+                bytes: 10_000,
+                slot: 1,
+            },
             Op::WaitAll { slots: vec![0, 1] },
         ])
     };
@@ -538,10 +917,28 @@ fn oversubscribed_nodes_pay_the_handoff_once_per_blocking_wait() {
 #[test]
 fn reads_stop_at_the_end_of_files_the_job_created() {
     let sys = system();
-    let read = |file: u32| Op::Io { file, kind: IoKind::Read, offset: 0, bytes: MIB };
-    let create = Op::Meta { file: 0, kind: MetaKind::Create };
-    let write = Op::Io { file: 0, kind: IoKind::Write, offset: 0, bytes: MIB / 2 };
-    let past = Op::Io { file: 0, kind: IoKind::Read, offset: 4 * MIB, bytes: MIB };
+    let read = |file: u32| Op::Io {
+        file,
+        kind: IoKind::Read,
+        offset: 0,
+        bytes: MIB,
+    };
+    let create = Op::Meta {
+        file: 0,
+        kind: MetaKind::Create,
+    };
+    let write = Op::Io {
+        file: 0,
+        kind: IoKind::Write,
+        offset: 0,
+        bytes: MIB / 2,
+    };
+    let past = Op::Io {
+        file: 0,
+        kind: IoKind::Read,
+        offset: 4 * MIB,
+        bytes: MIB,
+    };
     let mut prog = vec![create, write];
     prog.extend(timed(vec![read(0)]));
     prog.extend(timed(vec![read(1)]));
@@ -566,16 +963,27 @@ fn ops_stay_32_bytes() {
 /// absorbed at once by a 1-thread server copy one after the other; with 2 threads together.
 #[test]
 fn cache_copies_take_server_threads() {
-    let write = |offset: u64| timed(vec![Op::Io { file: 0, kind: IoKind::Write, offset, bytes: MIB }]);
+    let write = |offset: u64| {
+        timed(vec![Op::Io {
+            file: 0,
+            kind: IoKind::Write,
+            offset,
+            bytes: MIB,
+        }])
+    };
     let copy = 104_858; // 1 MiB at 10 GB/s
-    // Ranks 0 and 2 on two nodes: both pieces share the server's 1 GB/s NIC and arrive
-    // together after the rendezvous round trip, 2 MiB on the wire and the latency.
+                        // Ranks 0 and 2 on two nodes: both pieces share the server's 1 GB/s NIC and arrive
+                        // together after the rendezvous round trip, 2 MiB on the wire and the latency.
     let arrive = 2_000 + 2 * MIB + 1_000;
     for (threads, second) in [(1, 2 * copy), (2, copy)] {
         let mut sys = cached(4 * MIB);
         sys.storage.server_threads = threads;
         let (_, log) = go(&sys, &job(vec![write(0), vec![], write(2 * MIB)]));
         let ends = [log.calls(0)[0].1, log.calls(2)[0].1];
-        assert_eq!(ends.iter().max().copied(), Some(arrive + second + 1_000), "{threads} threads");
+        assert_eq!(
+            ends.iter().max().copied(),
+            Some(arrive + second + 1_000),
+            "{threads} threads"
+        );
     }
 }

@@ -11,7 +11,14 @@ pub(crate) fn system() -> System {
     System {
         name: "test".into(),
         description: String::new(),
-        nodes: Nodes { count: 4, ranks_per_node: 2, placement: Placement::Block, cores: 0, handoff_ns: 0, fresh_memory_bandwidth: 0.0 },
+        nodes: Nodes {
+            count: 4,
+            ranks_per_node: 2,
+            placement: Placement::Block,
+            cores: 0,
+            handoff_ns: 0,
+            fresh_memory_bandwidth: 0.0,
+        },
         network: Network {
             latency_ns: 1_000,
             bandwidth: 1e9,
@@ -29,8 +36,22 @@ pub(crate) fn system() -> System {
             cpu_per_request_ns: 0,
             server_threads: 1,
             max_request: 0,
-            disk: Disk::Ssd { latency_ns: 0, bandwidth: 1e8, iops: 0.0 },
-            cache: Cache { write_back: 0, dirty_limit: 0, flush_rate: 0.0, read_cache: 0, memory_bandwidth: 1e10, read_memory_bandwidth: 0.0, rewrite_memory_bandwidth: 0.0, large_copy_above: 0, large_copy_factor: 0.0 },
+            disk: Disk::Ssd {
+                latency_ns: 0,
+                bandwidth: 1e8,
+                iops: 0.0,
+            },
+            cache: Cache {
+                write_back: 0,
+                dirty_limit: 0,
+                flush_rate: 0.0,
+                read_cache: 0,
+                memory_bandwidth: 1e10,
+                read_memory_bandwidth: 0.0,
+                rewrite_memory_bandwidth: 0.0,
+                large_copy_above: 0,
+                large_copy_factor: 0.0,
+            },
             metadata: Metadata {
                 sync_op_ns: 1_000_000,
                 create_syncs: 3,
@@ -40,7 +61,12 @@ pub(crate) fn system() -> System {
                 remove_ns: 200_000,
             },
         },
-        layout: Layout { kind: LayoutKind::Pvfs, stripe_size: 1 << 20, stripe_count: 0, start: StripeStart::First },
+        layout: Layout {
+            kind: LayoutKind::Pvfs,
+            stripe_size: 1 << 20,
+            stripe_count: 0,
+            start: StripeStart::First,
+        },
         mpiio: MpiIo::romio_defaults(),
         calibration: None,
     }
@@ -49,7 +75,13 @@ pub(crate) fn system() -> System {
 /// One recorder callback, as data.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Rec {
-    Call { rank: Rank, depth: u8, func: u16, start: u64, end: u64 },
+    Call {
+        rank: Rank,
+        depth: u8,
+        func: u16,
+        start: u64,
+        end: u64,
+    },
     Server(ServerActivity),
     Disk(DiskActivity),
 }
@@ -60,7 +92,13 @@ pub(crate) struct Log(pub Vec<Rec>);
 
 impl Recorder for Log {
     fn call(&mut self, rank: Rank, depth: u8, call: &Call, start_ns: u64, end_ns: u64) {
-        self.0.push(Rec::Call { rank, depth, func: call.func, start: start_ns, end: end_ns });
+        self.0.push(Rec::Call {
+            rank,
+            depth,
+            func: call.func,
+            start: start_ns,
+            end: end_ns,
+        });
     }
     fn server(&mut self, a: &ServerActivity) {
         self.0.push(Rec::Server(a.clone()));
@@ -76,7 +114,12 @@ impl Log {
         self.0
             .iter()
             .filter_map(|r| match r {
-                Rec::Call { rank: x, start, end, .. } if *x == rank => Some((*start, *end)),
+                Rec::Call {
+                    rank: x,
+                    start,
+                    end,
+                    ..
+                } if *x == rank => Some((*start, *end)),
                 _ => None,
             })
             .collect()
@@ -85,5 +128,14 @@ impl Log {
 
 /// A call of function `func` (no file, no peer).
 pub(crate) fn call(func: u16) -> Call {
-    Call { func, file: None, offset: None, size: 0, collective: false, instance: None, peer: None, observed_id: None }
+    Call {
+        func,
+        file: None,
+        offset: None,
+        size: 0,
+        collective: false,
+        instance: None,
+        peer: None,
+        observed_id: None,
+    }
 }

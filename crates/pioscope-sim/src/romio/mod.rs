@@ -207,7 +207,11 @@ pub fn independent_body(prog: &mut Vec<Op>, req: &Request, pattern: &Pattern, hi
     // runs with MPICH 4 show.
     let whole = (lo, hi - lo);
     if req.kind == IoKind::Write {
-        prog.push(Op::Lock { file, offset: whole.0, bytes: whole.1 });
+        prog.push(Op::Lock {
+            file,
+            offset: whole.0,
+            bytes: whole.1,
+        });
     }
     for (o, l, holes) in sieve_windows(pattern, buffer) {
         if req.kind == IoKind::Write && holes {
@@ -216,7 +220,11 @@ pub fn independent_body(prog: &mut Vec<Op>, req: &Request, pattern: &Pattern, hi
         io(prog, req.kind, o, l);
     }
     if req.kind == IoKind::Write {
-        prog.push(Op::Unlock { file, offset: whole.0, bytes: whole.1 });
+        prog.push(Op::Unlock {
+            file,
+            offset: whole.0,
+            bytes: whole.1,
+        });
     }
 }
 
@@ -447,7 +455,12 @@ pub(crate) mod tests_support {
     pub(crate) fn io_ops(p: &[crate::program::Op]) -> Vec<(crate::program::IoKind, u64, u64)> {
         p.iter()
             .filter_map(|o| match o {
-                crate::program::Op::Io { kind, offset, bytes, .. } => Some((*kind, *offset, *bytes)),
+                crate::program::Op::Io {
+                    kind,
+                    offset,
+                    bytes,
+                    ..
+                } => Some((*kind, *offset, *bytes)),
                 _ => None,
             })
             .collect()

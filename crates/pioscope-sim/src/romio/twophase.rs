@@ -741,7 +741,9 @@ fn cycle_stages(
             // fresh pages (later cycles reuse them).
             let span: u64 = win.iter().map(|w| w.1).sum();
             let ns = crate::storage::disk::transfer_ns(span, hints.fresh_memory_bandwidth);
-            st.pre.push(Op::Compute { ns: ns.round() as u64 });
+            st.pre.push(Op::Compute {
+                ns: ns.round() as u64,
+            });
         }
         let datatype_ns = scan.pieces * hints.exchange_piece_ns;
         if datatype_ns > 0 {
@@ -1212,8 +1214,14 @@ mod tests {
         let progs = hpio4_write_all(&h);
         // 3 cycles over 655232 bytes; the first window is 256 KiB: 262144 ns at 1 GB/s.
         assert_eq!(computes(&progs[0]), vec![262_144]);
-        let first_read = progs[0].iter().position(|o| matches!(o, Op::Io { .. })).unwrap();
-        assert!(matches!(progs[0][first_read - 2], Op::Compute { ns: 262_144 }));
+        let first_read = progs[0]
+            .iter()
+            .position(|o| matches!(o, Op::Io { .. }))
+            .unwrap();
+        assert!(matches!(
+            progs[0][first_read - 2],
+            Op::Compute { ns: 262_144 }
+        ));
         assert!(computes(&progs[1]).is_empty());
     }
 

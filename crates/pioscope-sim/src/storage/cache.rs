@@ -44,7 +44,12 @@ impl WriteBack {
     /// A cache holding at most `limit` dirty bytes (0 = write-through), flushing extents of at
     /// most `merge_limit` bytes.
     pub fn new(limit: u64, merge_limit: u64) -> WriteBack {
-        WriteBack { limit, merge_limit: merge_limit.max(1), next_seq: 1, ..Default::default() }
+        WriteBack {
+            limit,
+            merge_limit: merge_limit.max(1),
+            next_seq: 1,
+            ..Default::default()
+        }
     }
 
     /// Whether writes go through to the disk.
@@ -165,7 +170,12 @@ pub struct ReadCache {
 impl ReadCache {
     /// A cache of `capacity` bytes (0 = none).
     pub fn new(capacity: u64) -> ReadCache {
-        ReadCache { capacity, head: NIL, tail: NIL, ..Default::default() }
+        ReadCache {
+            capacity,
+            head: NIL,
+            tail: NIL,
+            ..Default::default()
+        }
     }
 
     fn unlink(&mut self, i: u32) {
@@ -196,7 +206,9 @@ impl ReadCache {
 
     /// Whether [lo, hi) of `stripe` of `file` is cached; a hit becomes most recently used.
     pub fn lookup(&mut self, file: FileId, stripe: u64, lo: u64, hi: u64) -> bool {
-        let Some(&i) = self.map.get(&(file, stripe)) else { return false };
+        let Some(&i) = self.map.get(&(file, stripe)) else {
+            return false;
+        };
         let n = self.nodes[i as usize];
         if n.lo <= lo && hi <= n.hi {
             self.unlink(i);
@@ -234,7 +246,13 @@ impl ReadCache {
             self.unlink(i);
             self.push_front(i);
         } else {
-            let node = Node { key, lo, hi, prev: NIL, next: NIL };
+            let node = Node {
+                key,
+                lo,
+                hi,
+                prev: NIL,
+                next: NIL,
+            };
             let i = match self.free.pop() {
                 Some(i) => {
                     self.nodes[i as usize] = node;
@@ -271,7 +289,15 @@ mod tests {
     use super::*;
 
     fn ext(disk_offset: u64, bytes: u64) -> Extent {
-        Extent { disk: 0, disk_offset, bytes, file: 0, file_offset: disk_offset, client: 0, seq: 0 }
+        Extent {
+            disk: 0,
+            disk_offset,
+            bytes,
+            file: 0,
+            file_offset: disk_offset,
+            client: 0,
+            seq: 0,
+        }
     }
 
     #[test]
@@ -279,7 +305,13 @@ mod tests {
         let mut wb = WriteBack::new(100, 1000);
         assert!(wb.has_room(100));
         assert_eq!(wb.absorb(ext(0, 40)), 1);
-        assert_eq!(wb.next_flush(), Some(Extent { seq: 1, ..ext(0, 40) }));
+        assert_eq!(
+            wb.next_flush(),
+            Some(Extent {
+                seq: 1,
+                ..ext(0, 40)
+            })
+        );
         // The front extent is being flushed: the next write starts a new one, the one after
         // merges into it.
         assert_eq!(wb.absorb(ext(40, 30)), 2);
@@ -289,7 +321,13 @@ mod tests {
         assert_eq!(wb.flushed().map(|e| e.bytes), Some(40));
         assert_eq!(wb.flushed_seq(), 1);
         assert!(wb.has_room(40));
-        assert_eq!(wb.next_flush(), Some(Extent { seq: 3, ..ext(40, 60) }));
+        assert_eq!(
+            wb.next_flush(),
+            Some(Extent {
+                seq: 3,
+                ..ext(40, 60)
+            })
+        );
         // Larger than the limit: fits only an empty cache.
         let wb = WriteBack::new(100, 1000);
         assert!(wb.has_room(500));
@@ -322,9 +360,15 @@ mod tests {
         c.insert(0, 0, 100, 200);
         assert!(c.lookup(0, 0, 0, PAGE));
         c.insert(0, 0, 10_000, 20_000);
-        assert!(!c.lookup(0, 0, 0, 20_000), "two pages apart: the later range replaces it");
+        assert!(
+            !c.lookup(0, 0, 0, 20_000),
+            "two pages apart: the later range replaces it"
+        );
         c.insert(0, 0, 20_500, 30_000);
-        assert!(c.lookup(0, 0, 10_000, 30_000), "less than a page apart: joined");
+        assert!(
+            c.lookup(0, 0, 10_000, 30_000),
+            "less than a page apart: joined"
+        );
         // insert says whether the range was held: a rewrite of cached pages, or new ones.
         assert!(c.insert(0, 0, 12_000, 13_000));
         assert!(!c.insert(0, 0, 30_000, 40_000));

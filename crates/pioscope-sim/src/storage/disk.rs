@@ -14,7 +14,13 @@ use crate::model::Disk;
 /// SSD: max(latency, 1 / iops) + bytes / bandwidth.
 pub fn service_ns(disk: &Disk, prev_end: u64, offset: u64, bytes: u64) -> u64 {
     match *disk {
-        Disk::Hdd { avg_seek_ns, track_to_track_ns, near_distance, rpm, sequential } => {
+        Disk::Hdd {
+            avg_seek_ns,
+            track_to_track_ns,
+            near_distance,
+            rpm,
+            sequential,
+        } => {
             let seek = if offset == prev_end {
                 0.0
             } else if offset.abs_diff(prev_end) <= near_distance {
@@ -25,7 +31,11 @@ pub fn service_ns(disk: &Disk, prev_end: u64, offset: u64, bytes: u64) -> u64 {
             };
             (seek + transfer_ns(bytes, sequential)).round() as u64
         }
-        Disk::Ssd { latency_ns, bandwidth, iops } => {
+        Disk::Ssd {
+            latency_ns,
+            bandwidth,
+            iops,
+        } => {
             let per_op = if iops > 0.0 { 1e9 / iops } else { 0.0 };
             ((latency_ns as f64).max(per_op) + transfer_ns(bytes, bandwidth)).round() as u64
         }
@@ -61,7 +71,10 @@ impl Default for DiskQueue {
 impl DiskQueue {
     /// A queue serving up to `lanes` requests at once (at least 1).
     pub fn with_lanes(lanes: u32) -> DiskQueue {
-        DiskQueue { lanes: vec![0; lanes.max(1) as usize], last_end: 0 }
+        DiskQueue {
+            lanes: vec![0; lanes.max(1) as usize],
+            last_end: 0,
+        }
     }
 
     /// Queues a request at `now`; returns (start, end) of its service.
@@ -112,18 +125,32 @@ mod tests {
         // 64 KiB at 40 MB/s = 1,638,400 ns.
         assert_eq!(service_ns(&d, 4096, 4096, 65536), 1_638_400);
         assert_eq!(service_ns(&d, 4096, 8192, 65536), 1_000_000 + 1_638_400);
-        assert_eq!(service_ns(&d, 4096, 4096 + (1 << 20), 65536), 1_000_000 + 1_638_400);
-        assert_eq!(service_ns(&d, 4096, 4096 + (2 << 20), 65536), 8_500_000 + 4_166_667 + 1_638_400);
+        assert_eq!(
+            service_ns(&d, 4096, 4096 + (1 << 20), 65536),
+            1_000_000 + 1_638_400
+        );
+        assert_eq!(
+            service_ns(&d, 4096, 4096 + (2 << 20), 65536),
+            8_500_000 + 4_166_667 + 1_638_400
+        );
         // Backwards within near_distance is near too.
         assert_eq!(service_ns(&d, 8192, 4096, 0), 1_000_000);
     }
 
     #[test]
     fn ssd_latency_or_iops_plus_transfer() {
-        let d = Disk::Ssd { latency_ns: 50_000, bandwidth: 1e9, iops: 10_000.0 };
+        let d = Disk::Ssd {
+            latency_ns: 50_000,
+            bandwidth: 1e9,
+            iops: 10_000.0,
+        };
         // 1/iops = 100 us > 50 us latency; 1 MB at 1 GB/s = 1 ms.
         assert_eq!(service_ns(&d, 0, 12345, 1_000_000), 100_000 + 1_000_000);
-        let d = Disk::Ssd { latency_ns: 50_000, bandwidth: 1e9, iops: 100_000.0 };
+        let d = Disk::Ssd {
+            latency_ns: 50_000,
+            bandwidth: 1e9,
+            iops: 100_000.0,
+        };
         assert_eq!(service_ns(&d, 0, 0, 4096), 50_000 + 4096);
     }
 
@@ -135,6 +162,9 @@ mod tests {
         // Queued while busy: starts when the first ends; sequential: no seek.
         assert_eq!(q.submit(&d, 10, 40_000, 40_000), (1_000_000, 2_000_000));
         // Idle disk, far away: a full seek.
-        assert_eq!(q.submit(&d, 5_000_000, 1 << 40, 0), (5_000_000, 5_000_000 + 12_666_667));
+        assert_eq!(
+            q.submit(&d, 5_000_000, 1 << 40, 0),
+            (5_000_000, 5_000_000 + 12_666_667)
+        );
     }
 }

@@ -103,7 +103,11 @@ mod tests {
         assert_eq!(s.cpu(0, 10), 10);
         assert_eq!(s.cpu(0, 10), 10);
         assert_eq!(s.cpu(0, 10), 20);
-        let ssd = crate::model::Disk::Ssd { latency_ns: 0, bandwidth: 1e9, iops: 0.0 };
+        let ssd = crate::model::Disk::Ssd {
+            latency_ns: 0,
+            bandwidth: 1e9,
+            iops: 0.0,
+        };
         let d = &mut s.disks[0];
         assert_eq!(d.submit(&ssd, 0, 0, 1000), (0, 1000));
         assert_eq!(d.submit(&ssd, 0, 1000, 1000), (0, 1000));
