@@ -176,7 +176,7 @@ pub fn export(
             let host_index = hosts.iter().position(|h| *h == c.host).unwrap_or(0);
             w.push(
                 &json!({"ph": "M", "name": "process_name", "pid": p, "tid": 0,
-                           "args": {"name": format!("{} ({})", c.name, c.host)}}),
+                           "args": {"name": format!("{} ({})", c.label, c.host)}}),
             )?;
             w.push(
                 &json!({"ph": "M", "name": "process_labels", "pid": p, "tid": 0,

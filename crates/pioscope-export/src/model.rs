@@ -3,68 +3,26 @@
 
 use std::collections::BTreeMap;
 
-use pioscope_trace::store::meta::{ContainerKind, Meta};
+pub use pioscope_trace::store::containers::Container;
+use pioscope_trace::store::containers::Containers;
+use pioscope_trace::store::meta::Meta;
 use pioscope_trace::Layer;
 
 use crate::Options;
 
-/// One container of events: a meta.json `processes` entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Container {
-    /// Index in meta.json `processes` (the events' `process`).
-    pub process: i32,
-    /// Application process, server or disk.
-    pub kind: ContainerKind,
-    /// MPI rank (-1 for servers, disks, processes without MPI).
-    pub rank: i32,
-    /// Host name ("" if unknown; a server's or disk's server name).
-    pub host: String,
-    /// Display name: `rank 3`, `pid 1234`, `server-0`, `server-0 disk 1`.
-    pub name: String,
-    /// Threads (at least 1).
-    pub threads: u32,
-}
-
-/// The containers of the exported ranks, in meta.json order.
+/// The containers of the exported ranks, in meta.json order, as `store::Containers` labels
+/// them; a container without a host is put on `unknown-host`.
 pub fn containers(meta: &Meta, opts: &Options) -> Vec<Container> {
-    meta.processes
+    Containers::new(meta)
+        .all()
         .iter()
-        .filter(|p| opts.keeps_rank(p.rank))
-        .map(|p| {
-            let name = match p.kind {
-                ContainerKind::Process if p.rank >= 0 => {
-                    // A forked child keeps its parent's rank: tell them apart by pid.
-                    let twins = meta
-                        .processes
-                        .iter()
-                        .filter(|q| q.rank == p.rank && q.kind == ContainerKind::Process)
-                        .count();
-                    if twins > 1 {
-                        format!("rank {} pid {}", p.rank, p.pid)
-                    } else {
-                        format!("rank {}", p.rank)
-                    }
-                }
-                ContainerKind::Process => format!("pid {}", p.pid),
-                ContainerKind::Server => p.host.clone(),
-                ContainerKind::Disk => format!(
-                    "{} disk {}",
-                    p.facts.get("server").unwrap_or(&p.host),
-                    p.facts.get("disk").map_or("0", |s| s.as_str())
-                ),
-            };
-            Container {
-                process: p.process as i32,
-                kind: p.kind,
-                rank: p.rank,
-                host: if p.host.is_empty() {
-                    "unknown-host".to_string()
-                } else {
-                    p.host.clone()
-                },
-                name,
-                threads: p.threads.max(1),
+        .filter(|c| opts.keeps_rank(c.rank))
+        .map(|c| {
+            let mut c = c.clone();
+            if c.host.is_empty() {
+                c.host = "unknown-host".to_string();
             }
+            c
         })
         .collect()
 }

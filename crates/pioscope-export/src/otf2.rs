@@ -475,7 +475,7 @@ fn write_definitions(
         .filter(|c| st.done.keys().any(|&id| (id >> 16) as i32 == c.process))
         .map(|c| {
             let h = hosts.iter().position(|h| *h == c.host).unwrap_or(0) as u32;
-            (c.process as u32, strings.id(&c.name), h + 1)
+            (c.process as u32, strings.id(&c.label), h + 1)
         })
         .collect();
     let locations: Vec<(u64, u32, u64)> = st
@@ -486,7 +486,7 @@ fn write_definitions(
             let owner = containers
                 .iter()
                 .find(|c| c.process == process)
-                .map_or("?", |c| c.name.as_str());
+                .map_or("?", |c| c.label.as_str());
             let name = format!("{owner} thread {}", id & 0xffff);
             (id, strings.id(&name), records)
         })

@@ -415,7 +415,7 @@ fn write(
     for c in &containers {
         let (ct, tt, _, _) = types(c.kind);
         let h = hosts.iter().position(|h| *h == c.host).unwrap_or(0);
-        writeln!(w, "5 {zero} P{} {ct} H{h} {}", c.process, q(&c.name))?;
+        writeln!(w, "5 {zero} P{} {ct} H{h} {}", c.process, q(&c.label))?;
         let max_thread = s
             .threads
             .get(&c.process)
@@ -428,7 +428,7 @@ fn write(
                 "5 {zero} P{}T{t} {tt} P{} {}",
                 c.process,
                 c.process,
-                q(&format!("{} thread {t}", c.name))
+                q(&format!("{} thread {t}", c.label))
             )?;
         }
     }

@@ -7,11 +7,11 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type, UInt8Type};
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
-use pioscope_trace::store::StoreError;
+use pioscope_trace::store::schema::events as ev;
+use pioscope_trace::store::{Pred, StoreError};
 use serde_json::{json, Map, Value};
 
-use crate::model::{func_keys, int, layer_name, opt_int, StrCol, TraceView};
-use crate::scan::Pred;
+use crate::model::{func_keys, layer_name, TraceView};
 
 /// Children listed in full; the rest are counted.
 pub const MAX_CHILDREN: usize = 200;
@@ -65,19 +65,19 @@ pub fn raw_event(view: &TraceView, id: i64) -> Result<Option<Map<String, Value>>
 
 /// The short form of an event (as a state, with its name).
 fn short(view: &TraceView, m: &Map<String, Value>) -> Value {
-    let name = m.get("func").and_then(|v| v.as_str()).unwrap_or("");
+    let name = m.get(ev::FUNC).and_then(|v| v.as_str()).unwrap_or("");
     let func = view.func_id(name);
-    let process = m.get("process").and_then(|v| v.as_i64()).unwrap_or(-1) as i32;
-    let thread = m.get("thread").and_then(|v| v.as_i64()).unwrap_or(0) as i32;
+    let process = m.get(ev::PROCESS).and_then(|v| v.as_i64()).unwrap_or(-1) as i32;
+    let thread = m.get(ev::THREAD).and_then(|v| v.as_i64()).unwrap_or(0) as i32;
     json!({
-        "id": m.get("id"),
+        "id": m.get(ev::ID),
         "row": view.display_row(process, thread),
-        "start": m.get("start_ns"),
-        "dur": m.get("duration_ns"),
-        "depth": m.get("depth"),
+        "start": m.get(ev::START_NS),
+        "dur": m.get(ev::DURATION_NS),
+        "depth": m.get(ev::DEPTH),
         "func": func,
         "name": name,
-        "layer": m.get("layer"),
+        "layer": m.get(ev::LAYER),
     })
 }
 
@@ -88,22 +88,22 @@ pub fn event(view: &TraceView, id: i64) -> Result<Option<Value>, StoreError> {
     };
     let get = |k: &str| m.get(k).and_then(|v| v.as_i64());
     let (start, dur) = (
-        get("start_ns").unwrap_or(0),
-        get("duration_ns").unwrap_or(0),
+        get(ev::START_NS).unwrap_or(0),
+        get(ev::DURATION_NS).unwrap_or(0),
     );
     let (rank, process, thread) = (
-        get("rank").unwrap_or(-1) as i32,
-        get("process").unwrap_or(-1) as i32,
-        get("thread").unwrap_or(0) as i32,
+        get(ev::RANK).unwrap_or(-1) as i32,
+        get(ev::PROCESS).unwrap_or(-1) as i32,
+        get(ev::THREAD).unwrap_or(0) as i32,
     );
-    let file_id = get("file_id").map(|f| f as i32);
+    let file_id = get(ev::FILE_ID).map(|f| f as i32);
     let name = m
-        .get("func")
+        .get(ev::FUNC)
         .and_then(|v| v.as_str())
         .unwrap_or("")
         .to_string();
 
-    let parent = match get("parent") {
+    let parent = match get(ev::PARENT) {
         Some(p) => raw_event(view, p)?.map(|pm| short(view, &pm)),
         None => None,
     };
@@ -129,7 +129,8 @@ pub fn event(view: &TraceView, id: i64) -> Result<Option<Value>, StoreError> {
             .map_or(Value::Null, |p| json!(p)),
     );
     m.insert("row".into(), json!(view.display_row(process, thread)));
-    m.insert("parent".into(), parent.unwrap_or(Value::Null));
+    // The parent's id becomes its short form.
+    m.insert(ev::PARENT.into(), parent.unwrap_or(Value::Null));
     m.insert("children".into(), Value::Array(children));
     m.insert("children_total".into(), json!(total));
     m.insert("hints".into(), Value::Array(hints));
@@ -146,47 +147,48 @@ fn children(
     dur: i64,
 ) -> Result<(Vec<Value>, u64), StoreError> {
     let preds = [
-        Pred::range("rank", rank as i64, rank as i64),
-        Pred::range("start_ns", start, start.saturating_add(dur)),
+        Pred::range(ev::RANK, rank as i64, rank as i64),
+        Pred::range(ev::START_NS, start, start.saturating_add(dur)),
     ];
     let cols = [
-        "id",
-        "parent",
-        "process",
-        "thread",
-        "start_ns",
-        "duration_ns",
-        "depth",
-        "func",
-        "layer",
+        ev::ID,
+        ev::PARENT,
+        ev::PROCESS,
+        ev::THREAD,
+        ev::START_NS,
+        ev::DURATION_NS,
+        ev::DEPTH,
+        ev::FUNC,
+        ev::LAYER,
     ];
     let mut out = Vec::new();
     let mut total = 0u64;
     for sel in view.events.select(&preds) {
         for b in view.events.read(&sel, &cols)? {
-            let parent = opt_int(&b, "parent");
+            let c = view.events.columns(&b);
+            let parent = c.int(ev::PARENT)?;
             let (cid, s, d, depth, process, thread) = (
-                int(&b, "id"),
-                int(&b, "start_ns"),
-                int(&b, "duration_ns"),
-                int(&b, "depth"),
-                int(&b, "process"),
-                int(&b, "thread"),
+                c.int(ev::ID)?,
+                c.int(ev::START_NS)?,
+                c.int(ev::DURATION_NS)?,
+                c.int(ev::DEPTH)?,
+                c.int(ev::PROCESS)?,
+                c.int(ev::THREAD)?,
             );
-            let func = StrCol::new(&b, "func");
-            let layer = StrCol::new(&b, "layer");
+            let (func, layer) = (c.str(ev::FUNC)?, c.str(ev::LAYER)?);
             let fk = func_keys(view, &func);
             for i in 0..b.num_rows() {
-                if parent(i) != Some(id) {
+                if parent.get(i) != Some(id) {
                     continue;
                 }
                 total += 1;
                 if out.len() < MAX_CHILDREN {
                     out.push(json!({
-                        "id": cid(i), "start": s(i), "dur": d(i), "depth": depth(i),
-                        "func": func.key(i).map_or(0, |k| fk[k]), "name": func.get(i),
-                        "layer": layer_name(layer.get(i)),
-                        "row": view.display_row(process(i) as i32, thread(i) as i32),
+                        "id": cid.value(i), "start": s.value(i), "dur": d.value(i),
+                        "depth": depth.value(i),
+                        "func": func.key(i).map_or(0, |k| fk[k]), "name": func.text(i),
+                        "layer": layer_name(layer.text(i)),
+                        "row": view.display_row(process.value(i) as i32, thread.value(i) as i32),
                     }));
                 }
             }

@@ -12,7 +12,6 @@ pub mod counters;
 pub mod details;
 pub mod findings;
 pub mod model;
-pub mod scan;
 pub mod search;
 pub mod stats;
 pub mod window;

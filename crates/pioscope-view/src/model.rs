@@ -5,17 +5,15 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type, UInt8Type};
-use arrow_array::{Array, RecordBatch};
 use pioscope_trace::functions::{self, Layer};
-use pioscope_trace::store::lod::{self, LodMeta, LodRow, RowMap};
+use pioscope_trace::store::lod::{self, span_columns as sc, LodMeta};
 use pioscope_trace::store::messages;
 use pioscope_trace::store::meta::ContainerKind;
-use pioscope_trace::store::{SettingRow, StoreError, Trace, EVENTS_FILE};
+use pioscope_trace::store::schema::events as ev;
+use pioscope_trace::store::{
+    Containers, Pred, RowMap, SettingRow, StoreError, StrCol, Table, Trace, EVENTS_FILE,
+};
 use serde::Serialize;
-
-use crate::scan::{Pred, Table};
 
 /// Function ids given to names functions.def does not know (and not of the form func_<id>).
 const EXTRA_FUNC_IDS: u32 = 100_000;
@@ -192,10 +190,10 @@ impl TraceView {
             }
         }
 
-        let canon = lod::container_rows(&trace.meta);
-        let row_map = RowMap::new(&canon);
-        let (rows, groups, display_to_canon) = display_rows(&trace, &canon);
-        let mut canon_to_display = vec![0u32; canon.len()];
+        let containers = Containers::new(&trace.meta);
+        let row_map = RowMap::new(containers.rows());
+        let (rows, groups, display_to_canon) = display_rows(&containers);
+        let mut canon_to_display = vec![0u32; containers.rows().len()];
         for (d, &c) in display_to_canon.iter().enumerate() {
             canon_to_display[c as usize] = d as u32;
         }
@@ -259,11 +257,11 @@ impl TraceView {
         let mut seen: HashMap<(String, String), u64> = HashMap::new();
         let mut order = Vec::new();
         for sel in self.events.select(&[]) {
-            for b in self.events.read(&sel, &["func", "layer"])? {
-                let f = StrCol::new(&b, "func");
-                let l = StrCol::new(&b, "layer");
+            for b in self.events.read(&sel, &[ev::FUNC, ev::LAYER])? {
+                let c = self.events.columns(&b);
+                let (f, l) = (c.str(ev::FUNC)?, c.str(ev::LAYER)?);
                 for i in 0..b.num_rows() {
-                    let key = (f.get(i).to_string(), l.get(i).to_string());
+                    let key = (f.text(i).to_string(), l.text(i).to_string());
                     let n = seen.entry(key.clone()).or_insert_with(|| {
                         order.push(key);
                         0
@@ -286,22 +284,20 @@ impl TraceView {
         let t = Table::open(&self.trace.dir.join(lod::LOD_SPANS_FILE))?;
         for sel in t.select(&[]) {
             for b in t.read(&sel, &[])? {
-                let row = int(&b, "row");
-                let id = int(&b, "id");
-                let start = int(&b, "start_ns");
-                let dur = int(&b, "duration_ns");
-                let depth = int(&b, "depth");
-                let func = StrCol::new(&b, "func");
+                let c = t.columns(&b);
+                let (row, id, start) = (c.int(sc::ROW)?, c.int(sc::ID)?, c.int(sc::START_NS)?);
+                let (dur, depth) = (c.int(sc::DURATION_NS)?, c.int(sc::DEPTH)?);
+                let func = c.str(sc::FUNC)?;
                 for i in 0..b.num_rows() {
-                    let Some(&d) = self.canon_to_display.get(row(i) as usize) else {
+                    let Some(&d) = self.canon_to_display.get(row.value(i) as usize) else {
                         continue;
                     };
                     spans[d as usize].push(LongSpan {
-                        id: id(i),
-                        start: start(i),
-                        dur: dur(i),
-                        depth: depth(i) as u8,
-                        func: self.func_id(func.get(i)),
+                        id: id.value(i),
+                        start: start.value(i),
+                        dur: dur.value(i),
+                        depth: depth.value(i) as u8,
+                        func: self.func_id(func.text(i)),
                     });
                 }
             }
@@ -440,10 +436,10 @@ impl TraceView {
         }
         vec![
             Pred {
-                column: "rank",
+                column: ev::RANK,
                 ranges,
             },
-            Pred::range("start_ns", from, to),
+            Pred::range(ev::START_NS, from, to),
         ]
     }
 }
@@ -457,28 +453,21 @@ pub fn in_window(start: i64, dur: i64, from: i64, t0: i64, t1: i64) -> bool {
 
 /// Rows in display order: application rows grouped by host (hosts in order of first rank),
 /// then each server with its disks.
-fn display_rows(trace: &Trace, canon: &[LodRow]) -> (Vec<RowInfo>, Vec<Group>, Vec<u32>) {
-    let procs = &trace.meta.processes;
-    let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
-    let mut server_groups: Vec<(String, Vec<u32>)> = Vec::new();
+fn display_rows(containers: &Containers) -> (Vec<RowInfo>, Vec<Group>, Vec<u32>) {
+    let canon = containers.rows();
+    let mut groups: Vec<(&str, Vec<u32>)> = Vec::new();
+    let mut server_groups: Vec<(&str, Vec<u32>)> = Vec::new();
     for (c, r) in canon.iter().enumerate() {
-        let Some(p) = procs.get(r.process.max(0) as usize) else {
+        let Some(k) = containers.get(r.process) else {
             continue;
         };
-        let (list, host) = match p.kind {
-            ContainerKind::Process => (&mut groups, p.host.clone()),
-            ContainerKind::Server => (&mut server_groups, p.host.clone()),
-            ContainerKind::Disk => (
-                &mut server_groups,
-                p.facts
-                    .get("server")
-                    .cloned()
-                    .unwrap_or_else(|| p.host.clone()),
-            ),
+        let list = match k.kind {
+            ContainerKind::Process => &mut groups,
+            ContainerKind::Server | ContainerKind::Disk => &mut server_groups,
         };
-        match list.iter_mut().find(|g| g.0 == host) {
+        match list.iter_mut().find(|g| g.0 == k.group()) {
             Some(g) => g.1.push(c as u32),
-            None => list.push((host, vec![c as u32])),
+            None => list.push((k.group(), vec![c as u32])),
         }
     }
     groups.extend(server_groups);
@@ -487,64 +476,26 @@ fn display_rows(trace: &Trace, canon: &[LodRow]) -> (Vec<RowInfo>, Vec<Group>, V
     let mut display_to_canon = Vec::new();
     for (host, members) in groups {
         let mut g = Group {
-            host: host.clone(),
+            host: host.to_string(),
             rows: Vec::new(),
         };
         for c in members {
             let r = canon[c as usize];
-            let Some(p) = procs.get(r.process.max(0) as usize) else {
+            let Some(k) = containers.get(r.process) else {
                 continue;
-            };
-            let threads = p.threads.max(1);
-            let (kind, base) = match p.kind {
-                ContainerKind::Process => (
-                    "process",
-                    if p.rank >= 0 {
-                        format!("rank {}", p.rank)
-                    } else {
-                        format!("pid {}", p.pid)
-                    },
-                ),
-                ContainerKind::Server => ("server", p.host.clone()),
-                ContainerKind::Disk => (
-                    "disk",
-                    format!(
-                        "{} disk {}",
-                        p.facts
-                            .get("server")
-                            .cloned()
-                            .unwrap_or_else(|| p.host.clone()),
-                        p.facts
-                            .get("disk")
-                            .cloned()
-                            .unwrap_or_else(|| "0".to_string())
-                    ),
-                ),
-            };
-            // A second process of one rank (a forked child) is told apart by its pid.
-            let dup = p.kind == ContainerKind::Process
-                && p.rank >= 0
-                && procs
-                    .iter()
-                    .any(|q| q.rank == p.rank && q.process < p.process && q.kind == p.kind);
-            let base = if dup {
-                format!("{base} pid {}", p.pid)
-            } else {
-                base
-            };
-            let label = if threads > 1 && r.thread > 0 {
-                format!("{base} thread {}", r.thread)
-            } else {
-                base
             };
             let info = RowInfo {
                 row: rows.len() as u32,
-                kind,
-                label,
-                rank: p.rank,
+                kind: match k.kind {
+                    ContainerKind::Process => "process",
+                    ContainerKind::Server => "server",
+                    ContainerKind::Disk => "disk",
+                },
+                label: k.thread_label(r.thread),
+                rank: k.rank,
                 process: r.process,
                 thread: r.thread,
-                host: host.clone(),
+                host: host.to_string(),
             };
             display_to_canon.push(c);
             g.rows.push(info.clone());
@@ -555,102 +506,12 @@ fn display_rows(trace: &Trace, canon: &[LodRow]) -> (Vec<RowInfo>, Vec<Group>, V
     (rows, out_groups, display_to_canon)
 }
 
-/// An integer column as a closure (0 for nulls or a missing column).
-pub fn int<'a>(b: &'a RecordBatch, name: &str) -> Box<dyn Fn(usize) -> i64 + 'a> {
-    match b.column_by_name(name) {
-        Some(a) => {
-            if let Some(x) = a.as_primitive_opt::<Int64Type>() {
-                Box::new(move |i| if x.is_valid(i) { x.value(i) } else { 0 })
-            } else if let Some(x) = a.as_primitive_opt::<Int32Type>() {
-                Box::new(move |i| if x.is_valid(i) { x.value(i) as i64 } else { 0 })
-            } else if let Some(x) = a.as_primitive_opt::<UInt8Type>() {
-                Box::new(move |i| if x.is_valid(i) { x.value(i) as i64 } else { 0 })
-            } else {
-                Box::new(|_| 0)
-            }
-        }
-        None => Box::new(|_| 0),
-    }
-}
-
-/// A nullable integer column.
-pub fn opt_int<'a>(b: &'a RecordBatch, name: &str) -> Box<dyn Fn(usize) -> Option<i64> + 'a> {
-    match b.column_by_name(name) {
-        Some(a) => {
-            if let Some(x) = a.as_primitive_opt::<Int64Type>() {
-                Box::new(move |i| x.is_valid(i).then(|| x.value(i)))
-            } else if let Some(x) = a.as_primitive_opt::<Int32Type>() {
-                Box::new(move |i| x.is_valid(i).then(|| x.value(i) as i64))
-            } else if let Some(x) = a.as_primitive_opt::<UInt8Type>() {
-                Box::new(move |i| x.is_valid(i).then(|| x.value(i) as i64))
-            } else {
-                Box::new(|_| None)
-            }
-        }
-        None => Box::new(|_| None),
-    }
-}
-
-/// A string column, dictionary-encoded or plain ("" for nulls).
-pub struct StrCol<'a> {
-    keys: Option<&'a arrow_array::Int32Array>,
-    values: Option<&'a arrow_array::StringArray>,
-}
-
-impl<'a> StrCol<'a> {
-    /// The column `name` of `b`.
-    pub fn new(b: &'a RecordBatch, name: &str) -> StrCol<'a> {
-        let a = b.column_by_name(name);
-        if let Some(d) = a.and_then(|a| a.as_dictionary_opt::<Int32Type>()) {
-            return StrCol {
-                keys: Some(d.keys()),
-                values: d.values().as_string_opt::<i32>(),
-            };
-        }
-        StrCol {
-            keys: None,
-            values: a.and_then(|a| a.as_string_opt::<i32>()),
-        }
-    }
-
-    /// Dictionary key of row i (the row itself for a plain column), None for null.
-    pub fn key(&self, i: usize) -> Option<usize> {
-        match self.keys {
-            Some(k) => k.is_valid(i).then(|| k.value(i) as usize),
-            None => self.values.and_then(|v| v.is_valid(i).then_some(i)),
-        }
-    }
-
-    /// Number of distinct keys (dictionary size, or rows of a plain column).
-    pub fn key_count(&self) -> usize {
-        self.values.map_or(0, |v| v.len())
-    }
-
-    /// The string of a key.
-    pub fn value(&self, key: usize) -> &'a str {
-        self.values
-            .map_or("", |v| if v.is_valid(key) { v.value(key) } else { "" })
-    }
-
-    /// Row i's string.
-    pub fn get(&self, i: usize) -> &'a str {
-        self.key(i).map_or("", |k| self.value(k))
-    }
-
-    /// Row i's string, None for null.
-    pub fn opt(&self, i: usize) -> Option<&'a str> {
-        self.key(i).map(|k| self.value(k))
-    }
-}
-
 /// Per dictionary key of a `func` column: its function id (computed once per key).
-pub fn func_keys(view: &TraceView, col: &StrCol<'_>) -> Vec<u32> {
-    (0..col.key_count())
-        .map(|k| view.func_id(col.value(k)))
-        .collect()
+pub fn func_keys(view: &TraceView, col: &StrCol) -> Vec<u32> {
+    col.map_keys(|name| view.func_id(name))
 }
 
 /// The layer of a name, as the store spells it.
 pub fn layer_name(l: &str) -> &'static str {
-    Layer::from_name(l).map_or("tracer", |l| l.name())
+    Layer::from_name(l).unwrap_or(Layer::Tracer).name()
 }

@@ -4,11 +4,11 @@
 
 use std::collections::{BinaryHeap, HashSet};
 
-use pioscope_trace::store::StoreError;
+use pioscope_trace::store::schema::events as ev;
+use pioscope_trace::store::{Pred, StoreError};
 use serde_json::{json, Value};
 
-use crate::model::{func_keys, int, opt_int, StrCol, TraceView};
-use crate::scan::Pred;
+use crate::model::{func_keys, TraceView};
 
 /// Which calls match.
 #[derive(Clone, Debug, Default)]
@@ -75,13 +75,13 @@ pub fn first_hits(view: &TraceView, filter: &Filter, limit: usize) -> Result<Vec
         v.into_iter().map(|x| (x, x)).collect()
     });
     let cols = [
-        "id",
-        "process",
-        "thread",
-        "start_ns",
-        "duration_ns",
-        "func",
-        "file_id",
+        ev::ID,
+        ev::PROCESS,
+        ev::THREAD,
+        ev::START_NS,
+        ev::DURATION_NS,
+        ev::FUNC,
+        ev::FILE_ID,
     ];
     for rg in 0..view.events.row_groups() {
         let bound = if heap.len() >= limit {
@@ -89,10 +89,10 @@ pub fn first_hits(view: &TraceView, filter: &Filter, limit: usize) -> Result<Vec
         } else {
             i64::MAX
         };
-        let mut preds = vec![Pred::range("start_ns", i64::MIN, bound)];
+        let mut preds = vec![Pred::range(ev::START_NS, i64::MIN, bound)];
         if let Some(r) = &rank_ranges {
             preds.push(Pred {
-                column: "rank",
+                column: ev::RANK,
                 ranges: r.clone(),
             });
         }
@@ -100,26 +100,28 @@ pub fn first_hits(view: &TraceView, filter: &Filter, limit: usize) -> Result<Vec
             continue;
         };
         for b in view.events.read(&sel, &cols)? {
+            let c = view.events.columns(&b);
             let (id, process, thread, start, dur) = (
-                int(&b, "id"),
-                int(&b, "process"),
-                int(&b, "thread"),
-                int(&b, "start_ns"),
-                int(&b, "duration_ns"),
+                c.int(ev::ID)?,
+                c.int(ev::PROCESS)?,
+                c.int(ev::THREAD)?,
+                c.int(ev::START_NS)?,
+                c.int(ev::DURATION_NS)?,
             );
-            let file = opt_int(&b, "file_id");
-            let func = StrCol::new(&b, "func");
+            let file = c.int(ev::FILE_ID)?;
+            let func = c.str(ev::FUNC)?;
             let fk = func_keys(view, &func);
             for i in 0..b.num_rows() {
-                let s = start(i);
+                let s = start.value(i);
                 if heap.len() >= limit && heap.peek().is_some_and(|h| s >= h.start) {
                     continue;
                 }
                 let f = func.key(i).map_or(0, |k| fk[k]);
-                if !filter.matches(f, file(i).map(|x| x as i32)) {
+                if !filter.matches(f, file.get(i).map(|x| x as i32)) {
                     continue;
                 }
-                let Some(row) = view.display_row(process(i) as i32, thread(i) as i32) else {
+                let Some(row) = view.display_row(process.value(i) as i32, thread.value(i) as i32)
+                else {
                     continue;
                 };
                 if let Some(r) = &filter.ranks {
@@ -133,8 +135,8 @@ pub fn first_hits(view: &TraceView, filter: &Filter, limit: usize) -> Result<Vec
                 }
                 heap.push(Hit {
                     start: s,
-                    id: id(i),
-                    dur: dur(i),
+                    id: id.value(i),
+                    dur: dur.value(i),
                     row,
                     func: f,
                 });

@@ -6,10 +6,11 @@
 use std::collections::HashMap;
 
 use pioscope_trace::functions::{self, Layer};
+use pioscope_trace::store::schema::events as ev;
 use pioscope_trace::store::StoreError;
 use serde_json::{json, Value};
 
-use crate::model::{func_keys, in_window, int, layer_name, StrCol, TraceView};
+use crate::model::{func_keys, in_window, layer_name, TraceView};
 use crate::window::{level_for, read_lod};
 
 /// Calls above which a range is estimated from the index instead of read exactly.
@@ -43,28 +44,29 @@ pub fn stats(view: &TraceView, rows: &[u32], t0: i64, t1: i64) -> Result<Value, 
     let wanted: std::collections::HashSet<u32> = rows.iter().copied().collect();
     let (from, preds) = view.window_preds(rows, t0, t1);
     let cols = [
-        "process",
-        "thread",
-        "start_ns",
-        "duration_ns",
-        "depth",
-        "func",
-        "size",
-        "result",
-        "error",
+        ev::PROCESS,
+        ev::THREAD,
+        ev::START_NS,
+        ev::DURATION_NS,
+        ev::DEPTH,
+        ev::FUNC,
+        ev::SIZE,
+        ev::RESULT,
+        ev::ERROR,
     ];
     let mut events = 0u64;
     for sel in view.events.select(&preds) {
         for b in view.events.read(&sel, &cols)? {
+            let c = view.events.columns(&b);
             let (process, thread, start, dur, depth) = (
-                int(&b, "process"),
-                int(&b, "thread"),
-                int(&b, "start_ns"),
-                int(&b, "duration_ns"),
-                int(&b, "depth"),
+                c.int(ev::PROCESS)?,
+                c.int(ev::THREAD)?,
+                c.int(ev::START_NS)?,
+                c.int(ev::DURATION_NS)?,
+                c.int(ev::DEPTH)?,
             );
-            let (size, result, error) = (int(&b, "size"), int(&b, "result"), int(&b, "error"));
-            let func = StrCol::new(&b, "func");
+            let (size, result, error) = (c.int(ev::SIZE)?, c.int(ev::RESULT)?, c.int(ev::ERROR)?);
+            let func = c.str(ev::FUNC)?;
             let fk = func_keys(view, &func);
             // Whether each function moves data (by dictionary key).
             let kinds: Vec<bool> = (0..func.key_count())
@@ -75,11 +77,12 @@ pub fn stats(view: &TraceView, rows: &[u32], t0: i64, t1: i64) -> Result<Value, 
                 })
                 .collect();
             for i in 0..b.num_rows() {
-                let (s, d) = (start(i), dur(i));
+                let (s, d) = (start.value(i), dur.value(i));
                 if !in_window(s, d, from, t0, t1) {
                     continue;
                 }
-                let Some(row) = view.display_row(process(i) as i32, thread(i) as i32) else {
+                let Some(row) = view.display_row(process.value(i) as i32, thread.value(i) as i32)
+                else {
                     continue;
                 };
                 if !wanted.contains(&row) {
@@ -92,10 +95,13 @@ pub fn stats(view: &TraceView, rows: &[u32], t0: i64, t1: i64) -> Result<Value, 
                 let clipped = (s + d).min(t1) - s.max(t0);
                 a.time_ns += clipped.max(0);
                 if kinds[k] && s >= t0 {
-                    a.bytes +=
-                        functions::bytes_moved(size(i).max(0) as u64, result(i), error(i) as i32);
+                    a.bytes += functions::bytes_moved(
+                        size.value(i).max(0) as u64,
+                        result.value(i),
+                        error.value(i) as i32,
+                    );
                 }
-                if depth(i) == 0 {
+                if depth.value(i) == 0 {
                     *row_busy.entry(row).or_default() += clipped.max(0);
                 }
             }

@@ -5,12 +5,12 @@
 
 use std::collections::HashMap;
 
-use pioscope_trace::store::lod::{BucketAcc, RowBinner, DEPTHS};
-use pioscope_trace::store::StoreError;
+use pioscope_trace::store::lod::{columns as lc, BucketAcc, RowBinner, DEPTHS};
+use pioscope_trace::store::schema::events as ev;
+use pioscope_trace::store::{Pred, StoreError};
 use serde::Serialize;
 
-use crate::model::{func_keys, in_window, int, layer_name, StrCol, TraceView};
-use crate::scan::Pred;
+use crate::model::{func_keys, in_window, layer_name, TraceView};
 
 /// Most states one answer carries; rows beyond it are summarised.
 pub const STATE_BUDGET: u64 = 20_000;
@@ -151,12 +151,12 @@ pub fn read_states(
     // `id` is the row number (docs/FORMAT.md), so it comes from the selection itself, and the
     // layer from the function: two columns fewer to decode.
     let cols = [
-        "process",
-        "thread",
-        "start_ns",
-        "duration_ns",
-        "depth",
-        "func",
+        ev::PROCESS,
+        ev::THREAD,
+        ev::START_NS,
+        ev::DURATION_NS,
+        ev::DEPTH,
+        ev::FUNC,
     ];
     let mut layers: HashMap<u32, &'static str> = HashMap::new();
     for sel in view.events.select(&preds) {
@@ -166,22 +166,24 @@ pub fn read_states(
             .flat_map(|r| r.clone())
             .map(|i| sel.first_row as i64 + i as i64);
         for b in view.events.read(&sel, &cols)? {
+            let c = view.events.columns(&b);
             let (process, thread, start, dur, depth) = (
-                int(&b, "process"),
-                int(&b, "thread"),
-                int(&b, "start_ns"),
-                int(&b, "duration_ns"),
-                int(&b, "depth"),
+                c.int(ev::PROCESS)?,
+                c.int(ev::THREAD)?,
+                c.int(ev::START_NS)?,
+                c.int(ev::DURATION_NS)?,
+                c.int(ev::DEPTH)?,
             );
-            let func = StrCol::new(&b, "func");
+            let func = c.str(ev::FUNC)?;
             let fk = func_keys(view, &func);
             for i in 0..b.num_rows() {
                 let id = ids.next().unwrap_or(-1);
-                let (s, d) = (start(i), dur(i));
+                let (s, d) = (start.value(i), dur.value(i));
                 if !in_window(s, d, from, t0, t1) {
                     continue;
                 }
-                let Some(row) = view.display_row(process(i) as i32, thread(i) as i32) else {
+                let Some(row) = view.display_row(process.value(i) as i32, thread.value(i) as i32)
+                else {
                     continue;
                 };
                 let Some(&k) = slot.get(&row) else { continue };
@@ -193,7 +195,7 @@ pub fn read_states(
                     id,
                     start: s,
                     dur: d,
-                    depth: depth(i) as u8,
+                    depth: depth.value(i) as u8,
                     func: f,
                     layer,
                 });
@@ -257,50 +259,51 @@ pub fn read_lod(
         }
     }
     let preds = [
-        Pred::range("level", level as i64, level as i64),
+        Pred::range(lc::LEVEL, level as i64, level as i64),
         Pred {
-            column: "row",
+            column: lc::ROW,
             ranges,
         },
         Pred::range(
-            "start_ns",
+            lc::START_NS,
             t0.saturating_sub(width - 1),
             t1.saturating_sub(1),
         ),
     ];
     for sel in lod.table.select(&preds) {
         for b in lod.table.read(&sel, &[])? {
+            let c = lod.table.columns(&b);
             let (lv, row, start, count, bytes) = (
-                int(&b, "level"),
-                int(&b, "row"),
-                int(&b, "start_ns"),
-                int(&b, "count"),
-                int(&b, "bytes"),
+                c.int(lc::LEVEL)?,
+                c.int(lc::ROW)?,
+                c.int(lc::START_NS)?,
+                c.int(lc::COUNT)?,
+                c.int(lc::BYTES)?,
             );
             let busy = [
-                int(&b, "busy0_ns"),
-                int(&b, "busy1_ns"),
-                int(&b, "busy2_ns"),
-                int(&b, "busy3_ns"),
+                c.int(lc::BUSY0)?,
+                c.int(lc::BUSY1)?,
+                c.int(lc::BUSY2)?,
+                c.int(lc::BUSY3)?,
             ];
-            let func = StrCol::new(&b, "func");
+            let func = c.str(lc::FUNC)?;
             let fk = func_keys(view, &func);
             for i in 0..b.num_rows() {
-                if lv(i) != level as i64 {
+                if lv.value(i) != level as i64 {
                     continue;
                 }
-                let s = start(i);
+                let s = start.value(i);
                 if s >= t1 || s + width <= t0 {
                     continue;
                 }
-                let Some(&k) = slot.get(&(row(i) as u32)) else {
+                let Some(&k) = slot.get(&(row.value(i) as u32)) else {
                     continue;
                 };
                 let mut acc = BucketAcc {
                     index: s.div_euclid(width),
-                    busy_ns: [busy[0](i), busy[1](i), busy[2](i), busy[3](i)],
-                    count: count(i).max(0) as u64,
-                    bytes: bytes(i) as f64,
+                    busy_ns: busy.each_ref().map(|b| b.value(i)),
+                    count: count.value(i).max(0) as u64,
+                    bytes: bytes.value(i) as f64,
                     funcs: Vec::new(),
                 };
                 if let Some(f) = func.key(i) {

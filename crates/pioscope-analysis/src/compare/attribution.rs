@@ -22,7 +22,7 @@
 
 use pioscope_trace::functions::Layer;
 use pioscope_trace::store::meta::ContainerKind;
-use pioscope_trace::store::{EventFilter, StoreError, Trace};
+use pioscope_trace::store::{Containers, EventFilter, StoreError, Trace};
 use serde::Serialize;
 
 use super::ops::{children, Names, Op};
@@ -190,18 +190,19 @@ pub(crate) fn simulated(
     trace: &Trace,
     mut calls: Vec<Pending>,
 ) -> Result<Vec<Breakdown>, StoreError> {
-    // Servers by name; each server and disk container maps to its server.
+    // Servers by name (servers first, then disks of unlisted servers); each server and disk
+    // container maps to its server.
+    let containers = Containers::new(&trace.meta);
     let mut server_ids: FxMap<&str, u32> = FxMap::default();
-    let mut server_of: Vec<Option<u32>> = vec![None; trace.meta.processes.len()];
+    let mut server_of: Vec<Option<u32>> = vec![None; containers.all().len()];
     for kind in [ContainerKind::Server, ContainerKind::Disk] {
-        for p in trace.meta.processes.iter().filter(|p| p.kind == kind) {
-            let name = match kind {
-                ContainerKind::Disk => p.facts.get("server").unwrap_or(&p.host).as_str(),
-                _ => p.host.as_str(),
+        for c in containers.all().iter().filter(|c| c.kind == kind) {
+            let Some(name) = c.server.as_deref() else {
+                continue;
             };
             let n = server_ids.len() as u32;
             let id = *server_ids.entry(name).or_insert(n);
-            if let Some(slot) = server_of.get_mut(p.process as usize) {
+            if let Some(slot) = server_of.get_mut(c.process as usize) {
                 *slot = Some(id);
             }
         }

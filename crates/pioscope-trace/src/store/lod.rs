@@ -3,9 +3,9 @@
 //! events.parquet. Every column is documented in docs/FORMAT.md, section "lod.parquet".
 //!
 //! Design (in the spirit of SLOG-2: near-constant time to any interval):
-//! - A *row* is one container thread: (process, thread). Rows are numbered in a canonical order
-//!   ([`container_rows`]): application processes in meta.json order with their threads, then
-//!   storage servers and disks.
+//! - A *row* is one container thread: (process, thread). Rows are numbered in the canonical
+//!   order of [`Containers::rows`]: application processes in meta.json order with their
+//!   threads, then storage servers and disks.
 //! - Level k cuts time into buckets of `base_ns * 4^k` ns from time 0; the last level has one
 //!   bucket for the whole trace. A bucket holds, for one row, the busy time per depth (0..3,
 //!   deeper calls count as depth 3), the calls starting in it, the data bytes moved in it
@@ -31,21 +31,21 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type, UInt8Type};
-use arrow_array::{Array, ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch};
+use arrow_array::types::Int32Type;
+use arrow_array::{ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch};
 use arrow_array::{StringArray, UInt8Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::arrow::ArrowWriter;
 use parquet::basic::Encoding;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 use serde::{Deserialize, Serialize};
 
-use super::meta::{ContainerKind, Meta};
+use super::columns::{Columns, IntCol, StrCol};
+use super::containers::{ContainerRow, Containers, RowMap};
 use super::reader::Trace;
+use super::scan::Table;
 use super::schema::events as ev;
 use super::{StoreError, EVENTS_FILE};
 use crate::functions::{self, Layer};
@@ -100,15 +100,6 @@ pub mod span_columns {
     pub const LAYER: &str = "layer";
 }
 
-/// One row of the index: a thread of a container.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct LodRow {
-    /// Index into meta.json `processes`.
-    pub process: i32,
-    /// Thread number inside it.
-    pub thread: i32,
-}
-
 /// Totals of one function over the whole trace (recorded while building).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LodFunction {
@@ -138,7 +129,7 @@ pub struct LodMeta {
     /// meta.json `job.duration_ns` when built.
     pub duration_ns: i64,
     /// The rows, indexed by the `row` column.
-    pub rows: Vec<LodRow>,
+    pub rows: Vec<ContainerRow>,
     /// Events per row.
     pub row_events: Vec<u64>,
     /// Every function present, in order of first appearance.
@@ -151,113 +142,6 @@ impl LodMeta {
         self.base_ns
             .saturating_mul(self.factor.saturating_pow(level))
             .max(1)
-    }
-}
-
-/// The rows of a trace in canonical order: application processes (meta.json order) with their
-/// threads, then each storage server followed by its disks. A process without threads gets one.
-pub fn container_rows(meta: &Meta) -> Vec<LodRow> {
-    let threads = |p: &super::meta::ProcessMeta| p.threads.max(1) as i32;
-    let mut rows = Vec::new();
-    for p in meta
-        .processes
-        .iter()
-        .filter(|p| p.kind == ContainerKind::Process)
-    {
-        for t in 0..threads(p) {
-            rows.push(LodRow {
-                process: p.process as i32,
-                thread: t,
-            });
-        }
-    }
-    let servers: Vec<_> = meta
-        .processes
-        .iter()
-        .filter(|p| p.kind == ContainerKind::Server)
-        .collect();
-    let disks: Vec<_> = meta
-        .processes
-        .iter()
-        .filter(|p| p.kind == ContainerKind::Disk)
-        .collect();
-    let server_of = |d: &super::meta::ProcessMeta| {
-        d.facts
-            .get("server")
-            .cloned()
-            .unwrap_or_else(|| d.host.clone())
-    };
-    let mut placed = vec![false; disks.len()];
-    for s in &servers {
-        for t in 0..threads(s) {
-            rows.push(LodRow {
-                process: s.process as i32,
-                thread: t,
-            });
-        }
-        for (i, d) in disks.iter().enumerate() {
-            if !placed[i] && server_of(d) == s.host {
-                placed[i] = true;
-                for t in 0..threads(d) {
-                    rows.push(LodRow {
-                        process: d.process as i32,
-                        thread: t,
-                    });
-                }
-            }
-        }
-    }
-    for (i, d) in disks.iter().enumerate() {
-        if !placed[i] {
-            for t in 0..threads(d) {
-                rows.push(LodRow {
-                    process: d.process as i32,
-                    thread: t,
-                });
-            }
-        }
-    }
-    rows
-}
-
-/// Maps (process, thread) to a row; an unknown thread goes to the process's first row.
-#[derive(Clone, Debug, Default)]
-pub struct RowMap {
-    /// First row of each process index (`u32::MAX` if none) and its thread count.
-    first: Vec<(u32, u32)>,
-}
-
-impl RowMap {
-    /// The map of `rows` (canonical or any order listing each process's threads together).
-    pub fn new(rows: &[LodRow]) -> RowMap {
-        let n = rows
-            .iter()
-            .map(|r| r.process.max(0) as usize + 1)
-            .max()
-            .unwrap_or(0);
-        let mut first = vec![(u32::MAX, 0u32); n];
-        for (i, r) in rows.iter().enumerate() {
-            let e = &mut first[r.process.max(0) as usize];
-            if e.0 == u32::MAX {
-                *e = (i as u32, 0);
-            }
-            e.1 += 1;
-        }
-        RowMap { first }
-    }
-
-    /// The row of an event, None if its process has no row.
-    pub fn row(&self, process: i32, thread: i32) -> Option<u32> {
-        let &(first, n) = self.first.get(usize::try_from(process).ok()?)?;
-        if first == u32::MAX {
-            return None;
-        }
-        let t = if thread >= 0 && (thread as u32) < n {
-            thread as u32
-        } else {
-            0
-        };
-        Some(first + t)
     }
 }
 
@@ -708,81 +592,51 @@ pub fn level_count(base_ns: i64, duration_ns: i64) -> u32 {
 
 /// The projected columns of events.parquet the builder reads.
 struct BuildCols {
-    id: Int64Array,
-    process: Int32Array,
-    thread: Int32Array,
-    start: Int64Array,
-    dur: Int64Array,
-    depth: UInt8Array,
-    func_keys: Int32Array,
-    func_values: StringArray,
-    layer_keys: Int32Array,
-    layer_values: StringArray,
-    file_id: Int32Array,
-    size: Int64Array,
-    result: Int64Array,
-    error: Int32Array,
-}
-
-fn col_err(path: &Path, column: &str, what: &str) -> StoreError {
-    StoreError::Schema {
-        path: path.to_path_buf(),
-        column: column.to_string(),
-        what: what.to_string(),
-    }
-}
-
-fn int64(path: &Path, b: &RecordBatch, name: &str) -> Result<Int64Array, StoreError> {
-    b.column_by_name(name)
-        .and_then(|a| a.as_primitive_opt::<Int64Type>().cloned())
-        .ok_or_else(|| col_err(path, name, "expected int64"))
-}
-
-fn int32(path: &Path, b: &RecordBatch, name: &str) -> Result<Int32Array, StoreError> {
-    b.column_by_name(name)
-        .and_then(|a| a.as_primitive_opt::<Int32Type>().cloned())
-        .ok_or_else(|| col_err(path, name, "expected int32"))
-}
-
-fn dict(path: &Path, b: &RecordBatch, name: &str) -> Result<(Int32Array, StringArray), StoreError> {
-    let a = b
-        .column_by_name(name)
-        .ok_or_else(|| col_err(path, name, "missing"))?;
-    if let Some(d) = a.as_dictionary_opt::<Int32Type>() {
-        if let Some(v) = d.values().as_string_opt::<i32>() {
-            return Ok((d.keys().clone(), v.clone()));
-        }
-    }
-    if let Some(s) = a.as_string_opt::<i32>() {
-        // A plain column (rewritten by another tool): make it a dictionary of itself.
-        let keys = Int32Array::from_iter_values(0..s.len() as i32);
-        return Ok((keys, s.clone()));
-    }
-    Err(col_err(path, name, "expected a string column"))
+    id: IntCol,
+    process: IntCol,
+    thread: IntCol,
+    start: IntCol,
+    dur: IntCol,
+    depth: IntCol,
+    func: StrCol,
+    layer: StrCol,
+    file_id: IntCol,
+    size: IntCol,
+    result: IntCol,
+    error: IntCol,
 }
 
 impl BuildCols {
-    fn new(path: &Path, b: &RecordBatch) -> Result<BuildCols, StoreError> {
-        let (func_keys, func_values) = dict(path, b, ev::FUNC)?;
-        let (layer_keys, layer_values) = dict(path, b, ev::LAYER)?;
+    /// The columns it reads, for the projection.
+    const NAMES: [&'static str; 12] = [
+        ev::ID,
+        ev::PROCESS,
+        ev::THREAD,
+        ev::START_NS,
+        ev::DURATION_NS,
+        ev::DEPTH,
+        ev::FUNC,
+        ev::LAYER,
+        ev::FILE_ID,
+        ev::SIZE,
+        ev::RESULT,
+        ev::ERROR,
+    ];
+
+    fn new(c: &Columns<'_>) -> Result<BuildCols, StoreError> {
         Ok(BuildCols {
-            id: int64(path, b, ev::ID)?,
-            process: int32(path, b, ev::PROCESS)?,
-            thread: int32(path, b, ev::THREAD)?,
-            start: int64(path, b, ev::START_NS)?,
-            dur: int64(path, b, ev::DURATION_NS)?,
-            depth: b
-                .column_by_name(ev::DEPTH)
-                .and_then(|a| a.as_primitive_opt::<UInt8Type>().cloned())
-                .ok_or_else(|| col_err(path, ev::DEPTH, "expected uint8"))?,
-            func_keys,
-            func_values,
-            layer_keys,
-            layer_values,
-            file_id: int32(path, b, ev::FILE_ID)?,
-            size: int64(path, b, ev::SIZE)?,
-            result: int64(path, b, ev::RESULT)?,
-            error: int32(path, b, ev::ERROR)?,
+            id: c.int(ev::ID)?,
+            process: c.int(ev::PROCESS)?,
+            thread: c.int(ev::THREAD)?,
+            start: c.int(ev::START_NS)?,
+            dur: c.int(ev::DURATION_NS)?,
+            depth: c.int(ev::DEPTH)?,
+            func: c.str(ev::FUNC)?,
+            layer: c.str(ev::LAYER)?,
+            file_id: c.int(ev::FILE_ID)?,
+            size: c.int(ev::SIZE)?,
+            result: c.int(ev::RESULT)?,
+            error: c.int(ev::ERROR)?,
         })
     }
 }
@@ -794,8 +648,9 @@ pub fn build(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<LodSummary, StoreError> {
     let meta = &trace.meta;
-    let rows = container_rows(meta);
-    let row_map = RowMap::new(&rows);
+    let containers = Containers::new(meta);
+    let rows = containers.rows();
+    let row_map = RowMap::new(rows);
     let duration = meta.job.duration_ns.max(1);
     let events_total = meta.counts.events;
     let base_ns = choose_base_ns(events_total, rows.len(), duration);
@@ -810,7 +665,7 @@ pub fn build(
     }
     fs::create_dir_all(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
     let result = build_into(
-        trace, &tmp, &rows, &row_map, base_ns, levels, long_ns, progress,
+        trace, &tmp, rows, &row_map, base_ns, levels, long_ns, progress,
     );
     let out = match result {
         Ok(s) => {
@@ -830,7 +685,7 @@ pub fn build(
 fn build_into(
     trace: &Trace,
     tmp: &Path,
-    rows: &[LodRow],
+    rows: &[ContainerRow],
     row_map: &RowMap,
     base_ns: i64,
     levels: usize,
@@ -858,53 +713,19 @@ fn build_into(
     let mut spans = SpanWriter::create(&tmp.join(LOD_SPANS_FILE))?;
     let mut events = 0u64;
 
-    let path = trace.dir.join(EVENTS_FILE);
-    let file = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)?;
-    let wanted = [
-        ev::ID,
-        ev::PROCESS,
-        ev::THREAD,
-        ev::START_NS,
-        ev::DURATION_NS,
-        ev::DEPTH,
-        ev::FUNC,
-        ev::LAYER,
-        ev::FILE_ID,
-        ev::SIZE,
-        ev::RESULT,
-        ev::ERROR,
-    ];
-    let schema = builder.parquet_schema();
-    let leaves: Vec<usize> = schema
-        .columns()
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| wanted.contains(&c.name()))
-        .map(|(i, _)| i)
-        .collect();
-    let mask = ProjectionMask::leaves(schema, leaves);
-    let row_groups = builder.metadata().num_row_groups();
+    let table = Table::open_footer(&trace.dir.join(EVENTS_FILE))?;
+    let row_groups = table.row_groups();
     let rank_of_process: Vec<i32> = trace.meta.processes.iter().map(|p| p.rank).collect();
     let mut current_rank: Option<i32> = None;
     progress(0, row_groups);
-    for rg in 0..row_groups {
-        let file = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
-        let reader = ParquetRecordBatchReaderBuilder::try_new(file)?
-            .with_projection(mask.clone())
-            .with_row_groups(vec![rg])
-            .with_batch_size(64 * 1024)
-            .build()?;
-        for batch in reader {
+    for sel in table.select(&[]) {
+        for batch in table.reader(&sel, &BuildCols::NAMES, 64 * 1024)? {
             let batch = batch?;
-            let c = BuildCols::new(&path, &batch)?;
-            // Per dictionary value, on first use: the function key and whether it moves data.
-            let mut keys: Vec<Option<(u32, bool)>> = vec![None; c.func_values.len()];
-            let layer_names: Vec<&str> = (0..c.layer_values.len())
-                .map(|k| c.layer_values.value(k))
-                .collect();
+            let c = BuildCols::new(&table.columns(&batch))?;
+            // Per function key, on first use: the function key and whether it moves data.
+            let mut keys: Vec<Option<(u32, bool)>> = vec![None; c.func.key_count()];
             for i in 0..batch.num_rows() {
-                let process = c.process.value(i);
+                let process = c.process.value(i) as i32;
                 let rank = rank_of_process
                     .get(process.max(0) as usize)
                     .copied()
@@ -918,17 +739,20 @@ fn build_into(
                     }
                     current_rank = Some(rank);
                 }
-                let Some(row) = row_map.row(process, c.thread.value(i)) else {
+                let Some(row) = row_map.row(process, c.thread.value(i) as i32) else {
                     continue;
                 };
                 events += 1;
                 row_events[row as usize] += 1;
-                let fk = c.func_keys.value(i) as usize;
-                let layer = layer_names[c.layer_keys.value(i) as usize];
+                // Both columns are written non-null; a null (a damaged file) indexes nothing.
+                let (Some(fk), Some(lk)) = (c.func.key(i), c.layer.key(i)) else {
+                    continue;
+                };
+                let layer = c.layer.value(lk);
                 let (key, moves) = match keys[fk] {
                     Some(k) => k,
                     None => {
-                        let name = c.func_values.value(fk);
+                        let name = c.func.value(fk);
                         let key = *func_index
                             .entry((name.to_string(), layer.to_string()))
                             .or_insert_with(|| {
@@ -952,8 +776,7 @@ fn build_into(
                 let bytes = if moves {
                     let system = c
                         .file_id
-                        .is_valid(i)
-                        .then(|| c.file_id.value(i))
+                        .get(i)
                         .and_then(|f| system_file.get(f.max(0) as usize).copied());
                     let app = scope::is_application_record(
                         Layer::from_name(layer).unwrap_or(Layer::Tracer),
@@ -963,7 +786,7 @@ fn build_into(
                         functions::bytes_moved(
                             c.size.value(i).max(0) as u64,
                             c.result.value(i),
-                            c.error.value(i),
+                            c.error.value(i) as i32,
                         ) as f64
                     } else {
                         0.0
@@ -971,7 +794,8 @@ fn build_into(
                 } else {
                     0.0
                 };
-                let (start, dur, depth) = (c.start.value(i), c.dur.value(i), c.depth.value(i));
+                let (start, dur, depth) =
+                    (c.start.value(i), c.dur.value(i), c.depth.value(i) as u8);
                 if dur >= long_ns {
                     spans.push(row, c.id.value(i), start, dur, depth, &funcs[key as usize])?;
                 }
@@ -995,7 +819,7 @@ fn build_into(
                 }
             }
         }
-        progress(rg + 1, row_groups);
+        progress(sel.row_group + 1, row_groups);
     }
     for r in open_rows.drain(..) {
         if let Some(mut s) = states[r as usize].take() {
@@ -1307,13 +1131,7 @@ pub fn read_meta(trace: &Trace) -> Result<Option<LodMeta>, StoreError> {
     if !path.is_file() || !trace.dir.join(LOD_SPANS_FILE).is_file() {
         return Ok(None);
     }
-    let file = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)?;
-    let kv = builder.metadata().file_metadata().key_value_metadata();
-    let text = kv
-        .and_then(|kv| kv.iter().find(|k| k.key == LOD_META_KEY))
-        .and_then(|k| k.value.clone());
-    let Some(text) = text else {
+    let Some(text) = Table::open_footer(&path)?.key_value(LOD_META_KEY) else {
         return Ok(None);
     };
     let meta: LodMeta = match serde_json::from_str(&text) {
@@ -1323,7 +1141,7 @@ pub fn read_meta(trace: &Trace) -> Result<Option<LodMeta>, StoreError> {
     if meta.version != LOD_VERSION
         || meta.events != trace.meta.counts.events
         || meta.duration_ns != trace.meta.job.duration_ns
-        || meta.rows != container_rows(&trace.meta)
+        || meta.rows != Containers::new(&trace.meta).rows()
     {
         return Ok(None);
     }
@@ -1386,31 +1204,6 @@ mod tests {
         assert_eq!(level_count(1000, 4001), 3);
         assert_eq!(choose_base_ns(400_000, 1, 100_000_000), 1000);
         assert!(choose_base_ns(400_000, 16, 100_000_000_000) > 1000);
-    }
-
-    #[test]
-    fn row_map_sends_unknown_threads_to_the_first() {
-        let rows = [
-            LodRow {
-                process: 0,
-                thread: 0,
-            },
-            LodRow {
-                process: 0,
-                thread: 1,
-            },
-            LodRow {
-                process: 2,
-                thread: 0,
-            },
-        ];
-        let m = RowMap::new(&rows);
-        assert_eq!(m.row(0, 1), Some(1));
-        assert_eq!(m.row(0, 7), Some(0));
-        assert_eq!(m.row(2, 0), Some(2));
-        assert_eq!(m.row(1, 0), None);
-        assert_eq!(m.row(-1, 0), None);
-        assert_eq!(m.row(9, 0), None);
     }
 
     #[test]

@@ -7,16 +7,13 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type};
-use arrow_array::{
-    Array, ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray,
-};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use arrow_array::types::Int32Type;
+use arrow_array::{ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray};
 use parquet::arrow::ArrowWriter;
 use serde::{Deserialize, Serialize};
 
 use super::reader::{EventFilter, Trace};
+use super::scan::Table;
 use super::schema::{self, messages as mc};
 use super::{StoreError, EVENTS_FILE, META_FILE};
 use crate::merge::messages::match_events;
@@ -165,102 +162,54 @@ pub fn write_messages(path: &Path, rows: &[MessageRow]) -> Result<(), StoreError
     Ok(())
 }
 
-fn schema_err(path: &Path, column: &str, what: &str) -> StoreError {
-    StoreError::Schema {
-        path: path.to_path_buf(),
-        column: column.to_string(),
-        what: what.to_string(),
-    }
-}
-
 /// Reads a messages.parquet file.
 pub fn read_messages(path: &Path) -> Result<Vec<MessageRow>, StoreError> {
-    let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file)?.build()?;
+    let table = Table::open_footer(path)?;
     let mut rows = Vec::new();
-    for batch in reader {
-        let batch = batch?;
-        let col = |name: &str| {
-            batch
-                .column_by_name(name)
-                .ok_or_else(|| schema_err(path, name, "missing"))
-        };
-        let i64c = |name: &str| -> Result<Int64Array, StoreError> {
-            col(name)?
-                .as_primitive_opt::<Int64Type>()
-                .cloned()
-                .ok_or_else(|| schema_err(path, name, "expected int64"))
-        };
-        let i32c = |name: &str| -> Result<Int32Array, StoreError> {
-            col(name)?
-                .as_primitive_opt::<Int32Type>()
-                .cloned()
-                .ok_or_else(|| schema_err(path, name, "expected int32"))
-        };
-        // Strings: dictionary as written, or plain when another tool rewrote the file.
-        let strc = |name: &str| -> Result<Vec<String>, StoreError> {
-            let a = col(name)?;
-            if let Some(d) = a.as_dictionary_opt::<Int32Type>() {
-                let values = d
-                    .values()
-                    .as_string_opt::<i32>()
-                    .ok_or_else(|| schema_err(path, name, "expected strings"))?;
-                Ok(d.keys()
-                    .iter()
-                    .map(|k| k.map_or(String::new(), |k| values.value(k as usize).to_string()))
-                    .collect())
-            } else if let Some(s) = a.as_string_opt::<i32>() {
-                Ok((0..s.len())
-                    .map(|i| {
-                        if s.is_valid(i) {
-                            s.value(i).to_string()
-                        } else {
-                            String::new()
-                        }
-                    })
-                    .collect())
-            } else {
-                Err(schema_err(path, name, "expected a string column"))
-            }
-        };
+    for batch in table.read_all(&[])? {
+        let c = table.columns(&batch);
         let (send_id, recv_id, post) = (
-            i64c(mc::SEND_ID)?,
-            i64c(mc::RECV_ID)?,
-            i64c(mc::RECV_POST_ID)?,
+            c.int(mc::SEND_ID)?,
+            c.int(mc::RECV_ID)?,
+            c.int(mc::RECV_POST_ID)?,
         );
         let (from, to, sp, st, rp, rt) = (
-            i32c(mc::FROM_RANK)?,
-            i32c(mc::TO_RANK)?,
-            i32c(mc::SEND_PROCESS)?,
-            i32c(mc::SEND_THREAD)?,
-            i32c(mc::RECV_PROCESS)?,
-            i32c(mc::RECV_THREAD)?,
+            c.int(mc::FROM_RANK)?,
+            c.int(mc::TO_RANK)?,
+            c.int(mc::SEND_PROCESS)?,
+            c.int(mc::SEND_THREAD)?,
+            c.int(mc::RECV_PROCESS)?,
+            c.int(mc::RECV_THREAD)?,
         );
         let (sns, rns, bytes, tag) = (
-            i64c(mc::SEND_NS)?,
-            i64c(mc::RECV_NS)?,
-            i64c(mc::BYTES)?,
-            i32c(mc::TAG)?,
+            c.int(mc::SEND_NS)?,
+            c.int(mc::RECV_NS)?,
+            c.int(mc::BYTES)?,
+            c.int(mc::TAG)?,
         );
-        let (comm, sf, rf) = (strc(mc::COMM)?, strc(mc::SEND_FUNC)?, strc(mc::RECV_FUNC)?);
-        for (i, ((comm, sf), rf)) in comm.into_iter().zip(sf).zip(rf).enumerate() {
+        let (comm, sf, rf) = (
+            c.str(mc::COMM)?,
+            c.str(mc::SEND_FUNC)?,
+            c.str(mc::RECV_FUNC)?,
+        );
+        for i in 0..c.rows() {
             rows.push(MessageRow {
                 send_id: send_id.value(i),
                 recv_id: recv_id.value(i),
                 recv_post_id: post.value(i),
-                from_rank: from.value(i),
-                to_rank: to.value(i),
-                send_process: sp.value(i),
-                send_thread: st.value(i),
-                recv_process: rp.value(i),
-                recv_thread: rt.value(i),
+                from_rank: from.value(i) as i32,
+                to_rank: to.value(i) as i32,
+                send_process: sp.value(i) as i32,
+                send_thread: st.value(i) as i32,
+                recv_process: rp.value(i) as i32,
+                recv_thread: rt.value(i) as i32,
                 send_ns: sns.value(i),
                 recv_ns: rns.value(i),
                 bytes: bytes.value(i),
-                tag: tag.value(i),
-                comm,
-                send_func: sf,
-                recv_func: rf,
+                tag: tag.value(i) as i32,
+                comm: comm.text(i).to_string(),
+                send_func: sf.text(i).to_string(),
+                recv_func: rf.text(i).to_string(),
             });
         }
     }

@@ -1,11 +1,14 @@
 //! The trace store: a directory with meta.json, events.parquet, files.parquet and
 //! settings.parquet. `writer` produces the tables, `reader` streams them back by row group.
 
+pub mod columns;
+pub mod containers;
 pub mod event;
 pub mod lod;
 pub mod messages;
 pub mod meta;
 pub mod reader;
+pub mod scan;
 pub mod schema;
 pub mod writer;
 
@@ -14,9 +17,12 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+pub use columns::{Columns, IntCol, StrCol};
+pub use containers::{Container, ContainerRow, Containers, RowMap};
 pub use event::Event;
 pub use meta::Meta;
 pub use reader::{EventBatch, EventBatches, EventFilter, Trace};
+pub use scan::{Pred, Selected, Table};
 pub use writer::{EventWriter, FileRow, SettingRow};
 
 /// File names inside a trace directory.

@@ -1,22 +1,16 @@
 //! Reading a trace: meta.json and files.parquet at open, events streamed one row group at a
 //! time (a trace never has to fit in memory), row groups skipped by their rank statistics.
+//! Tables are read through `scan::Table` and `columns`, like every reader of the store.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type, UInt8Type};
-use arrow_array::{
-    Array, ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray, UInt8Array,
-};
-use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
-    ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
-};
-use parquet::file::statistics::Statistics;
+use arrow_array::RecordBatch;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReader;
 
+use super::columns::{BoolCol, Columns, IntCol, StrCol};
 use super::event::Event;
 use super::meta::{Meta, FORMAT_NAME, FORMAT_VERSION};
+use super::scan::{Pred, Selected, Table};
 use super::schema::{events as ev, files as fc, settings as sc};
 use super::writer::{FileRow, SettingRow};
 use super::{StoreError, EVENTS_FILE, FILES_FILE, META_FILE, SETTINGS_FILE};
@@ -103,8 +97,9 @@ impl Trace {
     fn read_files(&self) -> Result<Vec<FileRow>, StoreError> {
         let path = self.dir.join(FILES_FILE);
         let mut rows = Vec::new();
-        for batch in read_table(&path)? {
-            let c = Columns::new(&path, &batch);
+        let table = Table::open_footer(&path)?;
+        for batch in table.read_all(&[])? {
+            let c = table.columns(&batch);
             let (id, p, t, m, r, e) = (
                 c.int(fc::FILE_ID)?,
                 c.str(fc::PATH)?,
@@ -131,8 +126,9 @@ impl Trace {
     pub fn settings(&self) -> Result<Vec<SettingRow>, StoreError> {
         let path = self.dir.join(SETTINGS_FILE);
         let mut rows = Vec::new();
-        for batch in read_table(&path)? {
-            let c = Columns::new(&path, &batch);
+        let table = Table::open_footer(&path)?;
+        for batch in table.read_all(&[])? {
+            let c = table.columns(&batch);
             let (rank, proc_, time, file, func, key, value) = (
                 c.int(sc::RANK)?,
                 c.int(sc::PROCESS)?,
@@ -158,22 +154,13 @@ impl Trace {
     }
 }
 
-fn read_table(path: &Path) -> Result<Vec<RecordBatch>, StoreError> {
-    let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file)?.build()?;
-    let mut batches = Vec::new();
-    for b in reader {
-        batches.push(b?);
-    }
-    Ok(batches)
-}
-
-/// Iterator over events.parquet, one [`EventBatch`] per row group.
+/// Iterator over events.parquet, one [`EventBatch`] per row group (or per `batch_rows` rows of
+/// a row range, see [`EventBatches::open_rows`]).
 pub struct EventBatches {
-    path: PathBuf,
-    file: File,
-    metadata: ArrowReaderMetadata,
-    row_groups: Vec<usize>,
+    table: Table,
+    selections: Vec<Selected>,
+    /// Rows per batch; 0 for one batch per row group.
+    batch_rows: usize,
     next: usize,
     current: Option<ParquetRecordBatchReader>,
 }
@@ -182,43 +169,22 @@ impl EventBatches {
     /// Streams an events table by path (a store being written has no meta.json yet), skipping
     /// the row groups that cannot match `filter`.
     pub fn open(path: &Path, filter: EventFilter) -> Result<EventBatches, StoreError> {
-        let path = path.to_path_buf();
-        let file = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
-        let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::default())?;
-        let rank_col = metadata
-            .parquet_schema()
-            .columns()
-            .iter()
-            .position(|c| c.name() == ev::RANK);
-        let row_groups = metadata
-            .metadata()
-            .row_groups()
-            .iter()
-            .enumerate()
-            .filter(|(_, rg)| match (filter.rank, rank_col) {
-                (Some(r), Some(c)) => match rg.column(c).statistics() {
-                    Some(Statistics::Int32(s)) => {
-                        s.min_opt().is_none_or(|&lo| lo <= r)
-                            && s.max_opt().is_none_or(|&hi| hi >= r)
-                    }
-                    _ => true,
-                },
-                _ => true,
-            })
-            .map(|(i, _)| i)
+        let table = Table::open_footer(path)?;
+        let preds: Vec<Pred> = filter
+            .rank
+            .map(|r| Pred::range(ev::RANK, r as i64, r as i64))
+            .into_iter()
             .collect();
+        let selections = table.select(&preds);
         Ok(EventBatches {
-            path,
-            file,
-            metadata,
-            row_groups,
+            table,
+            selections,
+            batch_rows: 0,
             next: 0,
             current: None,
         })
     }
-}
 
-impl EventBatches {
     /// Streams rows `first .. first + count` of an events table (0-based row numbers, which
     /// are the event ids) in batches of at most `batch_rows`: a cursor over one rank's rows
     /// that holds one small batch in memory, for k-way merges over ranks.
@@ -228,66 +194,20 @@ impl EventBatches {
         count: u64,
         batch_rows: usize,
     ) -> Result<EventBatches, StoreError> {
-        let path = path.to_path_buf();
-        let file = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
-        let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::default())?;
-        let (mut groups, mut selectors, mut row) = (Vec::new(), Vec::new(), 0u64);
-        let end = first.saturating_add(count);
-        for (i, rg) in metadata.metadata().row_groups().iter().enumerate() {
-            let (lo, hi) = (row, row + rg.num_rows().max(0) as u64);
-            row = hi;
-            let (a, b) = (first.max(lo), end.min(hi));
-            if a >= b {
-                continue;
-            }
-            groups.push(i);
-            if a > lo {
-                selectors.push(RowSelector::skip((a - lo) as usize));
-            }
-            selectors.push(RowSelector::select((b - a) as usize));
-            if hi > b {
-                selectors.push(RowSelector::skip((hi - b) as usize));
-            }
-        }
-        let current = if groups.is_empty() {
-            None
-        } else {
-            let f = file.try_clone().map_err(|e| StoreError::io(&path, e))?;
-            Some(
-                ParquetRecordBatchReaderBuilder::new_with_metadata(f, metadata.clone())
-                    .with_row_groups(groups)
-                    .with_row_selection(RowSelection::from(selectors))
-                    .with_batch_size(batch_rows.max(1))
-                    .build()?,
-            )
-        };
+        let table = Table::open_footer(path)?;
+        let selections = table.select_rows(first, count);
         Ok(EventBatches {
-            path,
-            file,
-            metadata,
-            row_groups: Vec::new(),
+            table,
+            selections,
+            batch_rows: batch_rows.max(1),
             next: 0,
-            current,
+            current: None,
         })
     }
 
     /// Row groups that will be read.
     pub fn row_groups(&self) -> usize {
-        self.row_groups.len()
-    }
-
-    fn open_row_group(&self, rg: usize) -> Result<ParquetRecordBatchReader, StoreError> {
-        let rows = self.metadata.metadata().row_group(rg).num_rows().max(1) as usize;
-        let file = self
-            .file
-            .try_clone()
-            .map_err(|e| StoreError::io(&self.path, e))?;
-        Ok(
-            ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.metadata.clone())
-                .with_row_groups(vec![rg])
-                .with_batch_size(rows)
-                .build()?,
-        )
+        self.selections.len()
     }
 }
 
@@ -298,144 +218,22 @@ impl Iterator for EventBatches {
         loop {
             if let Some(reader) = self.current.as_mut() {
                 match reader.next() {
-                    Some(Ok(batch)) => return Some(EventBatch::new(&self.path, batch)),
+                    Some(Ok(batch)) => return Some(EventBatch::new(self.table.path(), batch)),
                     Some(Err(e)) => return Some(Err(e.into())),
                     None => self.current = None,
                 }
             }
-            let rg = *self.row_groups.get(self.next)?;
+            let sel = self.selections.get(self.next)?;
             self.next += 1;
-            match self.open_row_group(rg) {
+            let rows = match self.batch_rows {
+                0 => self.table.row_group_rows(sel.row_group),
+                n => n,
+            };
+            match self.table.reader(sel, &[], rows) {
                 Ok(r) => self.current = Some(r),
                 Err(e) => return Some(Err(e)),
             }
         }
-    }
-}
-
-/// An integer column of any width the store uses.
-enum IntCol {
-    I64(Int64Array),
-    I32(Int32Array),
-    U8(UInt8Array),
-}
-
-impl IntCol {
-    fn get(&self, i: usize) -> Option<i64> {
-        match self {
-            IntCol::I64(a) => a.is_valid(i).then(|| a.value(i)),
-            IntCol::I32(a) => a.is_valid(i).then(|| a.value(i) as i64),
-            IntCol::U8(a) => a.is_valid(i).then(|| a.value(i) as i64),
-        }
-    }
-}
-
-/// A string column, dictionary-encoded (as written) or plain (rewritten by another tool).
-enum StrCol {
-    Dict {
-        keys: Int32Array,
-        values: StringArray,
-    },
-    Plain(StringArray),
-}
-
-impl StrCol {
-    fn get(&self, i: usize) -> Option<&str> {
-        match self {
-            StrCol::Dict { keys, values } => keys
-                .is_valid(i)
-                .then(|| values.value(keys.value(i) as usize)),
-            StrCol::Plain(a) => a.is_valid(i).then(|| a.value(i)),
-        }
-    }
-
-    /// `f` of each dictionary value (indexed by key), computed once per value; None for a
-    /// plain column.
-    fn map_values<T>(&self, f: impl Fn(&str) -> T) -> Option<Vec<T>> {
-        match self {
-            StrCol::Dict { values, .. } => Some(
-                (0..values.len())
-                    .map(|k| {
-                        f(if values.is_valid(k) {
-                            values.value(k)
-                        } else {
-                            ""
-                        })
-                    })
-                    .collect(),
-            ),
-            StrCol::Plain(_) => None,
-        }
-    }
-}
-
-/// Typed access to the columns of one record batch, with errors naming table and column.
-struct Columns<'a> {
-    path: &'a Path,
-    batch: &'a RecordBatch,
-}
-
-impl<'a> Columns<'a> {
-    fn new(path: &'a Path, batch: &'a RecordBatch) -> Self {
-        Columns { path, batch }
-    }
-
-    fn err(&self, column: &str, what: String) -> StoreError {
-        StoreError::Schema {
-            path: self.path.to_path_buf(),
-            column: column.to_string(),
-            what,
-        }
-    }
-
-    fn column(&self, name: &str) -> Result<&'a ArrayRef, StoreError> {
-        self.batch
-            .column_by_name(name)
-            .ok_or_else(|| self.err(name, "missing".to_string()))
-    }
-
-    fn int(&self, name: &str) -> Result<IntCol, StoreError> {
-        let a = self.column(name)?;
-        if let Some(x) = a.as_primitive_opt::<Int64Type>() {
-            Ok(IntCol::I64(x.clone()))
-        } else if let Some(x) = a.as_primitive_opt::<Int32Type>() {
-            Ok(IntCol::I32(x.clone()))
-        } else if let Some(x) = a.as_primitive_opt::<UInt8Type>() {
-            Ok(IntCol::U8(x.clone()))
-        } else {
-            Err(self.err(
-                name,
-                format!("expected an integer column, found {}", a.data_type()),
-            ))
-        }
-    }
-
-    fn str(&self, name: &str) -> Result<StrCol, StoreError> {
-        let a = self.column(name)?;
-        if let Some(d) = a.as_dictionary_opt::<Int32Type>() {
-            if let Some(values) = d.values().as_string_opt::<i32>() {
-                return Ok(StrCol::Dict {
-                    keys: d.keys().clone(),
-                    values: values.clone(),
-                });
-            }
-        } else if let Some(s) = a.as_string_opt::<i32>() {
-            return Ok(StrCol::Plain(s.clone()));
-        }
-        Err(self.err(
-            name,
-            format!("expected a string column, found {}", a.data_type()),
-        ))
-    }
-
-    fn bool(&self, name: &str) -> Result<BooleanArray, StoreError> {
-        let a = self.column(name)?;
-        a.as_boolean_opt().cloned().ok_or_else(|| {
-            self.err(
-                name,
-                format!("expected a boolean column, found {}", a.data_type()),
-            )
-        })
     }
 }
 
@@ -460,7 +258,7 @@ pub struct EventBatch {
     result: IntCol,
     error: IntCol,
     flags: IntCol,
-    collective: BooleanArray,
+    collective: BoolCol,
     instance: IntCol,
     request: IntCol,
     peer: IntCol,
@@ -476,34 +274,20 @@ impl EventBatch {
         let c = Columns::new(path, &batch);
         let rows = batch.num_rows();
         let layer_names = c.str(ev::LAYER)?;
-        let known_layers = layer_names.map_values(Layer::from_name);
+        let known_layers = layer_names.map_keys(Layer::from_name);
         let mut layer = Vec::with_capacity(rows);
         for i in 0..rows {
-            let l = match (&known_layers, &layer_names) {
-                (Some(t), StrCol::Dict { keys, .. }) if keys.is_valid(i) => {
-                    t[keys.value(i) as usize]
-                }
-                _ => Layer::from_name(layer_names.get(i).unwrap_or("")),
-            };
+            let l = layer_names.key(i).and_then(|k| known_layers[k]);
             layer.push(l.ok_or_else(|| {
-                let name = layer_names.get(i).unwrap_or("");
-                c.err(ev::LAYER, format!("unknown layer {name:?} in row {i}"))
+                let name = layer_names.text(i);
+                c.error(ev::LAYER, format!("unknown layer {name:?} in row {i}"))
             })?);
         }
         let func = c.str(ev::FUNC)?;
-        let id_of = |name: &str| functions::by_name(name).map_or(0, |f| f.id);
-        let func_id = match (func.map_values(id_of), &func) {
-            (Some(t), StrCol::Dict { keys, .. }) => (0..rows)
-                .map(|i| {
-                    if keys.is_valid(i) {
-                        t[keys.value(i) as usize]
-                    } else {
-                        0
-                    }
-                })
-                .collect(),
-            _ => (0..rows).map(|i| func.get(i).map_or(0, id_of)).collect(),
-        };
+        let ids = func.map_keys(|name| functions::by_name(name).map_or(0, |f| f.id));
+        let func_id = (0..rows)
+            .map(|i| func.key(i).map_or(0, |k| ids[k]))
+            .collect();
         Ok(EventBatch {
             rows: batch.num_rows(),
             id: c.int(ev::ID)?,
@@ -547,7 +331,7 @@ impl EventBatch {
 
     /// Row `i` (panics if out of range, like slice indexing).
     pub fn get(&self, i: usize) -> Event<'_> {
-        let int = |c: &IntCol| c.get(i).unwrap_or(0);
+        let int = |c: &IntCol| c.value(i);
         let opt32 = |c: &IntCol| c.get(i).map(|v| v as i32);
         Event {
             id: int(&self.id),
@@ -557,7 +341,7 @@ impl EventBatch {
             start_ns: int(&self.start_ns),
             duration_ns: int(&self.duration_ns),
             layer: self.layer[i],
-            func: self.func.get(i).unwrap_or(""),
+            func: self.func.text(i),
             func_id: self.func_id[i],
             depth: int(&self.depth) as u8,
             parent: self.parent.get(i),
@@ -567,7 +351,7 @@ impl EventBatch {
             result: int(&self.result),
             error: int(&self.error) as i32,
             flags: int(&self.flags) as u8,
-            collective: self.collective.is_valid(i) && self.collective.value(i),
+            collective: self.collective.value(i),
             instance: opt32(&self.instance),
             request: self.request.get(i),
             peer: opt32(&self.peer),

@@ -1,7 +1,7 @@
-//! Range reads of a sorted Parquet table: row groups and pages are pruned by their min/max
-//! statistics (the page index), so a (rank, time window) of events.parquet or a (level, rows,
-//! time window) of lod.parquet reads only the pages that can hold it, and only the columns
-//! asked for.
+//! Range reads of a store table, the one Parquet reader under every other: row groups and
+//! pages are pruned by their min/max statistics (the page index), so a (rank, time window) of
+//! events.parquet or a (level, rows, time window) of lod.parquet reads only the pages that can
+//! hold it, and only the columns asked for. Read the batches with [`Table::columns`].
 
 use std::fs::File;
 use std::ops::Range;
@@ -9,18 +9,21 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
 use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder, RowSelection,
 };
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::page_index::column_index::ColumnIndexMetaData;
 use parquet::file::statistics::Statistics;
-use pioscope_trace::store::StoreError;
+
+use super::columns::Columns;
+use super::StoreError;
 
 /// An integer column's allowed values: a union of inclusive ranges.
 #[derive(Clone, Debug)]
 pub struct Pred {
-    /// Column name.
+    /// Column name (a constant of `schema` or `lod::columns`).
     pub column: &'static str,
     /// Inclusive (lo, hi) ranges.
     pub ranges: Vec<(i64, i64)>,
@@ -58,7 +61,8 @@ impl Selected {
     }
 }
 
-/// An open Parquet table with its footer and page index.
+/// An open Parquet table with its footer and (unless opened with [`Table::open_footer`]) its
+/// page index.
 #[derive(Clone, Debug)]
 pub struct Table {
     path: PathBuf,
@@ -105,10 +109,21 @@ fn intersect(a: &[Range<usize>], b: &[Range<usize>]) -> Vec<Range<usize>> {
 }
 
 impl Table {
-    /// Opens `path` and loads its footer and page index.
+    /// Opens `path` and loads its footer and page index (for page-pruned range reads).
     pub fn open(path: &Path) -> Result<Table, StoreError> {
-        let file = File::open(path).map_err(|e| io_err(path, e))?;
-        let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+        Table::load(path, PageIndexPolicy::Optional)
+    }
+
+    /// Opens `path` and loads only its footer: row groups are still pruned by their
+    /// statistics, pages are not. For whole-table streams and the many cursors of a k-way
+    /// merge, which would not repay reading the page index.
+    pub fn open_footer(path: &Path) -> Result<Table, StoreError> {
+        Table::load(path, PageIndexPolicy::Skip)
+    }
+
+    fn load(path: &Path, page_index: PageIndexPolicy) -> Result<Table, StoreError> {
+        let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+        let options = ArrowReaderOptions::new().with_page_index_policy(page_index);
         let meta = ArrowReaderMetadata::load(&file, options)?;
         let mut starts = Vec::new();
         let mut n = 0u64;
@@ -121,6 +136,16 @@ impl Table {
             meta,
             starts,
         })
+    }
+
+    /// The table's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Typed access to the columns of a batch read from this table.
+    pub fn columns<'a>(&'a self, batch: &'a RecordBatch) -> Columns<'a> {
+        Columns::new(&self.path, batch)
     }
 
     /// Rows in the table.
@@ -232,18 +257,42 @@ impl Table {
         })
     }
 
-    /// Reads the selected rows of `columns` (all columns when empty), in batches.
-    pub fn read(&self, sel: &Selected, columns: &[&str]) -> Result<Vec<RecordBatch>, StoreError> {
-        let file = File::open(&self.path).map_err(|e| io_err(&self.path, e))?;
-        let rows = self
-            .meta
-            .metadata()
-            .row_group(sel.row_group)
-            .num_rows()
-            .max(0) as usize;
+    /// The rows of `count` rows from file row `first` on, one selection per row group.
+    pub fn select_rows(&self, first: u64, count: u64) -> Vec<Selected> {
+        let end = first.saturating_add(count);
+        let mut out = Vec::new();
+        for (rg, &lo) in self.starts.iter().enumerate() {
+            let hi = lo + self.meta.metadata().row_group(rg).num_rows().max(0) as u64;
+            let (a, b) = (first.max(lo), end.min(hi));
+            if a < b {
+                out.push(Selected {
+                    row_group: rg,
+                    first_row: lo,
+                    ranges: std::iter::once((a - lo) as usize..(b - lo) as usize).collect(),
+                });
+            }
+        }
+        out
+    }
+
+    /// Rows of row group `rg`.
+    pub fn row_group_rows(&self, rg: usize) -> usize {
+        self.meta.metadata().row_group(rg).num_rows().max(0) as usize
+    }
+
+    /// Streams the selected rows of `columns` (all columns when empty) in batches of at most
+    /// `batch_rows` rows.
+    pub fn reader(
+        &self,
+        sel: &Selected,
+        columns: &[&str],
+        batch_rows: usize,
+    ) -> Result<ParquetRecordBatchReader, StoreError> {
+        let file = File::open(&self.path).map_err(|e| StoreError::io(&self.path, e))?;
+        let rows = self.row_group_rows(sel.row_group);
         let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.meta.clone())
             .with_row_groups(vec![sel.row_group])
-            .with_batch_size(64 * 1024);
+            .with_batch_size(batch_rows.max(1));
         if !columns.is_empty() {
             let schema = self.meta.parquet_schema();
             let leaves: Vec<usize> = schema
@@ -261,18 +310,25 @@ impl Table {
                 rows,
             ));
         }
+        Ok(b.build()?)
+    }
+
+    /// Reads the selected rows of `columns` (all columns when empty), in batches.
+    pub fn read(&self, sel: &Selected, columns: &[&str]) -> Result<Vec<RecordBatch>, StoreError> {
         let mut out = Vec::new();
-        for batch in b.build()? {
+        for batch in self.reader(sel, columns, 64 * 1024)? {
             out.push(batch?);
         }
         Ok(out)
     }
-}
 
-fn io_err(path: &Path, e: std::io::Error) -> StoreError {
-    StoreError::Io {
-        path: path.to_path_buf(),
-        source: e,
+    /// Reads every row of `columns` (all columns when empty): for the small tables.
+    pub fn read_all(&self, columns: &[&str]) -> Result<Vec<RecordBatch>, StoreError> {
+        let mut out = Vec::new();
+        for sel in self.select(&[]) {
+            out.extend(self.read(&sel, columns)?);
+        }
+        Ok(out)
     }
 }
 

@@ -1,0 +1,262 @@
+//! Typed access to the columns of one record batch of a store table, looked up by the names in
+//! `schema` (or `lod::columns`): integers of any width the store writes, booleans, and strings
+//! stored as a dictionary (as written) or plain (when another tool rewrote the file). A missing
+//! or mistyped column is a [`StoreError::Schema`] naming the file and the column, never a
+//! silent zero.
+//!
+//! Every accessor holds the batch's arrays (reference-counted, so taking one copies no data)
+//! and reads a row with one match on the width: no allocation per row.
+
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type, UInt8Type};
+use arrow_array::{Array, ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch};
+use arrow_array::{StringArray, UInt8Array};
+
+use super::StoreError;
+
+/// The columns of one record batch, with errors naming its file.
+#[derive(Clone, Copy, Debug)]
+pub struct Columns<'a> {
+    path: &'a Path,
+    batch: &'a RecordBatch,
+}
+
+impl<'a> Columns<'a> {
+    /// The columns of `batch`, read from the table at `path`.
+    pub fn new(path: &'a Path, batch: &'a RecordBatch) -> Self {
+        Columns { path, batch }
+    }
+
+    /// Rows in the batch.
+    pub fn rows(&self) -> usize {
+        self.batch.num_rows()
+    }
+
+    /// A [`StoreError::Schema`] about `column` of this table.
+    pub fn error(&self, column: &str, what: String) -> StoreError {
+        StoreError::Schema {
+            path: self.path.to_path_buf(),
+            column: column.to_string(),
+            what,
+        }
+    }
+
+    fn column(&self, name: &str) -> Result<&'a ArrayRef, StoreError> {
+        self.batch
+            .column_by_name(name)
+            .ok_or_else(|| self.error(name, "missing".to_string()))
+    }
+
+    /// The integer column `name` (Int64, Int32 or UInt8, nullable or not).
+    pub fn int(&self, name: &str) -> Result<IntCol, StoreError> {
+        let a = self.column(name)?;
+        if let Some(x) = a.as_primitive_opt::<Int64Type>() {
+            Ok(IntCol::I64(x.clone()))
+        } else if let Some(x) = a.as_primitive_opt::<Int32Type>() {
+            Ok(IntCol::I32(x.clone()))
+        } else if let Some(x) = a.as_primitive_opt::<UInt8Type>() {
+            Ok(IntCol::U8(x.clone()))
+        } else {
+            Err(self.error(
+                name,
+                format!("expected an integer column, found {}", a.data_type()),
+            ))
+        }
+    }
+
+    /// The string column `name`: dictionary-encoded or plain.
+    pub fn str(&self, name: &str) -> Result<StrCol, StoreError> {
+        let a = self.column(name)?;
+        if let Some(d) = a.as_dictionary_opt::<Int32Type>() {
+            if let Some(values) = d.values().as_string_opt::<i32>() {
+                return Ok(StrCol {
+                    keys: Some(d.keys().clone()),
+                    values: values.clone(),
+                });
+            }
+        } else if let Some(s) = a.as_string_opt::<i32>() {
+            return Ok(StrCol {
+                keys: None,
+                values: s.clone(),
+            });
+        }
+        Err(self.error(
+            name,
+            format!("expected a string column, found {}", a.data_type()),
+        ))
+    }
+
+    /// The boolean column `name`.
+    pub fn bool(&self, name: &str) -> Result<BoolCol, StoreError> {
+        let a = self.column(name)?;
+        match a.as_boolean_opt() {
+            Some(b) => Ok(BoolCol(b.clone())),
+            None => Err(self.error(
+                name,
+                format!("expected a boolean column, found {}", a.data_type()),
+            )),
+        }
+    }
+}
+
+/// An integer column of any width the store uses.
+#[derive(Clone, Debug)]
+pub enum IntCol {
+    /// Int64 (ids, times, offsets, sizes).
+    I64(Int64Array),
+    /// Int32 (ranks, processes, file ids, MPI fields).
+    I32(Int32Array),
+    /// UInt8 (depth, flags).
+    U8(UInt8Array),
+}
+
+impl IntCol {
+    /// Row `i`, None for a null.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<i64> {
+        match self {
+            IntCol::I64(a) => a.is_valid(i).then(|| a.value(i)),
+            IntCol::I32(a) => a.is_valid(i).then(|| a.value(i) as i64),
+            IntCol::U8(a) => a.is_valid(i).then(|| a.value(i) as i64),
+        }
+    }
+
+    /// Row `i`, 0 for a null (for the columns that have none).
+    #[inline]
+    pub fn value(&self, i: usize) -> i64 {
+        self.get(i).unwrap_or(0)
+    }
+}
+
+/// A boolean column.
+#[derive(Clone, Debug)]
+pub struct BoolCol(BooleanArray);
+
+impl BoolCol {
+    /// Row `i`, false for a null.
+    #[inline]
+    pub fn value(&self, i: usize) -> bool {
+        self.0.is_valid(i) && self.0.value(i)
+    }
+}
+
+/// A string column, dictionary-encoded or plain. A row's *key* is its dictionary key, or the
+/// row itself in a plain column, so that work per distinct string ([`StrCol::map_keys`]) is
+/// written once for both.
+#[derive(Clone, Debug)]
+pub struct StrCol {
+    keys: Option<Int32Array>,
+    values: StringArray,
+}
+
+impl StrCol {
+    /// The key of row `i`, None for a null.
+    #[inline]
+    pub fn key(&self, i: usize) -> Option<usize> {
+        match &self.keys {
+            Some(k) => k.is_valid(i).then(|| k.value(i) as usize),
+            None => self.values.is_valid(i).then_some(i),
+        }
+    }
+
+    /// Number of keys (dictionary size, or rows of a plain column).
+    pub fn key_count(&self) -> usize {
+        self.values.len()
+    }
+
+    /// The string of a key ("" for a null value).
+    #[inline]
+    pub fn value(&self, key: usize) -> &str {
+        if self.values.is_valid(key) {
+            self.values.value(key)
+        } else {
+            ""
+        }
+    }
+
+    /// Row `i`'s string, None for a null.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&str> {
+        self.key(i).map(|k| self.value(k))
+    }
+
+    /// Row `i`'s string, "" for a null.
+    #[inline]
+    pub fn text(&self, i: usize) -> &str {
+        self.get(i).unwrap_or("")
+    }
+
+    /// `f` of each key's string, computed once per key (index the result with
+    /// [`StrCol::key`]).
+    pub fn map_keys<T>(&self, mut f: impl FnMut(&str) -> T) -> Vec<T> {
+        (0..self.key_count()).map(|k| f(self.value(k))).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::DictionaryArray;
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    fn batch() -> RecordBatch {
+        let dict = DictionaryArray::<Int32Type>::try_new(
+            Int32Array::from(vec![Some(1), None, Some(0)]),
+            Arc::new(StringArray::from(vec!["a", "b"])),
+        )
+        .unwrap();
+        let schema = Schema::new(vec![
+            Field::new("n", DataType::Int32, true),
+            Field::new("d", dict.data_type().clone(), true),
+            Field::new("s", DataType::Utf8, true),
+            Field::new("b", DataType::Boolean, false),
+        ]);
+        RecordBatch::try_new(
+            Arc::new(schema),
+            vec![
+                Arc::new(Int32Array::from(vec![Some(7), None, Some(-1)])),
+                Arc::new(dict),
+                Arc::new(StringArray::from(vec![Some("x"), Some("y"), None])),
+                Arc::new(BooleanArray::from(vec![true, false, true])),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn reads_every_kind_of_column() {
+        let b = batch();
+        let c = Columns::new(Path::new("t.parquet"), &b);
+        let n = c.int("n").unwrap();
+        assert_eq!(
+            (n.get(0), n.get(1), n.value(1), n.value(2)),
+            (Some(7), None, 0, -1)
+        );
+        let d = c.str("d").unwrap();
+        assert_eq!((d.get(0), d.get(1), d.text(2)), (Some("b"), None, "a"));
+        assert_eq!(d.map_keys(str::len), vec![1, 1]);
+        let s = c.str("s").unwrap();
+        assert_eq!((s.key(1), s.get(1), s.get(2)), (Some(1), Some("y"), None));
+        assert_eq!(s.key_count(), 3);
+        assert!(c.bool("b").unwrap().value(2));
+    }
+
+    #[test]
+    fn names_the_file_and_column_of_a_bad_column() {
+        let b = batch();
+        let c = Columns::new(Path::new("t.parquet"), &b);
+        let e = c.int("s").unwrap_err().to_string();
+        assert!(
+            e.starts_with("t.parquet: column s: expected an integer"),
+            "{e}"
+        );
+        let e = c.str("missing").unwrap_err().to_string();
+        assert_eq!(e, "t.parquet: column missing: missing");
+        assert!(c.bool("n").is_err());
+    }
+}
