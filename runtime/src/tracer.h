@@ -1,6 +1,7 @@
-/* tracer.h: the recording API every wrapper uses (implemented in the runtime core). A wrapper
- * resolves the real function once, calls pioscope_enter, calls the real function, saves errno,
- * calls pioscope_leave, restores errno and returns the real result. */
+/* tracer.h: the recording API every wrapper uses (implemented in the runtime core) and the macro
+ * that declares a wrapper. A wrapper resolves the real function once, calls pioscope_enter,
+ * calls the real function, saves errno, calls pioscope_leave, restores errno and returns the
+ * real result. */
 #ifndef PIOSCOPE_TRACER_H
 #define PIOSCOPE_TRACER_H
 
@@ -54,6 +55,32 @@ static inline void *pioscope_resolve(void **slot, const char *name)
     }
     return p;
 }
+
+/* What a wrapper knows of the function it stands in for: the real one (resolved on first use),
+ * the symbol that finds it, and the functions.def id its calls are recorded under. One static
+ * target per wrapper, declared with the wrapper by PIOSCOPE_WRAPPER (or PIOSCOPE_MPI_WRAPPER),
+ * so each name is spelled once. */
+typedef struct {
+    void *real;
+    const char *symbol;
+    uint16_t func;
+} pioscope_target;
+
+/* The real function of a target (NULL when no library defines it). */
+static inline void *pioscope_target_real(pioscope_target *target)
+{
+    return pioscope_resolve(&target->real, target->symbol);
+}
+
+/* Declares the exported wrapper `symbol` (returning `ret`, taking `params`, a parenthesised
+ * parameter list) and its target, target_<symbol>, recorded as function `func` of
+ * functions.def. The wrapper's body follows the macro; it is written out, not generated:
+ *     PIOSCOPE_WRAPPER(fsync, int, fsync, (int fd)) { return do_fd_call(&target_fsync, fd); }
+ * `func` differs from `symbol` only for other entry points to the same function (glibc's
+ * _FORTIFY_SOURCE __read_chk is recorded as read). */
+#define PIOSCOPE_WRAPPER(func, ret, symbol, params)                                           \
+    static pioscope_target target_##symbol = {NULL, #symbol, PIOSCOPE_FN_##func};             \
+    PIOSCOPE_EXPORT ret symbol params
 
 /* Per-thread tracer state. Kept small: it lives in the static TLS block (initial-exec model,
  * no __tls_get_addr call on the hot path); the buffer itself is mmap'd (buffer.c). */
