@@ -31,11 +31,8 @@ typedef struct {
 /* Resolves the real collective and, when there is one, starts the traced call. */
 static inline void *coll_begin(coll_op *op, pioscope_target *target)
 {
-    void *real = pioscope_target_real(target);
     op->target = target;
-    if (real)
-        pioscope_enter(&op->call);
-    return real;
+    return pioscope_begin(&op->call, target);
 }
 
 /* Between internal_begin/end, after a successful call: describes the communicator. */

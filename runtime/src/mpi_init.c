@@ -97,22 +97,20 @@ static int init_end(pioscope_call *call, const pioscope_target *target, int rc)
 
 PIOSCOPE_MPI_WRAPPER(MPI_Init, (int *argc, char ***argv))
 {
-    __typeof__(&PMPI_Init) real = pioscope_target_real(&target_MPI_Init);
+    pioscope_call call;
+    __typeof__(&PMPI_Init) real = pioscope_begin(&call, &target_MPI_Init);
     if (!real)
         return MPI_ERR_INTERN;
-    pioscope_call call;
-    pioscope_enter(&call);
     int rc = real(argc, argv);
     return init_end(&call, &target_MPI_Init, rc);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_Init_thread, (int *argc, char ***argv, int required, int *provided))
 {
-    __typeof__(&PMPI_Init_thread) real = pioscope_target_real(&target_MPI_Init_thread);
+    pioscope_call call;
+    __typeof__(&PMPI_Init_thread) real = pioscope_begin(&call, &target_MPI_Init_thread);
     if (!real)
         return MPI_ERR_INTERN;
-    pioscope_call call;
-    pioscope_enter(&call);
     int rc = real(argc, argv, required, provided);
     return init_end(&call, &target_MPI_Init_thread, rc);
 }

@@ -237,11 +237,10 @@ typedef __typeof__(PMPI_File_seek) seek_fn;
 PIOSCOPE_MPI_WRAPPER(MPI_File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                                      MPI_File *fh))
 {
-    __typeof__(&PMPI_File_open) real = pioscope_target_real(&target_MPI_File_open);
+    pioscope_call call;
+    __typeof__(&PMPI_File_open) real = pioscope_begin(&call, &target_MPI_File_open);
     if (!real)
         return MPI_ERR_INTERN;
-    pioscope_call call;
-    pioscope_enter(&call);
     int rc = real(comm, filename, amode, info, fh);
     int saved_errno = errno;
     pioscope_stop(&call);

@@ -52,11 +52,10 @@ typedef __typeof__(PMPI_Irecv) irecv_fn;
 static inline int do_send(pioscope_target *target, const void *buf, int count,
                           MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    send_fn *real = pioscope_target_real(target);
+    pioscope_call call;
+    send_fn *real = pioscope_begin(&call, target);
     if (!real)
         return MPI_ERR_INTERN;
-    pioscope_call call;
-    pioscope_enter(&call);
     int rc = real(buf, count, datatype, dest, tag, comm);
     int saved_errno = errno;
     pioscope_stop(&call);

@@ -410,6 +410,7 @@ static inline void wait_finish(pioscope_call *call, work *w, int n, uint16_t fun
 }
 
 /* Wait, Test. */
+PIOSCOPE_ALWAYS_INLINE
 static inline int do_wait(pioscope_target *target, int testing, MPI_Request *request, int *flag,
                           MPI_Status *status)
 {
@@ -433,6 +434,7 @@ static inline int do_wait(pioscope_target *target, int testing, MPI_Request *req
 }
 
 /* Waitall, Testall. */
+PIOSCOPE_ALWAYS_INLINE
 static inline int do_waitall(pioscope_target *target, int testing, int count,
                              MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
@@ -457,6 +459,7 @@ static inline int do_waitall(pioscope_target *target, int testing, int count,
 }
 
 /* Waitany, Testany: the one request at *indx completed (if it is defined). */
+PIOSCOPE_ALWAYS_INLINE
 static inline int do_waitany(pioscope_target *target, int testing, int count,
                              MPI_Request requests[], int *indx, int *flag, MPI_Status *status)
 {
@@ -480,6 +483,7 @@ static inline int do_waitany(pioscope_target *target, int testing, int count,
 }
 
 /* Waitsome, Testsome (one prototype). */
+PIOSCOPE_ALWAYS_INLINE
 static inline int do_waitsome(pioscope_target *target, int incount, MPI_Request requests[],
                               int *outcount, int indices[], MPI_Status statuses[])
 {

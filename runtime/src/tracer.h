@@ -14,6 +14,9 @@
  * shared internal data below lets the compiler address it without the GOT. */
 #define PIOSCOPE_EXPORT __attribute__((visibility("default")))
 #define PIOSCOPE_HIDDEN __attribute__((visibility("hidden")))
+/* On the helpers a wrapper's hot path shares with other wrappers (recording the call after the
+ * real one returns), so that sharing them costs no call. */
+#define PIOSCOPE_ALWAYS_INLINE __attribute__((always_inline))
 
 /* The function ids of functions.def as PIOSCOPE_FN_<name>. */
 enum pioscope_func {
@@ -56,32 +59,6 @@ static inline void *pioscope_resolve(void **slot, const char *name)
     return p;
 }
 
-/* What a wrapper knows of the function it stands in for: the real one (resolved on first use),
- * the symbol that finds it, and the functions.def id its calls are recorded under. One static
- * target per wrapper, declared with the wrapper by PIOSCOPE_WRAPPER (or PIOSCOPE_MPI_WRAPPER),
- * so each name is spelled once. */
-typedef struct {
-    void *real;
-    const char *symbol;
-    uint16_t func;
-} pioscope_target;
-
-/* The real function of a target (NULL when no library defines it). */
-static inline void *pioscope_target_real(pioscope_target *target)
-{
-    return pioscope_resolve(&target->real, target->symbol);
-}
-
-/* Declares the exported wrapper `symbol` (returning `ret`, taking `params`, a parenthesised
- * parameter list) and its target, target_<symbol>, recorded as function `func` of
- * functions.def. The wrapper's body follows the macro; it is written out, not generated:
- *     PIOSCOPE_WRAPPER(fsync, int, fsync, (int fd)) { return do_fd_call(&target_fsync, fd); }
- * `func` differs from `symbol` only for other entry points to the same function (glibc's
- * _FORTIFY_SOURCE __read_chk is recorded as read). */
-#define PIOSCOPE_WRAPPER(func, ret, symbol, params)                                           \
-    static pioscope_target target_##symbol = {NULL, #symbol, PIOSCOPE_FN_##func};             \
-    PIOSCOPE_EXPORT ret symbol params
-
 /* Per-thread tracer state. Kept small: it lives in the static TLS block (initial-exec model,
  * no __tls_get_addr call on the hot path); the buffer itself is mmap'd (buffer.c). */
 struct pioscope_tbuf;
@@ -123,6 +100,43 @@ static inline void pioscope_stop(pioscope_call *call)
 {
     if (call->recording) call->end = pioscope_ticks();
 }
+
+/* What a wrapper knows of the function it stands in for: the real one (resolved on first use),
+ * the symbol that finds it, and the functions.def id its calls are recorded under. One static
+ * target per wrapper, declared with the wrapper by PIOSCOPE_WRAPPER (or PIOSCOPE_MPI_WRAPPER),
+ * so each name is spelled once. */
+typedef struct {
+    void *real;
+    const char *symbol;
+    uint16_t func;
+} pioscope_target;
+
+/* The real function of a target (NULL when no library defines it). */
+static inline void *pioscope_target_real(pioscope_target *target)
+{
+    return pioscope_resolve(&target->real, target->symbol);
+}
+
+/* Resolves the target's real function and, when there is one, begins the traced call (reads
+ * the clock). NULL: no library defines it, nothing was begun; the wrapper fails as a call to
+ * the missing function would. */
+static inline void *pioscope_begin(pioscope_call *call, pioscope_target *target)
+{
+    void *real = pioscope_target_real(target);
+    if (real) pioscope_enter(call);
+    return real;
+}
+
+/* Declares the exported wrapper `symbol` (returning `ret`, taking `params`, a parenthesised
+ * parameter list) and its target, target_<symbol>, recorded as function `func` of
+ * functions.def. The wrapper's body follows the macro; it is written out, not generated:
+ *     PIOSCOPE_WRAPPER(fsync, int, fsync, (int fd)) { return do_fd_call(&target_fsync, fd); }
+ * `func` differs from `symbol` only for other entry points to the same function (glibc's
+ * _FORTIFY_SOURCE __read_chk is recorded as read). */
+#define PIOSCOPE_WRAPPER(func, ret, symbol, params)                                           \
+    static pioscope_target target_##symbol = {NULL, #symbol, PIOSCOPE_FN_##func};             \
+    PIOSCOPE_EXPORT ret symbol params
+
 /* Ends it: restores the nesting and appends the record (and its ext record when needed). Never
  * changes errno. */
 void pioscope_leave(const pioscope_call *call, const pioscope_event *event);
