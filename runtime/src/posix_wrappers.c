@@ -3,10 +3,11 @@
  * unlink, mkdir, rmdir, rename), plus the glibc fortify (_chk, _2) entry points, recorded under
  * the plain function's id.
  *
- * Every wrapper has the same shape: resolve the real function once, enter, call it, save errno,
- * record (leave), restore errno, return the real result. Fields: object = file id, offset =
- * where the transfer started (lseek, ftruncate: the resulting offset or length), size = bytes
- * requested (0 for metadata calls), result = return value, error = errno when it failed. */
+ * Every wrapper is declared by PIOSCOPE_WRAPPER (tracer.h) and has the same shape: resolve the
+ * real function once and enter, call it, save errno, record (leave), restore errno, return the
+ * real result. Fields: object = file id, offset = where the transfer started (lseek,
+ * ftruncate: the resulting offset or length), size = bytes requested (0 for metadata calls),
+ * result = return value, error = errno when it failed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* tracer.h: the recording API every wrapper uses (implemented in the runtime core) and the macro
- * that declares a wrapper. A wrapper resolves the real function once, calls pioscope_enter,
- * calls the real function, saves errno, calls pioscope_leave, restores errno and returns the
- * real result. */
+ * that declares a wrapper. A wrapper resolves the real function once and enters the call
+ * (pioscope_begin does both), calls the real function, saves errno, calls pioscope_leave,
+ * restores errno and returns the real result. */
 #ifndef PIOSCOPE_TRACER_H
 #define PIOSCOPE_TRACER_H
 
