@@ -32,15 +32,6 @@ static inline int tracing_now(void)
     return __atomic_load_n(&pioscope_recording, __ATOMIC_RELAXED) && !pioscope_thread.internal;
 }
 
-PIOSCOPE_ALWAYS_INLINE
-static inline void record(const pioscope_call *call, uint16_t func, uint32_t object,
-                          uint64_t offset, uint64_t size, int64_t result, int failed, int err,
-                          uint8_t flags)
-{
-    pioscope_event ev = {func, flags, object, offset, size, result, failed ? err : 0, 0};
-    pioscope_leave(call, &ev);
-}
-
 /* The *_done functions run right after the real call: each saves errno first, records the call
  * and restores errno, so the program sees the real function's errno. */
 
@@ -52,7 +43,7 @@ static inline void through_offset_done(const pioscope_call *call, const pioscope
     int err = errno;
     uint8_t flags = 0;
     uint64_t offset = pioscope_fd_advance(fd, r, is_write, &flags);
-    record(call, target->func, pioscope_fd_file(fd), offset, size, r, r < 0, err, flags);
+    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, size, r, r < 0, err, flags);
     errno = err;
 }
 
@@ -62,7 +53,7 @@ static inline void positioned_done(const pioscope_call *call, const pioscope_tar
                                    uint64_t size, uint64_t offset, ssize_t r)
 {
     int err = errno;
-    record(call, target->func, pioscope_fd_file(fd), offset, size, r, r < 0, err, 0);
+    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, size, r, r < 0, err, 0);
     errno = err;
 }
 
@@ -72,7 +63,7 @@ static inline void fd_meta_done(const pioscope_call *call, const pioscope_target
                                 uint64_t offset, int r)
 {
     int err = errno;
-    record(call, target->func, pioscope_fd_file(fd), offset, 0, r, r < 0, err, 0);
+    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, 0, r, r < 0, err, 0);
     errno = err;
 }
 
@@ -85,7 +76,7 @@ static inline void path_meta_done(pioscope_call *call, const pioscope_target *ta
     int err = errno;
     pioscope_stop(call);
     uint32_t id = call->recording ? pioscope_intern_path_at(dirfd, path, -1) : 0;
-    record(call, target->func, id, 0, 0, r, r < 0, err, 0);
+    pioscope_record(call, target->func, id, 0, 0, r, r < 0, err, 0);
     errno = err;
 }
 
@@ -98,7 +89,7 @@ static inline void open_done(pioscope_call *call, const pioscope_target *target,
     pioscope_stop(call);
     uint32_t id = call->recording ? pioscope_intern_path_at(dirfd, path, fd) : 0;
     if (fd >= 0) pioscope_fd_open(fd, id, flags & O_APPEND);
-    record(call, target->func, id, 0, 0, fd, fd < 0, err, 0);
+    pioscope_record(call, target->func, id, 0, 0, fd, fd < 0, err, 0);
     errno = err;
 }
 
@@ -272,7 +263,7 @@ PIOSCOPE_WRAPPER(close, int, close, (int fd))
     pioscope_enter(&call);
     int r = real(fd);
     int err = errno;
-    record(&call, target_close.func, id, 0, 0, r, r < 0, err, 0);
+    pioscope_record(&call, target_close.func, id, 0, 0, r, r < 0, err, 0);
     errno = err;
     return r;
 }
@@ -472,8 +463,8 @@ static inline off_t do_lseek(pioscope_target *target, int fd, off_t offset, int 
     off_t r = real(fd, offset, whence);
     int err = errno;
     if (r >= 0) pioscope_fd_seek(fd, (uint64_t)r);
-    record(&call, target->func, pioscope_fd_file(fd), r >= 0 ? (uint64_t)r : 0, 0, r, r < 0, err,
-           r < 0 ? PIOSCOPE_F_OFFSET_UNKNOWN : 0);
+    pioscope_record(&call, target->func, pioscope_fd_file(fd), r >= 0 ? (uint64_t)r : 0, 0, r,
+                    r < 0, err, r < 0 ? PIOSCOPE_F_OFFSET_UNKNOWN : 0);
     errno = err;
     return r;
 }
@@ -726,7 +717,7 @@ static inline int do_remove(pioscope_target *target, const char *path)
     pioscope_enter(&call);
     int r = real(path);
     int err = errno;
-    record(&call, target->func, id, 0, 0, r, r < 0, err, 0);
+    pioscope_record(&call, target->func, id, 0, 0, r, r < 0, err, 0);
     errno = err;
     return r;
 }
@@ -761,7 +752,7 @@ PIOSCOPE_WRAPPER(rename, int, rename, (const char *from, const char *to))
     pioscope_enter(&call);
     int r = real(from, to);
     int err = errno;
-    record(&call, target_rename.func, id, 0, 0, r, r < 0, err, 0);
+    pioscope_record(&call, target_rename.func, id, 0, 0, r, r < 0, err, 0);
     errno = err;
     return r;
 }

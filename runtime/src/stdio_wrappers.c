@@ -23,15 +23,6 @@ static inline int stream_fd(FILE *fp)
 #endif
 }
 
-PIOSCOPE_ALWAYS_INLINE
-static inline void record(const pioscope_call *call, uint16_t func, uint32_t object,
-                          uint64_t offset, uint64_t size, int64_t result, int failed, int err,
-                          uint8_t flags)
-{
-    pioscope_event ev = {func, flags, object, offset, size, result, failed ? err : 0, 0};
-    pioscope_leave(call, &ev);
-}
-
 static inline void *missing_ptr(void)
 {
     errno = ENOSYS;
@@ -63,7 +54,7 @@ static inline FILE *do_fopen(pioscope_target *target, const char *path, const ch
     int fd = stream_fd(fp);
     uint32_t id = call.recording ? pioscope_intern_path(path, fd) : 0;
     if (fd >= 0) pioscope_fd_open(fd, id, mode && strchr(mode, 'a'));
-    record(&call, target->func, id, 0, 0, fd, fp == NULL, err, 0);
+    pioscope_record(&call, target->func, id, 0, 0, fd, fp == NULL, err, 0);
     errno = err;
     return fp;
 }
@@ -85,8 +76,8 @@ PIOSCOPE_WRAPPER(fdopen, FILE *, fdopen, (int fd, const char *mode))
     if (!real) return missing_ptr();
     FILE *fp = real(fd, mode);
     int err = errno;
-    record(&call, target_fdopen.func, pioscope_fd_file(fd), 0, 0, fp ? fd : -1, fp == NULL,
-           err, 0);
+    pioscope_record(&call, target_fdopen.func, pioscope_fd_file(fd), 0, 0, fp ? fd : -1, fp == NULL,
+                    err, 0);
     errno = err;
     return fp;
 }
@@ -102,7 +93,7 @@ PIOSCOPE_WRAPPER(fclose, int, fclose, (FILE *fp))
     pioscope_enter(&call);
     int r = real(fp);
     int err = errno;
-    record(&call, target_fclose.func, id, 0, 0, r, r != 0, err, 0);
+    pioscope_record(&call, target_fclose.func, id, 0, 0, r, r != 0, err, 0);
     errno = err;
     return r;
 }
@@ -120,8 +111,8 @@ static inline void transfer_done(const pioscope_call *call, const pioscope_targe
     uint8_t flags = 0;
     uint64_t offset = pioscope_fd_advance(fd, (int64_t)done, is_write, &flags);
     int failed = items < nmemb && size != 0 && ferror(fp);
-    record(call, target->func, pioscope_fd_file(fd), offset, (uint64_t)size * nmemb,
-           (int64_t)done, failed, err, flags);
+    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, (uint64_t)size * nmemb,
+                    (int64_t)done, failed, err, flags);
     errno = err;
 }
 
@@ -171,8 +162,8 @@ PIOSCOPE_WRAPPER(fflush, int, fflush, (FILE *fp))
     if (!real) return EOF;
     int r = real(fp);
     int err = errno;
-    record(&call, target_fflush.func, fp ? pioscope_fd_file(stream_fd(fp)) : 0, 0, 0, r,
-           r != 0, err, 0);
+    pioscope_record(&call, target_fflush.func, fp ? pioscope_fd_file(stream_fd(fp)) : 0, 0, 0, r,
+                    r != 0, err, 0);
     errno = err;
     return r;
 }
@@ -188,8 +179,8 @@ static inline void tell_done(const pioscope_call *call, const pioscope_target *t
     int err = errno;
     int fd = stream_fd(fp);
     if (pos >= 0) pioscope_fd_seek(fd, (uint64_t)pos);
-    record(call, target->func, pioscope_fd_file(fd), pos >= 0 ? (uint64_t)pos : 0, 0, pos,
-           pos < 0, err, pos >= 0 ? 0 : PIOSCOPE_F_OFFSET_UNKNOWN);
+    pioscope_record(call, target->func, pioscope_fd_file(fd), pos >= 0 ? (uint64_t)pos : 0, 0, pos,
+                    pos < 0, err, pos >= 0 ? 0 : PIOSCOPE_F_OFFSET_UNKNOWN);
     errno = err;
 }
 
@@ -235,8 +226,8 @@ static inline void seek_done(pioscope_call *call, const pioscope_target *target,
     int fd = stream_fd(fp);
     off_t pos = r == 0 && tell ? tell(fp) : -1;
     if (pos >= 0) pioscope_fd_seek(fd, (uint64_t)pos);
-    record(call, target->func, pioscope_fd_file(fd), pos >= 0 ? (uint64_t)pos : 0, 0, r, r != 0,
-           err, pos >= 0 ? 0 : PIOSCOPE_F_OFFSET_UNKNOWN);
+    pioscope_record(call, target->func, pioscope_fd_file(fd), pos >= 0 ? (uint64_t)pos : 0, 0, r,
+                    r != 0, err, pos >= 0 ? 0 : PIOSCOPE_F_OFFSET_UNKNOWN);
     errno = err;
 }
 
