@@ -4,7 +4,7 @@ BUILD := build
 CARGO ?= cargo
 PYTHON ?= python3
 
-.PHONY: all deps runtime bench cli demo test test-runtime test-bench test-rust test-e2e clean
+.PHONY: all deps runtime bench cli demo test lint test-runtime test-bench test-rust test-e2e clean
 
 all: runtime bench cli
 
@@ -27,7 +27,12 @@ demo: deps
 
 test: deps
 	$(MAKE) all
-	$(MAKE) test-runtime test-bench test-rust test-e2e
+	$(MAKE) lint test-runtime test-bench test-rust test-e2e
+
+# Formatting and lints are gates, not advice (shared/STYLE.md).
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 
 test-runtime:
 	$(MAKE) -C runtime test

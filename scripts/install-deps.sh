@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing pioscope needs and is missing on a Debian machine:
-# MPICH (compiler wrappers, launcher), a Rust toolchain, and the Python modules the end-to-end
-# tests read traces with. Safe to run again: it only installs what is absent.
+# MPICH (compiler wrappers, launcher), a Rust toolchain with rustfmt and clippy, and the Python
+# modules the end-to-end tests read traces with. Safe to run again: it only installs what is absent.
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -32,6 +32,16 @@ if ! command -v cargo >/dev/null 2>&1; then
     fi
     echo "install-deps: installing cargo"
     apt_install cargo
+fi
+# `make test` gates on rustfmt and clippy: from the toolchain's own components when rustup
+# manages it, else the distribution's packages.
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+    echo "install-deps: installing rustfmt and clippy"
+    if command -v rustup >/dev/null 2>&1; then
+        rustup component add rustfmt clippy
+    else
+        apt_install rustfmt rust-clippy
+    fi
 fi
 
 python=${PYTHON:-python3}

@@ -3,13 +3,6 @@
  * contributes (see coll_bytes below), flags PIOSCOPE_F_COLLECTIVE. */
 #include "mpi_common.h"
 
-/* What a finished collective knows after the real call. */
-typedef struct {
-    pioscope_call call;
-    pioscope_mpi_comm_ref ref;
-    int have_ref;
-} coll_op;
-
 /* The arguments a collective's size is computed from; those a function does not have are 0. */
 typedef struct {
     int count;                 /* Bcast, the reductions (Reduce_scatter_block: its recvcount) */
@@ -21,11 +14,25 @@ typedef struct {
     const MPI_Datatype *sendtypes, *recvtypes;
 } coll_args;
 
+/* One collective in flight: what the wrapper passes in (comm, root, args), what the call and
+ * the communicator's description add. */
+typedef struct {
+    MPI_Comm comm;
+    int root;                  /* COLL_NO_ROOT for a collective without root */
+    coll_args args;
+    pioscope_target *target;
+    pioscope_call call;
+    pioscope_mpi_comm_ref ref;
+    int have_ref;
+} coll_op;
+
 #define COLL_NO_ROOT (-1)
 
-static inline void coll_begin(coll_op *op)
+/* Resolves the real collective and, when there is one, starts the traced call. */
+static inline void *coll_begin(coll_op *op, pioscope_target *target)
 {
-    pioscope_enter(&op->call);
+    op->target = target;
+    return pioscope_begin(&op->call, target);
 }
 
 /* Between internal_begin/end, after a successful call: describes the communicator. */
@@ -72,9 +79,11 @@ static inline int coll_peers(const coll_op *op, MPI_Comm comm)
 
 /* The record's size: the bytes this rank contributes, as each collective spells its buffers.
  * Between internal_begin/end, after coll_describe. */
-static inline uint64_t coll_bytes(uint16_t func, const coll_op *op, MPI_Comm comm, int root,
-                                  const coll_args *a)
+static inline uint64_t coll_bytes(uint16_t func, const coll_op *op)
 {
+    const coll_args *a = &op->args;
+    MPI_Comm comm = op->comm;
+    int root = op->root;
     int in_place = a->sendbuf == MPI_IN_PLACE;
     switch (func) {
     /* Bcast: the message (count x type) on every rank, root included. Reduce, Allreduce, Scan,
@@ -157,17 +166,19 @@ static inline uint64_t coll_bytes(uint16_t func, const coll_op *op, MPI_Comm com
     }
 }
 
-/* After the real call (errno saved, end time taken): describes the communicator, sizes the
- * call and records it. */
-static inline void coll_end(coll_op *op, uint16_t func, MPI_Comm comm, int rc, int root,
-                            const coll_args *a)
+/* After the real call returned rc: saves errno, takes the end time, describes the
+ * communicator, sizes the call, records it, restores errno and returns rc. */
+static inline int coll_end(coll_op *op, int rc)
 {
+    int saved_errno = errno;
+    pioscope_stop(&op->call);
+    uint16_t func = op->target->func;
     uint64_t bytes = 0;
     op->have_ref = 0;
     if (op->call.recording && rc == MPI_SUCCESS) {
         pioscope_internal_begin();
-        coll_describe(op, comm);
-        bytes = coll_bytes(func, op, comm, root, a);
+        coll_describe(op, op->comm);
+        bytes = coll_bytes(func, op);
         pioscope_internal_end();
     }
     pioscope_event ev = {0};
@@ -175,7 +186,7 @@ static inline void coll_end(coll_op *op, uint16_t func, MPI_Comm comm, int rc, i
         ev.func = func;
         ev.flags = PIOSCOPE_F_COLLECTIVE;
         ev.object = op->have_ref ? op->ref.object : 0;
-        ev.offset = coll_offset(op, root);
+        ev.offset = coll_offset(op, op->root);
         ev.size = bytes;
         ev.result = (int64_t)bytes;
         if (rc != MPI_SUCCESS) {
@@ -186,6 +197,8 @@ static inline void coll_end(coll_op *op, uint16_t func, MPI_Comm comm, int rc, i
         }
     }
     pioscope_leave(&op->call, &ev);
+    errno = saved_errno;
+    return rc;
 }
 
 /* ---- one helper per signature that several functions share ---- */
@@ -195,329 +208,226 @@ typedef __typeof__(PMPI_Gather) gather_fn;
 typedef __typeof__(PMPI_Allgather) allgather_fn;
 
 /* Allreduce, Scan, Exscan, Reduce_scatter_block (count: its recvcount). */
-static inline int do_allreduce(void **slot, const char *name, uint16_t func, const void *sendbuf,
-                               void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op_,
+static inline int do_allreduce(pioscope_target *target, const void *sendbuf, void *recvbuf,
+                               int count, MPI_Datatype datatype, MPI_Op reduction,
                                MPI_Comm comm)
 {
-    allreduce_fn *real = pioscope_resolve(slot, name);
+    coll_op op = {.comm = comm, .root = COLL_NO_ROOT,
+                  .args = {.count = count, .datatype = datatype}};
+    allreduce_fn *real = coll_begin(&op, target);
     if (!real)
         return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
-    int rc = real(sendbuf, recvbuf, count, datatype, op_, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    coll_args a = {.count = count, .datatype = datatype};
-    coll_end(&op, func, comm, rc, COLL_NO_ROOT, &a);
-    errno = saved_errno;
-    return rc;
+    int rc = real(sendbuf, recvbuf, count, datatype, reduction, comm);
+    return coll_end(&op, rc);
 }
 
 /* Gather, Scatter. */
-static inline int do_gather(void **slot, const char *name, uint16_t func, const void *sendbuf,
-                            int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+static inline int do_gather(pioscope_target *target, const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
                             MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    gather_fn *real = pioscope_resolve(slot, name);
+    coll_op op = {.comm = comm, .root = root,
+                  .args = {.sendbuf = sendbuf, .sendcount = sendcount, .recvcount = recvcount,
+                           .sendtype = sendtype, .recvtype = recvtype}};
+    gather_fn *real = coll_begin(&op, target);
     if (!real)
         return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
     int rc = real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    coll_args a = {.sendbuf = sendbuf, .sendcount = sendcount, .recvcount = recvcount,
-                   .sendtype = sendtype, .recvtype = recvtype};
-    coll_end(&op, func, comm, rc, root, &a);
-    errno = saved_errno;
-    return rc;
+    return coll_end(&op, rc);
 }
 
 /* Allgather, Alltoall. */
-static inline int do_allgather(void **slot, const char *name, uint16_t func, const void *sendbuf,
-                               int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                               int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+static inline int do_allgather(pioscope_target *target, const void *sendbuf, int sendcount,
+                               MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                               MPI_Datatype recvtype, MPI_Comm comm)
 {
-    allgather_fn *real = pioscope_resolve(slot, name);
+    coll_op op = {.comm = comm, .root = COLL_NO_ROOT,
+                  .args = {.sendbuf = sendbuf, .sendcount = sendcount, .recvcount = recvcount,
+                           .sendtype = sendtype, .recvtype = recvtype}};
+    allgather_fn *real = coll_begin(&op, target);
     if (!real)
         return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
     int rc = real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    coll_args a = {.sendbuf = sendbuf, .sendcount = sendcount, .recvcount = recvcount,
-                   .sendtype = sendtype, .recvtype = recvtype};
-    coll_end(&op, func, comm, rc, COLL_NO_ROOT, &a);
-    errno = saved_errno;
-    return rc;
+    return coll_end(&op, rc);
 }
 
 /* ---- the exported functions ---- */
 
-PIOSCOPE_EXPORT int PMPI_Barrier(MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Barrier, (MPI_Comm comm))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Barrier) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Barrier");
+    coll_op op = {.comm = comm, .root = COLL_NO_ROOT};
+    __typeof__(&PMPI_Barrier) real = coll_begin(&op, &target_MPI_Barrier);
     if (!real)
         return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
     int rc = real(comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    coll_args a = {0};
-    coll_end(&op, PIOSCOPE_FN_MPI_Barrier, comm, rc, COLL_NO_ROOT, &a);
-    errno = saved_errno;
-    return rc;
+    return coll_end(&op, rc);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Barrier);
 
-PIOSCOPE_EXPORT int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
-                               MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Bcast, (void *buffer, int count, MPI_Datatype datatype, int root,
+                                 MPI_Comm comm))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Bcast) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Bcast");
+    coll_op op = {.comm = comm, .root = root, .args = {.count = count, .datatype = datatype}};
+    __typeof__(&PMPI_Bcast) real = coll_begin(&op, &target_MPI_Bcast);
     if (!real)
         return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
     int rc = real(buffer, count, datatype, root, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    coll_args a = {.count = count, .datatype = datatype};
-    coll_end(&op, PIOSCOPE_FN_MPI_Bcast, comm, rc, root, &a);
-    errno = saved_errno;
-    return rc;
+    return coll_end(&op, rc);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Bcast);
 
-PIOSCOPE_EXPORT int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
-                                MPI_Datatype datatype, MPI_Op op_, int root, MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Reduce, (const void *sendbuf, void *recvbuf, int count,
+                                  MPI_Datatype datatype, MPI_Op reduction, int root,
+                                  MPI_Comm comm))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Reduce) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Reduce");
+    coll_op op = {.comm = comm, .root = root, .args = {.count = count, .datatype = datatype}};
+    __typeof__(&PMPI_Reduce) real = coll_begin(&op, &target_MPI_Reduce);
     if (!real)
         return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
-    int rc = real(sendbuf, recvbuf, count, datatype, op_, root, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    coll_args a = {.count = count, .datatype = datatype};
-    coll_end(&op, PIOSCOPE_FN_MPI_Reduce, comm, rc, root, &a);
-    errno = saved_errno;
-    return rc;
+    int rc = real(sendbuf, recvbuf, count, datatype, reduction, root, comm);
+    return coll_end(&op, rc);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Reduce);
 
-PIOSCOPE_EXPORT int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
-                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Allreduce, (const void *sendbuf, void *recvbuf, int count,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
 {
-    static void *real_slot;
-    return do_allreduce(&real_slot, "PMPI_Allreduce", PIOSCOPE_FN_MPI_Allreduce, sendbuf, recvbuf,
-                        count, datatype, op, comm);
+    return do_allreduce(&target_MPI_Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Allreduce);
 
-PIOSCOPE_EXPORT int PMPI_Scan(const void *sendbuf, void *recvbuf, int count,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Scan, (const void *sendbuf, void *recvbuf, int count,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
 {
-    static void *real_slot;
-    return do_allreduce(&real_slot, "PMPI_Scan", PIOSCOPE_FN_MPI_Scan, sendbuf, recvbuf, count,
-                        datatype, op, comm);
+    return do_allreduce(&target_MPI_Scan, sendbuf, recvbuf, count, datatype, op, comm);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Scan);
 
-PIOSCOPE_EXPORT int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count,
-                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Exscan, (const void *sendbuf, void *recvbuf, int count,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
 {
-    static void *real_slot;
-    return do_allreduce(&real_slot, "PMPI_Exscan", PIOSCOPE_FN_MPI_Exscan, sendbuf, recvbuf,
-                        count, datatype, op, comm);
+    return do_allreduce(&target_MPI_Exscan, sendbuf, recvbuf, count, datatype, op, comm);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Exscan);
 
-PIOSCOPE_EXPORT int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
-                                        const int recvcounts[], MPI_Datatype datatype, MPI_Op op_,
-                                        MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Reduce_scatter, (const void *sendbuf, void *recvbuf,
+                                          const int recvcounts[], MPI_Datatype datatype,
+                                          MPI_Op reduction, MPI_Comm comm))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Reduce_scatter) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Reduce_scatter");
+    coll_op op = {.comm = comm, .root = COLL_NO_ROOT,
+                  .args = {.datatype = datatype, .recvcounts = recvcounts}};
+    __typeof__(&PMPI_Reduce_scatter) real = coll_begin(&op, &target_MPI_Reduce_scatter);
     if (!real)
         return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
-    int rc = real(sendbuf, recvbuf, recvcounts, datatype, op_, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    coll_args a = {.datatype = datatype, .recvcounts = recvcounts};
-    coll_end(&op, PIOSCOPE_FN_MPI_Reduce_scatter, comm, rc, COLL_NO_ROOT, &a);
-    errno = saved_errno;
-    return rc;
+    int rc = real(sendbuf, recvbuf, recvcounts, datatype, reduction, comm);
+    return coll_end(&op, rc);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Reduce_scatter);
 
-PIOSCOPE_EXPORT int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Reduce_scatter_block, (const void *sendbuf, void *recvbuf,
+                                                int recvcount, MPI_Datatype datatype, MPI_Op op,
+                                                MPI_Comm comm))
 {
-    static void *real_slot;
-    return do_allreduce(&real_slot, "PMPI_Reduce_scatter_block",
-                        PIOSCOPE_FN_MPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount,
-                        datatype, op, comm);
+    return do_allreduce(&target_MPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype,
+                        op, comm);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Reduce_scatter_block);
 
-PIOSCOPE_EXPORT int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                                MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                  MPI_Comm comm))
 {
-    static void *real_slot;
-    return do_gather(&real_slot, "PMPI_Gather", PIOSCOPE_FN_MPI_Gather, sendbuf, sendcount,
-                     sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return do_gather(&target_MPI_Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                     recvtype, root, comm);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Gather);
 
-PIOSCOPE_EXPORT int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, const int recvcounts[], const int displs[],
-                                 MPI_Datatype recvtype, int root, MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, const int recvcounts[], const int displs[],
+                                   MPI_Datatype recvtype, int root, MPI_Comm comm))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Gatherv) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Gatherv");
+    coll_op op = {.comm = comm, .root = root,
+                  .args = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                           .recvtype = recvtype, .recvcounts = recvcounts}};
+    __typeof__(&PMPI_Gatherv) real = coll_begin(&op, &target_MPI_Gatherv);
     if (!real)
         return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
     int rc = real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    coll_args a = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
-                   .recvtype = recvtype, .recvcounts = recvcounts};
-    coll_end(&op, PIOSCOPE_FN_MPI_Gatherv, comm, rc, root, &a);
-    errno = saved_errno;
-    return rc;
+    return coll_end(&op, rc);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Gatherv);
 
-PIOSCOPE_EXPORT int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                                 MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Scatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                   MPI_Comm comm))
 {
-    static void *real_slot;
-    return do_gather(&real_slot, "PMPI_Scatter", PIOSCOPE_FN_MPI_Scatter, sendbuf, sendcount,
-                     sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return do_gather(&target_MPI_Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                     recvtype, root, comm);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Scatter);
 
-PIOSCOPE_EXPORT int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                                  MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                                  MPI_Datatype recvtype, int root, MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Scatterv, (const void *sendbuf, const int sendcounts[],
+                                    const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                                    int recvcount, MPI_Datatype recvtype, int root,
+                                    MPI_Comm comm))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Scatterv) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Scatterv");
+    coll_op op = {.comm = comm, .root = root,
+                  .args = {.sendbuf = sendbuf, .recvcount = recvcount, .sendtype = sendtype,
+                           .recvtype = recvtype, .sendcounts = sendcounts}};
+    __typeof__(&PMPI_Scatterv) real = coll_begin(&op, &target_MPI_Scatterv);
     if (!real)
         return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
     int rc = real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    coll_args a = {.sendbuf = sendbuf, .recvcount = recvcount, .sendtype = sendtype,
-                   .recvtype = recvtype, .sendcounts = sendcounts};
-    coll_end(&op, PIOSCOPE_FN_MPI_Scatterv, comm, rc, root, &a);
-    errno = saved_errno;
-    return rc;
+    return coll_end(&op, rc);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Scatterv);
 
-PIOSCOPE_EXPORT int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                   MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm))
 {
-    static void *real_slot;
-    return do_allgather(&real_slot, "PMPI_Allgather", PIOSCOPE_FN_MPI_Allgather, sendbuf,
-                        sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return do_allgather(&target_MPI_Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Allgather);
 
-PIOSCOPE_EXPORT int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, const int recvcounts[], const int displs[],
-                                    MPI_Datatype recvtype, MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, const int recvcounts[], const int displs[],
+                                      MPI_Datatype recvtype, MPI_Comm comm))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Allgatherv) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Allgatherv");
+    coll_op op = {.comm = comm, .root = COLL_NO_ROOT,
+                  .args = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                           .recvtype = recvtype, .recvcounts = recvcounts}};
+    __typeof__(&PMPI_Allgatherv) real = coll_begin(&op, &target_MPI_Allgatherv);
     if (!real)
         return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
     int rc = real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    coll_args a = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
-                   .recvtype = recvtype, .recvcounts = recvcounts};
-    coll_end(&op, PIOSCOPE_FN_MPI_Allgatherv, comm, rc, COLL_NO_ROOT, &a);
-    errno = saved_errno;
-    return rc;
+    return coll_end(&op, rc);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Allgatherv);
 
-PIOSCOPE_EXPORT int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                  MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm))
 {
-    static void *real_slot;
-    return do_allgather(&real_slot, "PMPI_Alltoall", PIOSCOPE_FN_MPI_Alltoall, sendbuf,
-                        sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return do_allgather(&target_MPI_Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Alltoall);
 
-PIOSCOPE_EXPORT int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
-                                   const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                   const int recvcounts[], const int rdispls[],
-                                   MPI_Datatype recvtype, MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Alltoallv, (const void *sendbuf, const int sendcounts[],
+                                     const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                     const int recvcounts[], const int rdispls[],
+                                     MPI_Datatype recvtype, MPI_Comm comm))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Alltoallv) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Alltoallv");
+    coll_op op = {.comm = comm, .root = COLL_NO_ROOT,
+                  .args = {.sendbuf = sendbuf, .sendtype = sendtype, .recvtype = recvtype,
+                           .sendcounts = sendcounts, .recvcounts = recvcounts}};
+    __typeof__(&PMPI_Alltoallv) real = coll_begin(&op, &target_MPI_Alltoallv);
     if (!real)
         return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
     int rc = real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                   comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    coll_args a = {.sendbuf = sendbuf, .sendtype = sendtype, .recvtype = recvtype,
-                   .sendcounts = sendcounts, .recvcounts = recvcounts};
-    coll_end(&op, PIOSCOPE_FN_MPI_Alltoallv, comm, rc, COLL_NO_ROOT, &a);
-    errno = saved_errno;
-    return rc;
+    return coll_end(&op, rc);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Alltoallv);
 
-PIOSCOPE_EXPORT int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[],
-                                   const int sdispls[], const MPI_Datatype sendtypes[],
-                                   void *recvbuf, const int recvcounts[], const int rdispls[],
-                                   const MPI_Datatype recvtypes[], MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Alltoallw, (const void *sendbuf, const int sendcounts[],
+                                     const int sdispls[], const MPI_Datatype sendtypes[],
+                                     void *recvbuf, const int recvcounts[], const int rdispls[],
+                                     const MPI_Datatype recvtypes[], MPI_Comm comm))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Alltoallw) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Alltoallw");
+    coll_op op = {.comm = comm, .root = COLL_NO_ROOT,
+                  .args = {.sendbuf = sendbuf, .sendcounts = sendcounts, .recvcounts = recvcounts,
+                           .sendtypes = sendtypes, .recvtypes = recvtypes}};
+    __typeof__(&PMPI_Alltoallw) real = coll_begin(&op, &target_MPI_Alltoallw);
     if (!real)
         return MPI_ERR_INTERN;
-    coll_op op;
-    coll_begin(&op);
     int rc = real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                   recvtypes, comm);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    coll_args a = {.sendbuf = sendbuf, .sendcounts = sendcounts, .recvcounts = recvcounts,
-                   .sendtypes = sendtypes, .recvtypes = recvtypes};
-    coll_end(&op, PIOSCOPE_FN_MPI_Alltoallw, comm, rc, COLL_NO_ROOT, &a);
-    errno = saved_errno;
-    return rc;
+    return coll_end(&op, rc);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Alltoallw);

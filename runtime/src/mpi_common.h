@@ -1,4 +1,4 @@
-/* mpi_common.h: what the MPI and MPI-IO wrapper files share: the export and alias macros, small
+/* mpi_common.h: what the MPI and MPI-IO wrapper files share: the wrapper and alias macros, small
  * helpers for record fields, and the interfaces of the communicator, request and file tables. */
 #ifndef PIOSCOPE_MPI_COMMON_H
 #define PIOSCOPE_MPI_COMMON_H
@@ -17,6 +17,16 @@
  * and MPICH's calls to itself) and exported again under its MPI_ name by this alias. */
 #define PIOSCOPE_MPI_ALIAS(name) \
     extern __typeof__(P##name) name __attribute__((alias("P" #name), visibility("default")))
+
+/* Declares the wrapper of the recorded MPI function `name` (MPI_Send): PMPI_Send taking
+ * `params` (a parenthesised parameter list, as mpi.h has it), its target (the real PMPI_Send,
+ * recorded as PIOSCOPE_FN_MPI_Send) as target_MPI_Send, and MPI_Send as its alias. The body
+ * follows the macro:
+ *     PIOSCOPE_MPI_WRAPPER(MPI_Barrier, (MPI_Comm comm)) { ... &target_MPI_Barrier ... } */
+#define PIOSCOPE_MPI_WRAPPER(name, params)                                                    \
+    static pioscope_target target_##name = {NULL, "P" #name, PIOSCOPE_FN_##name};             \
+    PIOSCOPE_MPI_ALIAS(name);                                                                 \
+    PIOSCOPE_EXPORT int P##name params
 
 /* A peer or root that is not a rank: MPI_PROC_NULL, MPI_ANY_SOURCE not yet resolved, a
  * communicator the tracer could not describe, a collective without root. */

@@ -80,55 +80,45 @@ static void init_event(pioscope_event *ev, uint16_t func, int rc)
     }
 }
 
-PIOSCOPE_EXPORT int PMPI_Init(int *argc, char ***argv)
+/* After the real Init or Init_thread returned rc: saves errno, records the call, sets the
+ * tracer up if MPI is, restores errno and returns rc. */
+static int init_end(pioscope_call *call, const pioscope_target *target, int rc)
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Init) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Init");
-    if (!real)
-        return MPI_ERR_INTERN;
-    pioscope_call call;
-    pioscope_enter(&call);
-    int rc = real(argc, argv);
     int saved_errno = errno;
-    pioscope_stop(&call);
+    pioscope_stop(call);
     pioscope_event ev = {0};
-    init_event(&ev, PIOSCOPE_FN_MPI_Init, rc);
-    pioscope_leave(&call, &ev);
+    init_event(&ev, target->func, rc);
+    pioscope_leave(call, &ev);
     if (rc == MPI_SUCCESS)
         after_init();
     errno = saved_errno;
     return rc;
 }
-PIOSCOPE_MPI_ALIAS(MPI_Init);
 
-PIOSCOPE_EXPORT int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+PIOSCOPE_MPI_WRAPPER(MPI_Init, (int *argc, char ***argv))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Init_thread) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Init_thread");
+    pioscope_call call;
+    __typeof__(&PMPI_Init) real = pioscope_begin(&call, &target_MPI_Init);
     if (!real)
         return MPI_ERR_INTERN;
-    pioscope_call call;
-    pioscope_enter(&call);
-    int rc = real(argc, argv, required, provided);
-    int saved_errno = errno;
-    pioscope_stop(&call);
-    pioscope_event ev = {0};
-    init_event(&ev, PIOSCOPE_FN_MPI_Init_thread, rc);
-    pioscope_leave(&call, &ev);
-    if (rc == MPI_SUCCESS)
-        after_init();
-    errno = saved_errno;
-    return rc;
+    int rc = real(argc, argv);
+    return init_end(&call, &target_MPI_Init, rc);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Init_thread);
+
+PIOSCOPE_MPI_WRAPPER(MPI_Init_thread, (int *argc, char ***argv, int required, int *provided))
+{
+    pioscope_call call;
+    __typeof__(&PMPI_Init_thread) real = pioscope_begin(&call, &target_MPI_Init_thread);
+    if (!real)
+        return MPI_ERR_INTERN;
+    int rc = real(argc, argv, required, provided);
+    return init_end(&call, &target_MPI_Init_thread, rc);
+}
 
 /* The record covers the real finalize only; the clock sync and flush before it are not in it. */
-PIOSCOPE_EXPORT int PMPI_Finalize(void)
+PIOSCOPE_MPI_WRAPPER(MPI_Finalize, (void))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Finalize) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Finalize");
+    __typeof__(&PMPI_Finalize) real = pioscope_target_real(&target_MPI_Finalize);
     if (!real)
         return MPI_ERR_INTERN;
     before_finalize();
@@ -138,9 +128,8 @@ PIOSCOPE_EXPORT int PMPI_Finalize(void)
     int saved_errno = errno;
     pioscope_stop(&call);
     pioscope_event ev = {0};
-    init_event(&ev, PIOSCOPE_FN_MPI_Finalize, rc);
+    init_event(&ev, target_MPI_Finalize.func, rc);
     pioscope_leave(&call, &ev);
     errno = saved_errno;
     return rc;
 }
-PIOSCOPE_MPI_ALIAS(MPI_Finalize);

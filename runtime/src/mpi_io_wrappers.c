@@ -94,11 +94,14 @@ static inline void io_failed(pioscope_event *ev, int rc)
     ev->result = -1;
 }
 
-/* Ends a data call. status: blocking call; request: nonblocking start; neither: the begin of a
+/* Ends a data call that returned rc: saves errno, takes the end time, records, restores errno
+ * and returns rc. status: blocking call; request: nonblocking start; neither: the begin of a
  * split collective (remembered on the handle for its end). */
-static inline void io_end_transfer(io_op *op, MPI_File fh, int rc, int count, MPI_Datatype type,
-                                   const MPI_Status *status, const MPI_Request *request)
+static inline int io_end_transfer(io_op *op, MPI_File fh, int rc, int count, MPI_Datatype type,
+                                  const MPI_Status *status, const MPI_Request *request)
 {
+    int saved_errno = errno;
+    pioscope_stop(&op->call);
     pioscope_event ev = {0};
     if (op->call.recording) {
         pioscope_internal_begin();
@@ -134,11 +137,16 @@ static inline void io_end_transfer(io_op *op, MPI_File fh, int rc, int count, MP
         }
     }
     pioscope_leave(&op->call, &ev);
+    errno = saved_errno;
+    return rc;
 }
 
-/* Ends a split collective: the instance, offset and size of its begin; result from the status. */
-static inline void io_end_split(io_op *op, int rc, const MPI_Status *status)
+/* Ends a split collective that returned rc (the instance, offset and size of its begin; result
+ * from the status), keeping errno as it was, and returns rc. */
+static inline int io_end_split(io_op *op, int rc, const MPI_Status *status)
 {
+    int saved_errno = errno;
+    pioscope_stop(&op->call);
     pioscope_event ev = {0};
     if (op->call.recording) {
         io_event(op, &ev);
@@ -158,6 +166,8 @@ static inline void io_end_split(io_op *op, int rc, const MPI_Status *status)
         pioscope_internal_end();
     }
     pioscope_leave(&op->call, &ev);
+    errno = saved_errno;
+    return rc;
 }
 
 /* Ends a metadata call: offset and size as the caller defines them for this function. */
@@ -224,16 +234,13 @@ typedef __typeof__(PMPI_File_seek) seek_fn;
 
 /* link = handle id << 32 | 0; then the SETTINGS of the file (open.amode, open.comm_size and the
  * hints; the default view), each written when it differs from the last one of this file. */
-PIOSCOPE_EXPORT int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
-                                   MPI_File *fh)
+PIOSCOPE_MPI_WRAPPER(MPI_File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+                                     MPI_File *fh))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_File_open) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_open");
+    pioscope_call call;
+    __typeof__(&PMPI_File_open) real = pioscope_begin(&call, &target_MPI_File_open);
     if (!real)
         return MPI_ERR_INTERN;
-    pioscope_call call;
-    pioscope_enter(&call);
     int rc = real(comm, filename, amode, info, fh);
     int saved_errno = errno;
     pioscope_stop(&call);
@@ -245,7 +252,7 @@ PIOSCOPE_EXPORT int PMPI_File_open(MPI_Comm comm, const char *filename, int amod
         pioscope_mpi_file_add(*fh, handle_id, object, amode);
     pioscope_event ev = {0};
     if (call.recording) {
-        ev.func = PIOSCOPE_FN_MPI_File_open;
+        ev.func = target_MPI_File_open.func;
         ev.flags = PIOSCOPE_F_COLLECTIVE;
         ev.object = object;
         ev.link = (uint64_t)handle_id << 32;
@@ -263,22 +270,19 @@ PIOSCOPE_EXPORT int PMPI_File_open(MPI_Comm comm, const char *filename, int amod
         PMPI_Comm_size(comm, &size);
         pioscope_internal_end();
         snprintf(extra, sizeof extra, "open.amode=%d\nopen.comm_size=%d\n", amode, size);
-        pioscope_mpi_io_settings(*fh, object, PIOSCOPE_FN_MPI_File_open, call.start, extra, 1);
+        pioscope_mpi_io_settings(*fh, object, target_MPI_File_open.func, call.start, extra, 1);
     }
     errno = saved_errno;
     return rc;
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_open);
 
-PIOSCOPE_EXPORT int PMPI_File_close(MPI_File *fh)
+PIOSCOPE_MPI_WRAPPER(MPI_File_close, (MPI_File *fh))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_File_close) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_close");
+    __typeof__(&PMPI_File_close) real = pioscope_target_real(&target_MPI_File_close);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_close, fh ? *fh : MPI_FILE_NULL, IO_NONE,
+    io_begin(&op, target_MPI_File_close.func, fh ? *fh : MPI_FILE_NULL, IO_NONE,
              PIOSCOPE_F_COLLECTIVE, 0);
     int rc = real(fh);
     int saved_errno = errno;
@@ -289,23 +293,20 @@ PIOSCOPE_EXPORT int PMPI_File_close(MPI_File *fh)
     errno = saved_errno;
     return rc;
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_close);
 
-PIOSCOPE_EXPORT int PMPI_File_delete(const char *filename, MPI_Info info)
+PIOSCOPE_MPI_WRAPPER(MPI_File_delete, (const char *filename, MPI_Info info))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_File_delete) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_delete");
+    __typeof__(&PMPI_File_delete) real = pioscope_target_real(&target_MPI_File_delete);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_delete, MPI_FILE_NULL, IO_NONE, 0, 0);
+    io_begin(&op, target_MPI_File_delete.func, MPI_FILE_NULL, IO_NONE, 0, 0);
     int rc = real(filename, info);
     int saved_errno = errno;
     pioscope_stop(&op.call);
     pioscope_event ev = {0};
     if (op.call.recording) {
-        ev.func = PIOSCOPE_FN_MPI_File_delete;
+        ev.func = target_MPI_File_delete.func;
         ev.object = filename ? pioscope_intern_path(strip_fs_prefix(filename), -1) : 0;
         if (rc != MPI_SUCCESS) {
             pioscope_internal_begin();
@@ -317,65 +318,56 @@ PIOSCOPE_EXPORT int PMPI_File_delete(const char *filename, MPI_Info info)
     errno = saved_errno;
     return rc;
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_delete);
 
 /* ---- metadata ---- */
 
 /* offset = disp; then the SETTINGS of the file (hints, new view), each written when it
  * differs from the last one of this file. */
-PIOSCOPE_EXPORT int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
-                                       MPI_Datatype filetype, const char *datarep, MPI_Info info)
+PIOSCOPE_MPI_WRAPPER(MPI_File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
+                                         MPI_Datatype filetype, const char *datarep, MPI_Info info))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_File_set_view) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_set_view");
+    __typeof__(&PMPI_File_set_view) real = pioscope_target_real(&target_MPI_File_set_view);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_set_view, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
+    io_begin(&op, target_MPI_File_set_view.func, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
     int rc = real(fh, disp, etype, filetype, datarep, info);
     int saved_errno = errno;
     pioscope_stop(&op.call);
     io_end_meta(&op, rc, disp > 0 ? (uint64_t)disp : 0, 0);
     if (op.call.recording && rc == MPI_SUCCESS && op.file)
-        pioscope_mpi_io_settings(fh, op.file->object, PIOSCOPE_FN_MPI_File_set_view,
+        pioscope_mpi_io_settings(fh, op.file->object, target_MPI_File_set_view.func,
                                  op.call.start, NULL, 1);
     errno = saved_errno;
     return rc;
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_set_view);
 
 /* Then the SETTINGS of the hints in force after the call, if they changed. */
-PIOSCOPE_EXPORT int PMPI_File_set_info(MPI_File fh, MPI_Info info)
+PIOSCOPE_MPI_WRAPPER(MPI_File_set_info, (MPI_File fh, MPI_Info info))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_File_set_info) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_set_info");
+    __typeof__(&PMPI_File_set_info) real = pioscope_target_real(&target_MPI_File_set_info);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_set_info, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
+    io_begin(&op, target_MPI_File_set_info.func, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
     int rc = real(fh, info);
     int saved_errno = errno;
     pioscope_stop(&op.call);
     io_end_meta(&op, rc, 0, 0);
     if (op.call.recording && rc == MPI_SUCCESS && op.file)
-        pioscope_mpi_io_settings(fh, op.file->object, PIOSCOPE_FN_MPI_File_set_info,
+        pioscope_mpi_io_settings(fh, op.file->object, target_MPI_File_set_info.func,
                                  op.call.start, NULL, 0);
     errno = saved_errno;
     return rc;
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_set_info);
 
-PIOSCOPE_EXPORT int PMPI_File_sync(MPI_File fh)
+PIOSCOPE_MPI_WRAPPER(MPI_File_sync, (MPI_File fh))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_File_sync) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_File_sync");
+    __typeof__(&PMPI_File_sync) real = pioscope_target_real(&target_MPI_File_sync);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
-    io_begin(&op, PIOSCOPE_FN_MPI_File_sync, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
+    io_begin(&op, target_MPI_File_sync.func, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
     int rc = real(fh);
     int saved_errno = errno;
     pioscope_stop(&op.call);
@@ -383,17 +375,15 @@ PIOSCOPE_EXPORT int PMPI_File_sync(MPI_File fh)
     errno = saved_errno;
     return rc;
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_sync);
 
 /* set_size, preallocate: size = the size asked for. */
-static inline int do_resize(void **slot, const char *name, uint16_t func, MPI_File fh,
-                            MPI_Offset size)
+static inline int do_resize(pioscope_target *target, MPI_File fh, MPI_Offset size)
 {
-    resize_fn *real = pioscope_resolve(slot, name);
+    resize_fn *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
-    io_begin(&op, func, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
+    io_begin(&op, target->func, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
     int rc = real(fh, size);
     int saved_errno = errno;
     pioscope_stop(&op.call);
@@ -402,32 +392,27 @@ static inline int do_resize(void **slot, const char *name, uint16_t func, MPI_Fi
     return rc;
 }
 
-PIOSCOPE_EXPORT int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
+PIOSCOPE_MPI_WRAPPER(MPI_File_set_size, (MPI_File fh, MPI_Offset size))
 {
-    static void *real_slot;
-    return do_resize(&real_slot, "PMPI_File_set_size", PIOSCOPE_FN_MPI_File_set_size, fh, size);
+    return do_resize(&target_MPI_File_set_size, fh, size);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_set_size);
 
-PIOSCOPE_EXPORT int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
+PIOSCOPE_MPI_WRAPPER(MPI_File_preallocate, (MPI_File fh, MPI_Offset size))
 {
-    static void *real_slot;
-    return do_resize(&real_slot, "PMPI_File_preallocate", PIOSCOPE_FN_MPI_File_preallocate, fh,
-                     size);
+    return do_resize(&target_MPI_File_preallocate, fh, size);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_preallocate);
 
 /* seek (position IO_NONE): offset = the file byte the individual pointer points to after the
  * seek. seek_shared (IO_SHARED): the shared pointer is not read back (that is file I/O in
  * ROMIO), offset unknown. */
-static inline int do_seek(void **slot, const char *name, uint16_t func, int position,
-                          uint8_t flags, MPI_File fh, MPI_Offset offset, int whence)
+static inline int do_seek(pioscope_target *target, int position, uint8_t flags, MPI_File fh,
+                          MPI_Offset offset, int whence)
 {
-    seek_fn *real = pioscope_resolve(slot, name);
+    seek_fn *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
-    io_begin(&op, func, fh, position, flags, 0);
+    io_begin(&op, target->func, fh, position, flags, 0);
     int rc = real(fh, offset, whence);
     int saved_errno = errno;
     pioscope_stop(&op.call);
@@ -445,473 +430,353 @@ static inline int do_seek(void **slot, const char *name, uint16_t func, int posi
     return rc;
 }
 
-PIOSCOPE_EXPORT int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+PIOSCOPE_MPI_WRAPPER(MPI_File_seek, (MPI_File fh, MPI_Offset offset, int whence))
 {
-    static void *real_slot;
-    return do_seek(&real_slot, "PMPI_File_seek", PIOSCOPE_FN_MPI_File_seek, IO_NONE, 0, fh,
-                   offset, whence);
+    return do_seek(&target_MPI_File_seek, IO_NONE, 0, fh, offset, whence);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_seek);
 
-PIOSCOPE_EXPORT int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+PIOSCOPE_MPI_WRAPPER(MPI_File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence))
 {
-    static void *real_slot;
-    return do_seek(&real_slot, "PMPI_File_seek_shared", PIOSCOPE_FN_MPI_File_seek_shared,
-                   IO_SHARED, PIOSCOPE_F_COLLECTIVE, fh, offset, whence);
+    return do_seek(&target_MPI_File_seek_shared, IO_SHARED, PIOSCOPE_F_COLLECTIVE, fh, offset,
+                   whence);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_seek_shared);
 
 /* ---- data access, blocking: explicit offset, individual pointer, shared pointer ---- */
 
 /* read_at, write_at and their _all. */
-static inline int do_at(void **slot, const char *name, uint16_t func, uint8_t flags, int dir,
-                        MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                        MPI_Datatype type, MPI_Status *status)
+static inline int do_at(pioscope_target *target, uint8_t flags, int dir, MPI_File fh,
+                        MPI_Offset offset, const void *buf, int count, MPI_Datatype type,
+                        MPI_Status *status)
 {
-    void *real = pioscope_resolve(slot, name);
+    void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     MPI_Status local;
     MPI_Status *st = io_status(status, &local);
     io_op op;
-    io_begin(&op, func, fh, IO_EXPLICIT, flags, offset);
+    io_begin(&op, target->func, fh, IO_EXPLICIT, flags, offset);
     int rc = dir == IO_WRITE ? ((write_at_fn *)real)(fh, offset, buf, count, type, st)
                              : ((read_at_fn *)real)(fh, offset, (void *)buf, count, type, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, type, st, NULL);
-    errno = saved_errno;
-    return rc;
+    return io_end_transfer(&op, fh, rc, count, type, st, NULL);
 }
 
 /* read, write, their _all (IO_INDIVIDUAL), _shared and _ordered (IO_SHARED). */
-static inline int do_ptr(void **slot, const char *name, uint16_t func, int position,
-                         uint8_t flags, int dir, MPI_File fh, const void *buf, int count,
-                         MPI_Datatype type, MPI_Status *status)
+static inline int do_ptr(pioscope_target *target, int position, uint8_t flags, int dir, MPI_File fh,
+                         const void *buf, int count, MPI_Datatype type, MPI_Status *status)
 {
-    void *real = pioscope_resolve(slot, name);
+    void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     MPI_Status local;
     MPI_Status *st = io_status(status, &local);
     io_op op;
-    io_begin(&op, func, fh, position, flags, 0);
+    io_begin(&op, target->func, fh, position, flags, 0);
     int rc = dir == IO_WRITE ? ((write_fn *)real)(fh, buf, count, type, st)
                              : ((read_fn *)real)(fh, (void *)buf, count, type, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, type, st, NULL);
-    errno = saved_errno;
-    return rc;
+    return io_end_transfer(&op, fh, rc, count, type, st, NULL);
 }
 
-PIOSCOPE_EXPORT int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                                      MPI_Datatype datatype, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_at, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                        MPI_Datatype datatype, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_at(&real_slot, "PMPI_File_read_at", PIOSCOPE_FN_MPI_File_read_at, 0, IO_READ, fh,
-                 offset, buf, count, datatype, status);
+    return do_at(&target_MPI_File_read_at, 0, IO_READ, fh, offset, buf, count, datatype, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_read_at);
 
-PIOSCOPE_EXPORT int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                                          MPI_Datatype datatype, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                            MPI_Datatype datatype, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_at(&real_slot, "PMPI_File_read_at_all", PIOSCOPE_FN_MPI_File_read_at_all,
-                 PIOSCOPE_F_COLLECTIVE, IO_READ, fh, offset, buf, count, datatype, status);
+    return do_at(&target_MPI_File_read_at_all, PIOSCOPE_F_COLLECTIVE, IO_READ, fh, offset, buf,
+                 count, datatype, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_read_at_all);
 
-PIOSCOPE_EXPORT int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                                       MPI_Datatype datatype, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                         MPI_Datatype datatype, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_at(&real_slot, "PMPI_File_write_at", PIOSCOPE_FN_MPI_File_write_at, 0, IO_WRITE,
-                 fh, offset, buf, count, datatype, status);
+    return do_at(&target_MPI_File_write_at, 0, IO_WRITE, fh, offset, buf, count, datatype, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_write_at);
 
-PIOSCOPE_EXPORT int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf,
-                                           int count, MPI_Datatype datatype, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                             int count, MPI_Datatype datatype, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_at(&real_slot, "PMPI_File_write_at_all", PIOSCOPE_FN_MPI_File_write_at_all,
-                 PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, offset, buf, count, datatype, status);
+    return do_at(&target_MPI_File_write_at_all, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, offset, buf,
+                 count, datatype, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_write_at_all);
 
-PIOSCOPE_EXPORT int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                                   MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_read, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                     MPI_Status *status))
 {
-    static void *real_slot;
-    return do_ptr(&real_slot, "PMPI_File_read", PIOSCOPE_FN_MPI_File_read, IO_INDIVIDUAL, 0,
-                  IO_READ, fh, buf, count, datatype, status);
-}
-PIOSCOPE_MPI_ALIAS(MPI_File_read);
-
-PIOSCOPE_EXPORT int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                                       MPI_Status *status)
-{
-    static void *real_slot;
-    return do_ptr(&real_slot, "PMPI_File_read_all", PIOSCOPE_FN_MPI_File_read_all, IO_INDIVIDUAL,
-                  PIOSCOPE_F_COLLECTIVE, IO_READ, fh, buf, count, datatype, status);
-}
-PIOSCOPE_MPI_ALIAS(MPI_File_read_all);
-
-PIOSCOPE_EXPORT int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                                    MPI_Status *status)
-{
-    static void *real_slot;
-    return do_ptr(&real_slot, "PMPI_File_write", PIOSCOPE_FN_MPI_File_write, IO_INDIVIDUAL, 0,
-                  IO_WRITE, fh, buf, count, datatype, status);
-}
-PIOSCOPE_MPI_ALIAS(MPI_File_write);
-
-PIOSCOPE_EXPORT int PMPI_File_write_all(MPI_File fh, const void *buf, int count,
-                                        MPI_Datatype datatype, MPI_Status *status)
-{
-    static void *real_slot;
-    return do_ptr(&real_slot, "PMPI_File_write_all", PIOSCOPE_FN_MPI_File_write_all,
-                  IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, buf, count, datatype,
+    return do_ptr(&target_MPI_File_read, IO_INDIVIDUAL, 0, IO_READ, fh, buf, count, datatype,
                   status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_write_all);
 
-PIOSCOPE_EXPORT int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                                          MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                         MPI_Status *status))
 {
-    static void *real_slot;
-    return do_ptr(&real_slot, "PMPI_File_read_shared", PIOSCOPE_FN_MPI_File_read_shared,
-                  IO_SHARED, 0, IO_READ, fh, buf, count, datatype, status);
+    return do_ptr(&target_MPI_File_read_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_READ, fh, buf,
+                  count, datatype, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_read_shared);
 
-PIOSCOPE_EXPORT int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                                           MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_write, (MPI_File fh, const void *buf, int count,
+                                      MPI_Datatype datatype, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_ptr(&real_slot, "PMPI_File_read_ordered", PIOSCOPE_FN_MPI_File_read_ordered,
-                  IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_READ, fh, buf, count, datatype, status);
+    return do_ptr(&target_MPI_File_write, IO_INDIVIDUAL, 0, IO_WRITE, fh, buf, count, datatype,
+                  status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_read_ordered);
 
-PIOSCOPE_EXPORT int PMPI_File_write_shared(MPI_File fh, const void *buf, int count,
-                                           MPI_Datatype datatype, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_all, (MPI_File fh, const void *buf, int count,
+                                          MPI_Datatype datatype, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_ptr(&real_slot, "PMPI_File_write_shared", PIOSCOPE_FN_MPI_File_write_shared,
-                  IO_SHARED, 0, IO_WRITE, fh, buf, count, datatype, status);
+    return do_ptr(&target_MPI_File_write_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh,
+                  buf, count, datatype, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_write_shared);
 
-PIOSCOPE_EXPORT int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count,
-                                            MPI_Datatype datatype, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_shared, (MPI_File fh, void *buf, int count,
+                                            MPI_Datatype datatype, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_ptr(&real_slot, "PMPI_File_write_ordered", PIOSCOPE_FN_MPI_File_write_ordered,
-                  IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, buf, count, datatype, status);
+    return do_ptr(&target_MPI_File_read_shared, IO_SHARED, 0, IO_READ, fh, buf, count, datatype,
+                  status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_write_ordered);
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_ordered, (MPI_File fh, void *buf, int count,
+                                             MPI_Datatype datatype, MPI_Status *status))
+{
+    return do_ptr(&target_MPI_File_read_ordered, IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_READ, fh, buf,
+                  count, datatype, status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_shared, (MPI_File fh, const void *buf, int count,
+                                             MPI_Datatype datatype, MPI_Status *status))
+{
+    return do_ptr(&target_MPI_File_write_shared, IO_SHARED, 0, IO_WRITE, fh, buf, count, datatype,
+                  status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_ordered, (MPI_File fh, const void *buf, int count,
+                                              MPI_Datatype datatype, MPI_Status *status))
+{
+    return do_ptr(&target_MPI_File_write_ordered, IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh,
+                  buf, count, datatype, status);
+}
 
 /* ---- data access, nonblocking: link = request id (collective ones too), completed in
  * Wait/Test ---- */
 
 /* iread_at, iwrite_at and their _all. */
-static inline int do_iat(void **slot, const char *name, uint16_t func, uint8_t flags, int dir,
-                         MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                         MPI_Datatype type, MPI_Request *request)
+static inline int do_iat(pioscope_target *target, uint8_t flags, int dir, MPI_File fh,
+                         MPI_Offset offset, const void *buf, int count, MPI_Datatype type,
+                         MPI_Request *request)
 {
-    void *real = pioscope_resolve(slot, name);
+    void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
-    io_begin(&op, func, fh, IO_EXPLICIT, flags, offset);
+    io_begin(&op, target->func, fh, IO_EXPLICIT, flags, offset);
     int rc = dir == IO_WRITE ? ((iwrite_at_fn *)real)(fh, offset, buf, count, type, request)
                              : ((iread_at_fn *)real)(fh, offset, (void *)buf, count, type, request);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, type, NULL, request);
-    errno = saved_errno;
-    return rc;
+    return io_end_transfer(&op, fh, rc, count, type, NULL, request);
 }
 
 /* iread, iwrite, their _all (IO_INDIVIDUAL) and _shared (IO_SHARED). */
-static inline int do_iptr(void **slot, const char *name, uint16_t func, int position,
-                          uint8_t flags, int dir, MPI_File fh, const void *buf, int count,
-                          MPI_Datatype type, MPI_Request *request)
+static inline int do_iptr(pioscope_target *target, int position, uint8_t flags, int dir,
+                          MPI_File fh, const void *buf, int count, MPI_Datatype type,
+                          MPI_Request *request)
 {
-    void *real = pioscope_resolve(slot, name);
+    void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
-    io_begin(&op, func, fh, position, flags, 0);
+    io_begin(&op, target->func, fh, position, flags, 0);
     int rc = dir == IO_WRITE ? ((iwrite_fn *)real)(fh, buf, count, type, request)
                              : ((iread_fn *)real)(fh, (void *)buf, count, type, request);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, type, NULL, request);
-    errno = saved_errno;
-    return rc;
+    return io_end_transfer(&op, fh, rc, count, type, NULL, request);
 }
 
-PIOSCOPE_EXPORT int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                                       MPI_Datatype datatype, MPI_Request *request)
+PIOSCOPE_MPI_WRAPPER(MPI_File_iread_at, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                         MPI_Datatype datatype, MPI_Request *request))
 {
-    static void *real_slot;
-    return do_iat(&real_slot, "PMPI_File_iread_at", PIOSCOPE_FN_MPI_File_iread_at, 0, IO_READ,
-                  fh, offset, buf, count, datatype, request);
+    return do_iat(&target_MPI_File_iread_at, 0, IO_READ, fh, offset, buf, count, datatype, request);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_iread_at);
 
-PIOSCOPE_EXPORT int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                                           MPI_Datatype datatype, MPI_Request *request)
+PIOSCOPE_MPI_WRAPPER(MPI_File_iread_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                             MPI_Datatype datatype, MPI_Request *request))
 {
-    static void *real_slot;
-    return do_iat(&real_slot, "PMPI_File_iread_at_all", PIOSCOPE_FN_MPI_File_iread_at_all,
-                  PIOSCOPE_F_COLLECTIVE, IO_READ, fh, offset, buf, count, datatype, request);
+    return do_iat(&target_MPI_File_iread_at_all, PIOSCOPE_F_COLLECTIVE, IO_READ, fh, offset, buf,
+                  count, datatype, request);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_iread_at_all);
 
-PIOSCOPE_EXPORT int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                                        MPI_Datatype datatype, MPI_Request *request)
+PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_at, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                          int count, MPI_Datatype datatype, MPI_Request *request))
 {
-    static void *real_slot;
-    return do_iat(&real_slot, "PMPI_File_iwrite_at", PIOSCOPE_FN_MPI_File_iwrite_at, 0, IO_WRITE,
-                  fh, offset, buf, count, datatype, request);
+    return do_iat(&target_MPI_File_iwrite_at, 0, IO_WRITE, fh, offset, buf, count, datatype,
+                  request);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_iwrite_at);
 
-PIOSCOPE_EXPORT int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf,
-                                            int count, MPI_Datatype datatype, MPI_Request *request)
+PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_at_all, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                              int count, MPI_Datatype datatype,
+                                              MPI_Request *request))
 {
-    static void *real_slot;
-    return do_iat(&real_slot, "PMPI_File_iwrite_at_all", PIOSCOPE_FN_MPI_File_iwrite_at_all,
-                  PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, offset, buf, count, datatype, request);
+    return do_iat(&target_MPI_File_iwrite_at_all, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, offset, buf,
+                  count, datatype, request);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_iwrite_at_all);
 
-PIOSCOPE_EXPORT int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                                    MPI_Request *request)
+PIOSCOPE_MPI_WRAPPER(MPI_File_iread, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                      MPI_Request *request))
 {
-    static void *real_slot;
-    return do_iptr(&real_slot, "PMPI_File_iread", PIOSCOPE_FN_MPI_File_iread, IO_INDIVIDUAL, 0,
-                   IO_READ, fh, buf, count, datatype, request);
-}
-PIOSCOPE_MPI_ALIAS(MPI_File_iread);
-
-PIOSCOPE_EXPORT int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                                        MPI_Request *request)
-{
-    static void *real_slot;
-    return do_iptr(&real_slot, "PMPI_File_iread_all", PIOSCOPE_FN_MPI_File_iread_all,
-                   IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_READ, fh, buf, count, datatype,
+    return do_iptr(&target_MPI_File_iread, IO_INDIVIDUAL, 0, IO_READ, fh, buf, count, datatype,
                    request);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_iread_all);
 
-PIOSCOPE_EXPORT int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                                     MPI_Request *request)
+PIOSCOPE_MPI_WRAPPER(MPI_File_iread_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                          MPI_Request *request))
 {
-    static void *real_slot;
-    return do_iptr(&real_slot, "PMPI_File_iwrite", PIOSCOPE_FN_MPI_File_iwrite, IO_INDIVIDUAL, 0,
-                   IO_WRITE, fh, buf, count, datatype, request);
+    return do_iptr(&target_MPI_File_iread_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_READ, fh,
+                   buf, count, datatype, request);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_iwrite);
 
-PIOSCOPE_EXPORT int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count,
-                                         MPI_Datatype datatype, MPI_Request *request)
+PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite, (MPI_File fh, const void *buf, int count,
+                                       MPI_Datatype datatype, MPI_Request *request))
 {
-    static void *real_slot;
-    return do_iptr(&real_slot, "PMPI_File_iwrite_all", PIOSCOPE_FN_MPI_File_iwrite_all,
-                   IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, buf, count, datatype,
+    return do_iptr(&target_MPI_File_iwrite, IO_INDIVIDUAL, 0, IO_WRITE, fh, buf, count, datatype,
                    request);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_iwrite_all);
 
-PIOSCOPE_EXPORT int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                                           MPI_Request *request)
+PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_all, (MPI_File fh, const void *buf, int count,
+                                           MPI_Datatype datatype, MPI_Request *request))
 {
-    static void *real_slot;
-    return do_iptr(&real_slot, "PMPI_File_iread_shared", PIOSCOPE_FN_MPI_File_iread_shared,
-                   IO_SHARED, 0, IO_READ, fh, buf, count, datatype, request);
+    return do_iptr(&target_MPI_File_iwrite_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh,
+                   buf, count, datatype, request);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_iread_shared);
 
-PIOSCOPE_EXPORT int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count,
-                                            MPI_Datatype datatype, MPI_Request *request)
+PIOSCOPE_MPI_WRAPPER(MPI_File_iread_shared, (MPI_File fh, void *buf, int count,
+                                             MPI_Datatype datatype, MPI_Request *request))
 {
-    static void *real_slot;
-    return do_iptr(&real_slot, "PMPI_File_iwrite_shared", PIOSCOPE_FN_MPI_File_iwrite_shared,
-                   IO_SHARED, 0, IO_WRITE, fh, buf, count, datatype, request);
+    return do_iptr(&target_MPI_File_iread_shared, IO_SHARED, 0, IO_READ, fh, buf, count, datatype,
+                   request);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_iwrite_shared);
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_shared, (MPI_File fh, const void *buf, int count,
+                                              MPI_Datatype datatype, MPI_Request *request))
+{
+    return do_iptr(&target_MPI_File_iwrite_shared, IO_SHARED, 0, IO_WRITE, fh, buf, count, datatype,
+                   request);
+}
 
 /* ---- split collectives ----
  * The begin takes the next instance number and records the request (size, offset); the end
  * repeats them with the bytes transferred as result. (ROMIO does all the I/O in the begin.) */
 
 /* read_at_all_begin, write_at_all_begin. */
-static inline int do_begin_at(void **slot, const char *name, uint16_t func, int dir, MPI_File fh,
-                              MPI_Offset offset, const void *buf, int count, MPI_Datatype type)
+static inline int do_begin_at(pioscope_target *target, int dir, MPI_File fh, MPI_Offset offset,
+                              const void *buf, int count, MPI_Datatype type)
 {
-    void *real = pioscope_resolve(slot, name);
+    void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
-    io_begin(&op, func, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE, offset);
+    io_begin(&op, target->func, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE, offset);
     int rc = dir == IO_WRITE ? ((write_at_begin_fn *)real)(fh, offset, buf, count, type)
                              : ((read_at_begin_fn *)real)(fh, offset, (void *)buf, count, type);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, type, NULL, NULL);
-    errno = saved_errno;
-    return rc;
+    return io_end_transfer(&op, fh, rc, count, type, NULL, NULL);
 }
 
 /* read_all_begin, write_all_begin (IO_INDIVIDUAL), the _ordered_begin ones (IO_SHARED). */
-static inline int do_begin_ptr(void **slot, const char *name, uint16_t func, int position,
-                               int dir, MPI_File fh, const void *buf, int count,
-                               MPI_Datatype type)
+static inline int do_begin_ptr(pioscope_target *target, int position, int dir, MPI_File fh,
+                               const void *buf, int count, MPI_Datatype type)
 {
-    void *real = pioscope_resolve(slot, name);
+    void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
-    io_begin(&op, func, fh, position, PIOSCOPE_F_COLLECTIVE, 0);
+    io_begin(&op, target->func, fh, position, PIOSCOPE_F_COLLECTIVE, 0);
     int rc = dir == IO_WRITE ? ((write_begin_fn *)real)(fh, buf, count, type)
                              : ((read_begin_fn *)real)(fh, (void *)buf, count, type);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_transfer(&op, fh, rc, count, type, NULL, NULL);
-    errno = saved_errno;
-    return rc;
+    return io_end_transfer(&op, fh, rc, count, type, NULL, NULL);
 }
 
 /* Every _end: no new instance, the end shares its begin's. */
-static inline int do_end(void **slot, const char *name, uint16_t func, int dir, MPI_File fh,
-                         const void *buf, MPI_Status *status)
+static inline int do_end(pioscope_target *target, int dir, MPI_File fh, const void *buf,
+                         MPI_Status *status)
 {
-    void *real = pioscope_resolve(slot, name);
+    void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     MPI_Status local;
     MPI_Status *st = io_status(status, &local);
     io_op op;
-    io_begin(&op, func, fh, IO_NONE, 0, 0);
+    io_begin(&op, target->func, fh, IO_NONE, 0, 0);
     int rc = dir == IO_WRITE ? ((write_end_fn *)real)(fh, buf, st)
                              : ((read_end_fn *)real)(fh, (void *)buf, st);
-    int saved_errno = errno;
-    pioscope_stop(&op.call);
-    io_end_split(&op, rc, st);
-    errno = saved_errno;
-    return rc;
+    return io_end_split(&op, rc, st);
 }
 
-PIOSCOPE_EXPORT int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf,
-                                                int count, MPI_Datatype datatype)
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all_begin, (MPI_File fh, MPI_Offset offset, void *buf,
+                                                  int count, MPI_Datatype datatype))
 {
-    static void *real_slot;
-    return do_begin_at(&real_slot, "PMPI_File_read_at_all_begin",
-                       PIOSCOPE_FN_MPI_File_read_at_all_begin, IO_READ, fh, offset, buf, count,
+    return do_begin_at(&target_MPI_File_read_at_all_begin, IO_READ, fh, offset, buf, count,
                        datatype);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_read_at_all_begin);
 
-PIOSCOPE_EXPORT int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all_end, (MPI_File fh, void *buf, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_end(&real_slot, "PMPI_File_read_at_all_end", PIOSCOPE_FN_MPI_File_read_at_all_end,
-                  IO_READ, fh, buf, status);
+    return do_end(&target_MPI_File_read_at_all_end, IO_READ, fh, buf, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_read_at_all_end);
 
-PIOSCOPE_EXPORT int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count,
-                                             MPI_Datatype datatype)
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_all_begin, (MPI_File fh, void *buf, int count,
+                                               MPI_Datatype datatype))
 {
-    static void *real_slot;
-    return do_begin_ptr(&real_slot, "PMPI_File_read_all_begin",
-                        PIOSCOPE_FN_MPI_File_read_all_begin, IO_INDIVIDUAL, IO_READ, fh, buf,
-                        count, datatype);
+    return do_begin_ptr(&target_MPI_File_read_all_begin, IO_INDIVIDUAL, IO_READ, fh, buf, count,
+                        datatype);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_read_all_begin);
 
-PIOSCOPE_EXPORT int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_all_end, (MPI_File fh, void *buf, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_end(&real_slot, "PMPI_File_read_all_end", PIOSCOPE_FN_MPI_File_read_all_end,
-                  IO_READ, fh, buf, status);
+    return do_end(&target_MPI_File_read_all_end, IO_READ, fh, buf, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_read_all_end);
 
-PIOSCOPE_EXPORT int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count,
-                                                 MPI_Datatype datatype)
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_ordered_begin, (MPI_File fh, void *buf, int count,
+                                                   MPI_Datatype datatype))
 {
-    static void *real_slot;
-    return do_begin_ptr(&real_slot, "PMPI_File_read_ordered_begin",
-                        PIOSCOPE_FN_MPI_File_read_ordered_begin, IO_SHARED, IO_READ, fh, buf,
-                        count, datatype);
+    return do_begin_ptr(&target_MPI_File_read_ordered_begin, IO_SHARED, IO_READ, fh, buf, count,
+                        datatype);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_read_ordered_begin);
 
-PIOSCOPE_EXPORT int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_end(&real_slot, "PMPI_File_read_ordered_end",
-                  PIOSCOPE_FN_MPI_File_read_ordered_end, IO_READ, fh, buf, status);
+    return do_end(&target_MPI_File_read_ordered_end, IO_READ, fh, buf, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_read_ordered_end);
 
-PIOSCOPE_EXPORT int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf,
-                                                 int count, MPI_Datatype datatype)
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all_begin, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                                   int count, MPI_Datatype datatype))
 {
-    static void *real_slot;
-    return do_begin_at(&real_slot, "PMPI_File_write_at_all_begin",
-                       PIOSCOPE_FN_MPI_File_write_at_all_begin, IO_WRITE, fh, offset, buf, count,
+    return do_begin_at(&target_MPI_File_write_at_all_begin, IO_WRITE, fh, offset, buf, count,
                        datatype);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_write_at_all_begin);
 
-PIOSCOPE_EXPORT int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_end(&real_slot, "PMPI_File_write_at_all_end",
-                  PIOSCOPE_FN_MPI_File_write_at_all_end, IO_WRITE, fh, buf, status);
+    return do_end(&target_MPI_File_write_at_all_end, IO_WRITE, fh, buf, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_write_at_all_end);
 
-PIOSCOPE_EXPORT int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count,
-                                              MPI_Datatype datatype)
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_all_begin, (MPI_File fh, const void *buf, int count,
+                                                MPI_Datatype datatype))
 {
-    static void *real_slot;
-    return do_begin_ptr(&real_slot, "PMPI_File_write_all_begin",
-                        PIOSCOPE_FN_MPI_File_write_all_begin, IO_INDIVIDUAL, IO_WRITE, fh, buf,
-                        count, datatype);
+    return do_begin_ptr(&target_MPI_File_write_all_begin, IO_INDIVIDUAL, IO_WRITE, fh, buf, count,
+                        datatype);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_write_all_begin);
 
-PIOSCOPE_EXPORT int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_end(&real_slot, "PMPI_File_write_all_end", PIOSCOPE_FN_MPI_File_write_all_end,
-                  IO_WRITE, fh, buf, status);
+    return do_end(&target_MPI_File_write_all_end, IO_WRITE, fh, buf, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_write_all_end);
 
-PIOSCOPE_EXPORT int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count,
-                                                  MPI_Datatype datatype)
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_ordered_begin, (MPI_File fh, const void *buf, int count,
+                                                    MPI_Datatype datatype))
 {
-    static void *real_slot;
-    return do_begin_ptr(&real_slot, "PMPI_File_write_ordered_begin",
-                        PIOSCOPE_FN_MPI_File_write_ordered_begin, IO_SHARED, IO_WRITE, fh, buf,
-                        count, datatype);
+    return do_begin_ptr(&target_MPI_File_write_ordered_begin, IO_SHARED, IO_WRITE, fh, buf, count,
+                        datatype);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_write_ordered_begin);
 
-PIOSCOPE_EXPORT int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_end(&real_slot, "PMPI_File_write_ordered_end",
-                  PIOSCOPE_FN_MPI_File_write_ordered_end, IO_WRITE, fh, buf, status);
+    return do_end(&target_MPI_File_write_ordered_end, IO_WRITE, fh, buf, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_File_write_ordered_end);

@@ -49,14 +49,13 @@ typedef __typeof__(PMPI_Isend) isend_fn; /* Issend */
 typedef __typeof__(PMPI_Irecv) irecv_fn;
 
 /* Send, Ssend, Bsend, Rsend. */
-static inline int do_send(void **slot, const char *name, uint16_t func, const void *buf,
-                          int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+static inline int do_send(pioscope_target *target, const void *buf, int count,
+                          MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    send_fn *real = pioscope_resolve(slot, name);
+    pioscope_call call;
+    send_fn *real = pioscope_begin(&call, target);
     if (!real)
         return MPI_ERR_INTERN;
-    pioscope_call call;
-    pioscope_enter(&call);
     int rc = real(buf, count, datatype, dest, tag, comm);
     int saved_errno = errno;
     pioscope_stop(&call);
@@ -64,7 +63,7 @@ static inline int do_send(void **slot, const char *name, uint16_t func, const vo
     if (call.recording) {
         pioscope_mpi_comm_ref ref;
         pioscope_internal_begin();
-        send_event(&ev, func, rc, count, datatype, dest, tag, comm, &ref);
+        send_event(&ev, target->func, rc, count, datatype, dest, tag, comm, &ref);
         pioscope_internal_end();
     }
     pioscope_leave(&call, &ev);
@@ -76,11 +75,11 @@ static inline int do_send(void **slot, const char *name, uint16_t func, const vo
  * not const: it came in non-const from the program). The start records the peer and tag as
  * given (an Irecv's MPI_ANY_SOURCE: no rank, MPI_ANY_TAG: -1); an Irecv's completion records
  * the actual ones. */
-static inline int do_nonblocking(void **slot, const char *name, uint16_t func, int kind,
-                                 const void *buf, int count, MPI_Datatype datatype, int peer,
-                                 int tag, MPI_Comm comm, MPI_Request *request)
+static inline int do_nonblocking(pioscope_target *target, int kind, const void *buf, int count,
+                                 MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
+                                 MPI_Request *request)
 {
-    void *real = pioscope_resolve(slot, name);
+    void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     int recv = kind == PIOSCOPE_MPI_REQ_RECV;
@@ -94,7 +93,7 @@ static inline int do_nonblocking(void **slot, const char *name, uint16_t func, i
     if (call.recording) {
         pioscope_mpi_comm_ref ref;
         pioscope_internal_begin();
-        send_event(&ev, func, rc, count, datatype, peer, tag, comm, &ref);
+        send_event(&ev, target->func, rc, count, datatype, peer, tag, comm, &ref);
         pioscope_internal_end();
         ev.flags = PIOSCOPE_F_NONBLOCKING;
         if (rc == MPI_SUCCESS) {
@@ -108,74 +107,55 @@ static inline int do_nonblocking(void **slot, const char *name, uint16_t func, i
     return rc;
 }
 
-PIOSCOPE_EXPORT int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                              MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Send, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                int tag, MPI_Comm comm))
 {
-    static void *real_slot;
-    return do_send(&real_slot, "PMPI_Send", PIOSCOPE_FN_MPI_Send, buf, count, datatype, dest, tag,
-                   comm);
+    return do_send(&target_MPI_Send, buf, count, datatype, dest, tag, comm);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Send);
 
-PIOSCOPE_EXPORT int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest,
-                               int tag, MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Ssend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                 int tag, MPI_Comm comm))
 {
-    static void *real_slot;
-    return do_send(&real_slot, "PMPI_Ssend", PIOSCOPE_FN_MPI_Ssend, buf, count, datatype, dest,
-                   tag, comm);
+    return do_send(&target_MPI_Ssend, buf, count, datatype, dest, tag, comm);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Ssend);
 
-PIOSCOPE_EXPORT int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest,
-                               int tag, MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Bsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                 int tag, MPI_Comm comm))
 {
-    static void *real_slot;
-    return do_send(&real_slot, "PMPI_Bsend", PIOSCOPE_FN_MPI_Bsend, buf, count, datatype, dest,
-                   tag, comm);
+    return do_send(&target_MPI_Bsend, buf, count, datatype, dest, tag, comm);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Bsend);
 
-PIOSCOPE_EXPORT int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest,
-                               int tag, MPI_Comm comm)
+PIOSCOPE_MPI_WRAPPER(MPI_Rsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                 int tag, MPI_Comm comm))
 {
-    static void *real_slot;
-    return do_send(&real_slot, "PMPI_Rsend", PIOSCOPE_FN_MPI_Rsend, buf, count, datatype, dest,
-                   tag, comm);
+    return do_send(&target_MPI_Rsend, buf, count, datatype, dest, tag, comm);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Rsend);
 
-PIOSCOPE_EXPORT int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest,
-                               int tag, MPI_Comm comm, MPI_Request *request)
+PIOSCOPE_MPI_WRAPPER(MPI_Isend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                 int tag, MPI_Comm comm, MPI_Request *request))
 {
-    static void *real_slot;
-    return do_nonblocking(&real_slot, "PMPI_Isend", PIOSCOPE_FN_MPI_Isend, PIOSCOPE_MPI_REQ_SEND,
-                          buf, count, datatype, dest, tag, comm, request);
+    return do_nonblocking(&target_MPI_Isend, PIOSCOPE_MPI_REQ_SEND, buf, count, datatype, dest,
+                          tag, comm, request);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Isend);
 
-PIOSCOPE_EXPORT int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest,
-                                int tag, MPI_Comm comm, MPI_Request *request)
+PIOSCOPE_MPI_WRAPPER(MPI_Issend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                  int tag, MPI_Comm comm, MPI_Request *request))
 {
-    static void *real_slot;
-    return do_nonblocking(&real_slot, "PMPI_Issend", PIOSCOPE_FN_MPI_Issend,
-                          PIOSCOPE_MPI_REQ_SEND, buf, count, datatype, dest, tag, comm, request);
+    return do_nonblocking(&target_MPI_Issend, PIOSCOPE_MPI_REQ_SEND, buf, count, datatype, dest,
+                          tag, comm, request);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Issend);
 
-PIOSCOPE_EXPORT int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                               MPI_Comm comm, MPI_Request *request)
+PIOSCOPE_MPI_WRAPPER(MPI_Irecv, (void *buf, int count, MPI_Datatype datatype, int source,
+                                 int tag, MPI_Comm comm, MPI_Request *request))
 {
-    static void *real_slot;
-    return do_nonblocking(&real_slot, "PMPI_Irecv", PIOSCOPE_FN_MPI_Irecv, PIOSCOPE_MPI_REQ_RECV,
-                          buf, count, datatype, source, tag, comm, request);
+    return do_nonblocking(&target_MPI_Irecv, PIOSCOPE_MPI_REQ_RECV, buf, count, datatype, source,
+                          tag, comm, request);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Irecv);
 
-PIOSCOPE_EXPORT int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                              MPI_Comm comm, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_Recv, (void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                                MPI_Comm comm, MPI_Status *status))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Recv) real = (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Recv");
+    __typeof__(&PMPI_Recv) real = pioscope_target_real(&target_MPI_Recv);
     if (!real)
         return MPI_ERR_INTERN;
     MPI_Status local; /* the source and byte count, when the program ignores the status */
@@ -188,25 +168,22 @@ PIOSCOPE_EXPORT int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int s
     pioscope_event ev = {0};
     if (call.recording) {
         pioscope_internal_begin();
-        recv_event(&ev, PIOSCOPE_FN_MPI_Recv, rc, count, datatype, comm, st);
+        recv_event(&ev, target_MPI_Recv.func, rc, count, datatype, comm, st);
         pioscope_internal_end();
     }
     pioscope_leave(&call, &ev);
     errno = saved_errno;
     return rc;
 }
-PIOSCOPE_MPI_ALIAS(MPI_Recv);
 
 /* The main record is the send half; the receive half is a tracer_complete child with link 0
  * (no request): offset = actual source << 32 | tag, size = result = bytes received. */
-PIOSCOPE_EXPORT int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  int dest, int sendtag, void *recvbuf, int recvcount,
-                                  MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                                  MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    int dest, int sendtag, void *recvbuf, int recvcount,
+                                    MPI_Datatype recvtype, int source, int recvtag,
+                                    MPI_Comm comm, MPI_Status *status))
 {
-    static void *real_slot;
-    __typeof__(&PMPI_Sendrecv) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Sendrecv");
+    __typeof__(&PMPI_Sendrecv) real = pioscope_target_real(&target_MPI_Sendrecv);
     if (!real)
         return MPI_ERR_INTERN;
     MPI_Status local;
@@ -220,8 +197,8 @@ PIOSCOPE_EXPORT int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Dataty
     if (call.recording) {
         pioscope_mpi_comm_ref ref;
         pioscope_internal_begin();
-        send_event(&ev, PIOSCOPE_FN_MPI_Sendrecv, rc, sendcount, sendtype, dest, sendtag, comm,
-                   &ref);
+        send_event(&ev, target_MPI_Sendrecv.func, rc, sendcount, sendtype, dest, sendtag,
+                   comm, &ref);
         pioscope_event half = {0};
         if (rc == MPI_SUCCESS) {
             recv_event(&half, PIOSCOPE_FN_tracer_complete, rc, recvcount, recvtype, comm, st);
@@ -236,4 +213,3 @@ PIOSCOPE_EXPORT int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Dataty
     errno = saved_errno;
     return rc;
 }
-PIOSCOPE_MPI_ALIAS(MPI_Sendrecv);

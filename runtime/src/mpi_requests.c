@@ -410,10 +410,11 @@ static inline void wait_finish(pioscope_call *call, work *w, int n, uint16_t fun
 }
 
 /* Wait, Test. */
-static inline int do_wait(void **slot, const char *name, uint16_t func, int testing,
-                          MPI_Request *request, int *flag, MPI_Status *status)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_wait(pioscope_target *target, int testing, MPI_Request *request, int *flag,
+                          MPI_Status *status)
 {
-    void *real = pioscope_resolve(slot, name);
+    void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     work w;
@@ -427,16 +428,17 @@ static inline int do_wait(void **slot, const char *name, uint16_t func, int test
     if (done)
         complete_by_index(w.pend, n, request, st == MPI_STATUS_IGNORE ? NULL : st, rc,
                           call.recording);
-    wait_finish(&call, &w, n, func, 1, rc, done);
+    wait_finish(&call, &w, n, target->func, 1, rc, done);
     errno = saved_errno;
     return rc;
 }
 
 /* Waitall, Testall. */
-static inline int do_waitall(void **slot, const char *name, uint16_t func, int testing,
-                             int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_waitall(pioscope_target *target, int testing, int count,
+                             MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
-    void *real = pioscope_resolve(slot, name);
+    void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     work w;
@@ -450,18 +452,18 @@ static inline int do_waitall(void **slot, const char *name, uint16_t func, int t
     if (!testing || ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *flag))
         complete_by_index(w.pend, n, requests, st == MPI_STATUSES_IGNORE ? NULL : st, rc,
                           call.recording);
-    wait_finish(&call, &w, n, func, count, rc,
+    wait_finish(&call, &w, n, target->func, count, rc,
                 !testing || (rc == MPI_SUCCESS && *flag) ? count : 0);
     errno = saved_errno;
     return rc;
 }
 
 /* Waitany, Testany: the one request at *indx completed (if it is defined). */
-static inline int do_waitany(void **slot, const char *name, uint16_t func, int testing,
-                             int count, MPI_Request requests[], int *indx, int *flag,
-                             MPI_Status *status)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_waitany(pioscope_target *target, int testing, int count,
+                             MPI_Request requests[], int *indx, int *flag, MPI_Status *status)
 {
-    void *real = pioscope_resolve(slot, name);
+    void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     work w;
@@ -475,17 +477,17 @@ static inline int do_waitany(void **slot, const char *name, uint16_t func, int t
     int done = rc == MPI_SUCCESS && (!testing || *flag) && *indx != MPI_UNDEFINED;
     if (done)
         complete_one(w.pend, n, *indx, st == MPI_STATUS_IGNORE ? NULL : st, rc, call.recording);
-    wait_finish(&call, &w, n, func, count, rc, done);
+    wait_finish(&call, &w, n, target->func, count, rc, done);
     errno = saved_errno;
     return rc;
 }
 
 /* Waitsome, Testsome (one prototype). */
-static inline int do_waitsome(void **slot, const char *name, uint16_t func, int incount,
-                              MPI_Request requests[], int *outcount, int indices[],
-                              MPI_Status statuses[])
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_waitsome(pioscope_target *target, int incount, MPI_Request requests[],
+                              int *outcount, int indices[], MPI_Status statuses[])
 {
-    waitsome_fn *real = pioscope_resolve(slot, name);
+    waitsome_fn *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     work w;
@@ -499,87 +501,67 @@ static inline int do_waitsome(void **slot, const char *name, uint16_t func, int 
     if (ok)
         complete_some(w.pend, n, *outcount, indices, st == MPI_STATUSES_IGNORE ? NULL : st, rc,
                       call.recording);
-    wait_finish(&call, &w, n, func, incount, rc,
+    wait_finish(&call, &w, n, target->func, incount, rc,
                 ok && *outcount != MPI_UNDEFINED ? *outcount : 0);
     errno = saved_errno;
     return rc;
 }
 
-PIOSCOPE_EXPORT int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_Wait, (MPI_Request *request, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_wait(&real_slot, "PMPI_Wait", PIOSCOPE_FN_MPI_Wait, 0, request, NULL, status);
+    return do_wait(&target_MPI_Wait, 0, request, NULL, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Wait);
 
-PIOSCOPE_EXPORT int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_Test, (MPI_Request *request, int *flag, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_wait(&real_slot, "PMPI_Test", PIOSCOPE_FN_MPI_Test, 1, request, flag, status);
+    return do_wait(&target_MPI_Test, 1, request, flag, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Test);
 
-PIOSCOPE_EXPORT int PMPI_Waitall(int count, MPI_Request array_of_requests[],
-                                 MPI_Status array_of_statuses[])
+PIOSCOPE_MPI_WRAPPER(MPI_Waitall, (int count, MPI_Request array_of_requests[],
+                                   MPI_Status array_of_statuses[]))
 {
-    static void *real_slot;
-    return do_waitall(&real_slot, "PMPI_Waitall", PIOSCOPE_FN_MPI_Waitall, 0, count,
-                      array_of_requests, NULL, array_of_statuses);
+    return do_waitall(&target_MPI_Waitall, 0, count, array_of_requests, NULL, array_of_statuses);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Waitall);
 
-PIOSCOPE_EXPORT int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
-                                 MPI_Status array_of_statuses[])
+PIOSCOPE_MPI_WRAPPER(MPI_Testall, (int count, MPI_Request array_of_requests[], int *flag,
+                                   MPI_Status array_of_statuses[]))
 {
-    static void *real_slot;
-    return do_waitall(&real_slot, "PMPI_Testall", PIOSCOPE_FN_MPI_Testall, 1, count,
-                      array_of_requests, flag, array_of_statuses);
+    return do_waitall(&target_MPI_Testall, 1, count, array_of_requests, flag, array_of_statuses);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Testall);
 
-PIOSCOPE_EXPORT int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *indx,
-                                 MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_Waitany, (int count, MPI_Request array_of_requests[], int *indx,
+                                   MPI_Status *status))
 {
-    static void *real_slot;
-    return do_waitany(&real_slot, "PMPI_Waitany", PIOSCOPE_FN_MPI_Waitany, 0, count,
-                      array_of_requests, indx, NULL, status);
+    return do_waitany(&target_MPI_Waitany, 0, count, array_of_requests, indx, NULL, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Waitany);
 
-PIOSCOPE_EXPORT int PMPI_Testany(int count, MPI_Request array_of_requests[], int *indx,
-                                 int *flag, MPI_Status *status)
+PIOSCOPE_MPI_WRAPPER(MPI_Testany, (int count, MPI_Request array_of_requests[], int *indx,
+                                   int *flag, MPI_Status *status))
 {
-    static void *real_slot;
-    return do_waitany(&real_slot, "PMPI_Testany", PIOSCOPE_FN_MPI_Testany, 1, count,
-                      array_of_requests, indx, flag, status);
+    return do_waitany(&target_MPI_Testany, 1, count, array_of_requests, indx, flag, status);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Testany);
 
-PIOSCOPE_EXPORT int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                                  int array_of_indices[], MPI_Status array_of_statuses[])
+PIOSCOPE_MPI_WRAPPER(MPI_Waitsome, (int incount, MPI_Request array_of_requests[], int *outcount,
+                                    int array_of_indices[], MPI_Status array_of_statuses[]))
 {
-    static void *real_slot;
-    return do_waitsome(&real_slot, "PMPI_Waitsome", PIOSCOPE_FN_MPI_Waitsome, incount,
-                       array_of_requests, outcount, array_of_indices, array_of_statuses);
+    return do_waitsome(&target_MPI_Waitsome, incount, array_of_requests, outcount,
+                       array_of_indices, array_of_statuses);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Waitsome);
 
-PIOSCOPE_EXPORT int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                                  int array_of_indices[], MPI_Status array_of_statuses[])
+PIOSCOPE_MPI_WRAPPER(MPI_Testsome, (int incount, MPI_Request array_of_requests[], int *outcount,
+                                    int array_of_indices[], MPI_Status array_of_statuses[]))
 {
-    static void *real_slot;
-    return do_waitsome(&real_slot, "PMPI_Testsome", PIOSCOPE_FN_MPI_Testsome, incount,
-                       array_of_requests, outcount, array_of_indices, array_of_statuses);
+    return do_waitsome(&target_MPI_Testsome, incount, array_of_requests, outcount,
+                       array_of_indices, array_of_statuses);
 }
-PIOSCOPE_MPI_ALIAS(MPI_Testsome);
 
-/* Not recorded (not in functions.def): a freed request's entry must go, or the next request that
- * MPI gives the same handle would be matched with it. */
+/* Not recorded (not in functions.def, so not a PIOSCOPE_MPI_WRAPPER): a freed request's entry
+ * must go, or the next request that MPI gives the same handle would be matched with it. */
+static void *real_request_free;
 PIOSCOPE_EXPORT int PMPI_Request_free(MPI_Request *request)
 {
-    static void *real_slot;
     __typeof__(&PMPI_Request_free) real =
-        (__typeof__(real))pioscope_resolve(&real_slot, "PMPI_Request_free");
+        pioscope_resolve(&real_request_free, "PMPI_Request_free");
     if (!real)
         return MPI_ERR_INTERN;
     pending p;

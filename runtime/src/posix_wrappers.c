@@ -3,10 +3,11 @@
  * unlink, mkdir, rmdir, rename), plus the glibc fortify (_chk, _2) entry points, recorded under
  * the plain function's id.
  *
- * Every wrapper has the same shape: resolve the real function once, enter, call it, save errno,
- * record (leave), restore errno, return the real result. Fields: object = file id, offset =
- * where the transfer started (lseek, ftruncate: the resulting offset or length), size = bytes
- * requested (0 for metadata calls), result = return value, error = errno when it failed. */
+ * Every wrapper is declared by PIOSCOPE_WRAPPER (tracer.h) and has the same shape: resolve the
+ * real function once and enter, call it, save errno, record (leave), restore errno, return the
+ * real result. Fields: object = file id, offset = where the transfer started (lseek,
+ * ftruncate: the resulting offset or length), size = bytes requested (0 for metadata calls),
+ * result = return value, error = errno when it failed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -31,60 +32,72 @@ static inline int tracing_now(void)
     return __atomic_load_n(&pioscope_recording, __ATOMIC_RELAXED) && !pioscope_thread.internal;
 }
 
-static inline void record(const pioscope_call *call, uint16_t func, uint32_t object,
-                          uint64_t offset, uint64_t size, int64_t result, int failed, int err,
-                          uint8_t flags)
-{
-    pioscope_event ev = {func, flags, object, offset, size, result, failed ? err : 0, 0};
-    pioscope_leave(call, &ev);
-}
+/* The *_done functions run right after the real call: each saves errno first, records the call
+ * and restores errno, so the program sees the real function's errno. */
 
 /* read/write/readv/writev: through the file offset the fd table tracks. */
-static inline void through_offset_done(const pioscope_call *call, uint16_t func, int fd,
-                                       uint64_t size, ssize_t r, int err, int is_write)
+PIOSCOPE_ALWAYS_INLINE
+static inline void through_offset_done(const pioscope_call *call, const pioscope_target *target,
+                                       int fd, uint64_t size, ssize_t r, int is_write)
 {
+    int err = errno;
     uint8_t flags = 0;
     uint64_t offset = pioscope_fd_advance(fd, r, is_write, &flags);
-    record(call, func, pioscope_fd_file(fd), offset, size, r, r < 0, err, flags);
+    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, size, r, r < 0, err, flags);
+    errno = err;
 }
 
 /* pread/pwrite/preadv/pwritev: at the offset given. */
-static inline void positioned_done(const pioscope_call *call, uint16_t func, int fd,
-                                   uint64_t size, uint64_t offset, ssize_t r, int err)
+PIOSCOPE_ALWAYS_INLINE
+static inline void positioned_done(const pioscope_call *call, const pioscope_target *target, int fd,
+                                   uint64_t size, uint64_t offset, ssize_t r)
 {
-    record(call, func, pioscope_fd_file(fd), offset, size, r, r < 0, err, 0);
+    int err = errno;
+    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, size, r, r < 0, err, 0);
+    errno = err;
 }
 
 /* Metadata calls on an fd. */
-static inline void fd_meta_done(const pioscope_call *call, uint16_t func, int fd,
-                                uint64_t offset, int r, int err)
+PIOSCOPE_ALWAYS_INLINE
+static inline void fd_meta_done(const pioscope_call *call, const pioscope_target *target, int fd,
+                                uint64_t offset, int r)
 {
-    record(call, func, pioscope_fd_file(fd), offset, 0, r, r < 0, err, 0);
+    int err = errno;
+    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, 0, r, r < 0, err, 0);
+    errno = err;
 }
 
 /* Metadata calls on a path (dirfd: AT_FDCWD or the *at directory). The path is interned after
  * the call's end time is taken. */
-static inline void path_meta_done(pioscope_call *call, uint16_t func, int dirfd,
-                                  const char *path, int r, int err)
+PIOSCOPE_ALWAYS_INLINE
+static inline void path_meta_done(pioscope_call *call, const pioscope_target *target, int dirfd,
+                                  const char *path, int r)
 {
+    int err = errno;
     pioscope_stop(call);
     uint32_t id = call->recording ? pioscope_intern_path_at(dirfd, path, -1) : 0;
-    record(call, func, id, 0, 0, r, r < 0, err, 0);
+    pioscope_record(call, target->func, id, 0, 0, r, r < 0, err, 0);
+    errno = err;
 }
 
 /* The open family: the new fd enters the fd table at offset 0. */
-static inline void open_done(pioscope_call *call, uint16_t func, int dirfd, const char *path,
-                             int flags, int fd, int err)
+PIOSCOPE_ALWAYS_INLINE
+static inline void open_done(pioscope_call *call, const pioscope_target *target, int dirfd,
+                             const char *path, int flags, int fd)
 {
+    int err = errno;
     pioscope_stop(call);
     uint32_t id = call->recording ? pioscope_intern_path_at(dirfd, path, fd) : 0;
     if (fd >= 0) pioscope_fd_open(fd, id, flags & O_APPEND);
-    record(call, func, id, 0, 0, fd, fd < 0, err, 0);
+    pioscope_record(call, target->func, id, 0, 0, fd, fd < 0, err, 0);
+    errno = err;
 }
 
-static inline int open_takes_mode(int flags)
+/* The mode argument of open and openat, present only when the flags create a file. */
+static inline mode_t open_mode(int flags, va_list ap)
 {
-    return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+    int creates = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+    return creates ? (mode_t)va_arg(ap, int) : 0;
 }
 
 static inline uint64_t iov_bytes(const struct iovec *iov, int n)
@@ -94,9 +107,6 @@ static inline uint64_t iov_bytes(const struct iovec *iov, int n)
     return total;
 }
 
-/* Declares the cached pointer to the real `name`. */
-#define REAL(name) static void *real_##name
-
 /* ---- open family ---- */
 
 typedef int open_fn(const char *, int, ...);
@@ -104,136 +114,107 @@ typedef int openat_fn(int, const char *, int, ...);
 typedef int creat_fn(const char *, mode_t);
 typedef int open2_fn(const char *, int);
 typedef int openat2_fn(int, const char *, int);
-REAL(open); REAL(open64); REAL(openat); REAL(openat64); REAL(creat); REAL(creat64);
-REAL(__open_2); REAL(__open64_2); REAL(__openat_2); REAL(__openat64_2);
 
-static inline int do_open(void **slot, const char *name, uint16_t func, const char *path,
-                          int flags, mode_t mode)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_open(pioscope_target *target, const char *path, int flags, mode_t mode)
 {
-    open_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    open_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     int fd = real(path, flags, mode);
-    int err = errno;
-    open_done(&call, func, AT_FDCWD, path, flags, fd, err);
-    errno = err;
+    open_done(&call, target, AT_FDCWD, path, flags, fd);
     return fd;
 }
 
-static inline int do_openat(void **slot, const char *name, uint16_t func, int dirfd,
-                            const char *path, int flags, mode_t mode)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_openat(pioscope_target *target, int dirfd, const char *path, int flags,
+                            mode_t mode)
 {
-    openat_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    openat_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     int fd = real(dirfd, path, flags, mode);
-    int err = errno;
-    open_done(&call, func, dirfd, path, flags, fd, err);
-    errno = err;
+    open_done(&call, target, dirfd, path, flags, fd);
     return fd;
 }
 
-PIOSCOPE_EXPORT int open(const char *path, int flags, ...)
+PIOSCOPE_WRAPPER(open, int, open, (const char *path, int flags, ...))
 {
-    mode_t mode = 0;
-    if (open_takes_mode(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-    }
-    return do_open(&real_open, "open", PIOSCOPE_FN_open, path, flags, mode);
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = open_mode(flags, ap);
+    va_end(ap);
+    return do_open(&target_open, path, flags, mode);
 }
 
-PIOSCOPE_EXPORT int open64(const char *path, int flags, ...)
+PIOSCOPE_WRAPPER(open64, int, open64, (const char *path, int flags, ...))
 {
-    mode_t mode = 0;
-    if (open_takes_mode(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-    }
-    return do_open(&real_open64, "open64", PIOSCOPE_FN_open64, path, flags, mode);
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = open_mode(flags, ap);
+    va_end(ap);
+    return do_open(&target_open64, path, flags, mode);
 }
 
-PIOSCOPE_EXPORT int openat(int dirfd, const char *path, int flags, ...)
+PIOSCOPE_WRAPPER(openat, int, openat, (int dirfd, const char *path, int flags, ...))
 {
-    mode_t mode = 0;
-    if (open_takes_mode(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-    }
-    return do_openat(&real_openat, "openat", PIOSCOPE_FN_openat, dirfd, path, flags, mode);
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = open_mode(flags, ap);
+    va_end(ap);
+    return do_openat(&target_openat, dirfd, path, flags, mode);
 }
 
-PIOSCOPE_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+PIOSCOPE_WRAPPER(openat64, int, openat64, (int dirfd, const char *path, int flags, ...))
 {
-    mode_t mode = 0;
-    if (open_takes_mode(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-    }
-    return do_openat(&real_openat64, "openat64", PIOSCOPE_FN_openat64, dirfd, path, flags,
-                     mode);
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = open_mode(flags, ap);
+    va_end(ap);
+    return do_openat(&target_openat64, dirfd, path, flags, mode);
 }
 
-static inline int do_creat(void **slot, const char *name, uint16_t func, const char *path,
-                           mode_t mode)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_creat(pioscope_target *target, const char *path, mode_t mode)
 {
-    creat_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    creat_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     int fd = real(path, mode);
-    int err = errno;
-    open_done(&call, func, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, fd, err);
-    errno = err;
+    open_done(&call, target, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, fd);
     return fd;
 }
 
-PIOSCOPE_EXPORT int creat(const char *path, mode_t mode)
+PIOSCOPE_WRAPPER(creat, int, creat, (const char *path, mode_t mode))
 {
-    return do_creat(&real_creat, "creat", PIOSCOPE_FN_creat, path, mode);
+    return do_creat(&target_creat, path, mode);
 }
 
-PIOSCOPE_EXPORT int creat64(const char *path, mode_t mode)
+PIOSCOPE_WRAPPER(creat64, int, creat64, (const char *path, mode_t mode))
 {
-    return do_creat(&real_creat64, "creat64", PIOSCOPE_FN_creat64, path, mode);
+    return do_creat(&target_creat64, path, mode);
 }
 
 /* _FORTIFY_SOURCE builds call these instead of open/openat when the flags are not constant. */
-static inline int do_open_2(void **slot, const char *name, uint16_t func, const char *path,
-                            int flags)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_open_2(pioscope_target *target, const char *path, int flags)
 {
-    open2_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    open2_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     int fd = real(path, flags);
-    int err = errno;
-    open_done(&call, func, AT_FDCWD, path, flags, fd, err);
-    errno = err;
+    open_done(&call, target, AT_FDCWD, path, flags, fd);
     return fd;
 }
 
-static inline int do_openat_2(void **slot, const char *name, uint16_t func, int dirfd,
-                              const char *path, int flags)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_openat_2(pioscope_target *target, int dirfd, const char *path, int flags)
 {
-    openat2_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    openat2_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     int fd = real(dirfd, path, flags);
-    int err = errno;
-    open_done(&call, func, dirfd, path, flags, fd, err);
-    errno = err;
+    open_done(&call, target, dirfd, path, flags, fd);
     return fd;
 }
 
@@ -242,35 +223,33 @@ int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 
-PIOSCOPE_EXPORT int __open_2(const char *path, int flags)
+PIOSCOPE_WRAPPER(open, int, __open_2, (const char *path, int flags))
 {
-    return do_open_2(&real___open_2, "__open_2", PIOSCOPE_FN_open, path, flags);
+    return do_open_2(&target___open_2, path, flags);
 }
 
-PIOSCOPE_EXPORT int __open64_2(const char *path, int flags)
+PIOSCOPE_WRAPPER(open64, int, __open64_2, (const char *path, int flags))
 {
-    return do_open_2(&real___open64_2, "__open64_2", PIOSCOPE_FN_open64, path, flags);
+    return do_open_2(&target___open64_2, path, flags);
 }
 
-PIOSCOPE_EXPORT int __openat_2(int dirfd, const char *path, int flags)
+PIOSCOPE_WRAPPER(openat, int, __openat_2, (int dirfd, const char *path, int flags))
 {
-    return do_openat_2(&real___openat_2, "__openat_2", PIOSCOPE_FN_openat, dirfd, path, flags);
+    return do_openat_2(&target___openat_2, dirfd, path, flags);
 }
 
-PIOSCOPE_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+PIOSCOPE_WRAPPER(openat64, int, __openat64_2, (int dirfd, const char *path, int flags))
 {
-    return do_openat_2(&real___openat64_2, "__openat64_2", PIOSCOPE_FN_openat64, dirfd, path,
-                       flags);
+    return do_openat_2(&target___openat64_2, dirfd, path, flags);
 }
 
 /* ---- close ---- */
 
 typedef int fd_fn(int);
-REAL(close); REAL(fsync); REAL(fdatasync);
 
-PIOSCOPE_EXPORT int close(int fd)
+PIOSCOPE_WRAPPER(close, int, close, (int fd))
 {
-    fd_fn *real = pioscope_resolve(&real_close, "close");
+    fd_fn *real = pioscope_target_real(&target_close);
     if (!real) return missing();
     /* The tracer's descriptor is invisible to the program: closing it "fails" as it would
      * without the tracer. */
@@ -284,7 +263,7 @@ PIOSCOPE_EXPORT int close(int fd)
     pioscope_enter(&call);
     int r = real(fd);
     int err = errno;
-    record(&call, PIOSCOPE_FN_close, id, 0, 0, r, r < 0, err, 0);
+    pioscope_record(&call, target_close.func, id, 0, 0, r, r < 0, err, 0);
     errno = err;
     return r;
 }
@@ -295,72 +274,64 @@ typedef ssize_t read_fn(int, void *, size_t);
 typedef ssize_t write_fn(int, const void *, size_t);
 typedef ssize_t readv_fn(int, const struct iovec *, int);
 typedef ssize_t read_chk_fn(int, void *, size_t, size_t);
-REAL(read); REAL(write); REAL(readv); REAL(writev); REAL(__read_chk);
 
 /* read and write: the buffer came non-const from a read's caller, so one helper takes it const
  * and calls through the prototype of its direction. */
-static inline ssize_t do_transfer(void **slot, const char *name, uint16_t func, int fd,
-                                  const void *buf, size_t count, int is_write)
+PIOSCOPE_ALWAYS_INLINE
+static inline ssize_t do_transfer(pioscope_target *target, int fd, const void *buf, size_t count,
+                                  int is_write)
 {
-    void *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    void *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     ssize_t r = is_write ? ((write_fn *)real)(fd, buf, count)
                          : ((read_fn *)real)(fd, (void *)buf, count);
-    int err = errno;
-    through_offset_done(&call, func, fd, count, r, err, is_write);
-    errno = err;
+    through_offset_done(&call, target, fd, count, r, is_write);
     return r;
 }
 
 /* readv and writev share one prototype. */
-static inline ssize_t do_vector(void **slot, const char *name, uint16_t func, int fd,
-                                const struct iovec *iov, int iovcnt, int is_write)
+PIOSCOPE_ALWAYS_INLINE
+static inline ssize_t do_vector(pioscope_target *target, int fd, const struct iovec *iov,
+                                int iovcnt, int is_write)
 {
-    readv_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    readv_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     ssize_t r = real(fd, iov, iovcnt);
-    int err = errno;
-    through_offset_done(&call, func, fd, iov_bytes(iov, iovcnt), r, err, is_write);
-    errno = err;
+    through_offset_done(&call, target, fd, iov_bytes(iov, iovcnt), r, is_write);
     return r;
 }
 
-PIOSCOPE_EXPORT ssize_t read(int fd, void *buf, size_t count)
+PIOSCOPE_WRAPPER(read, ssize_t, read, (int fd, void *buf, size_t count))
 {
-    return do_transfer(&real_read, "read", PIOSCOPE_FN_read, fd, buf, count, 0);
+    return do_transfer(&target_read, fd, buf, count, 0);
 }
 
 ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen);
-PIOSCOPE_EXPORT ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen)
+PIOSCOPE_WRAPPER(read, ssize_t, __read_chk, (int fd, void *buf, size_t count, size_t buflen))
 {
-    read_chk_fn *real = pioscope_resolve(&real___read_chk, "__read_chk");
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    read_chk_fn *real = pioscope_begin(&call, &target___read_chk);
+    if (!real) return missing();
     ssize_t r = real(fd, buf, count, buflen);
-    int err = errno;
-    through_offset_done(&call, PIOSCOPE_FN_read, fd, count, r, err, 0);
-    errno = err;
+    through_offset_done(&call, &target___read_chk, fd, count, r, 0);
     return r;
 }
 
-PIOSCOPE_EXPORT ssize_t write(int fd, const void *buf, size_t count)
+PIOSCOPE_WRAPPER(write, ssize_t, write, (int fd, const void *buf, size_t count))
 {
-    return do_transfer(&real_write, "write", PIOSCOPE_FN_write, fd, buf, count, 1);
+    return do_transfer(&target_write, fd, buf, count, 1);
 }
 
-PIOSCOPE_EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+PIOSCOPE_WRAPPER(readv, ssize_t, readv, (int fd, const struct iovec *iov, int iovcnt))
 {
-    return do_vector(&real_readv, "readv", PIOSCOPE_FN_readv, fd, iov, iovcnt, 0);
+    return do_vector(&target_readv, fd, iov, iovcnt, 0);
 }
 
-PIOSCOPE_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
+PIOSCOPE_WRAPPER(writev, ssize_t, writev, (int fd, const struct iovec *iov, int iovcnt))
 {
-    return do_vector(&real_writev, "writev", PIOSCOPE_FN_writev, fd, iov, iovcnt, 1);
+    return do_vector(&target_writev, fd, iov, iovcnt, 1);
 }
 
 /* ---- positioned transfers ---- */
@@ -369,202 +340,186 @@ typedef ssize_t pread_fn(int, void *, size_t, off_t);
 typedef ssize_t pwrite_fn(int, const void *, size_t, off_t);
 typedef ssize_t pread_chk_fn(int, void *, size_t, off_t, size_t);
 typedef ssize_t preadv_fn(int, const struct iovec *, int, off_t);
-REAL(pread); REAL(pread64); REAL(pwrite); REAL(pwrite64); REAL(__pread_chk);
-REAL(__pread64_chk); REAL(preadv); REAL(preadv64); REAL(pwritev); REAL(pwritev64);
 
-static inline ssize_t do_pread(void **slot, const char *name, uint16_t func, int fd, void *buf,
-                               size_t count, off_t offset)
+PIOSCOPE_ALWAYS_INLINE
+static inline ssize_t do_pread(pioscope_target *target, int fd, void *buf, size_t count,
+                               off_t offset)
 {
-    pread_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    pread_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     ssize_t r = real(fd, buf, count, offset);
-    int err = errno;
-    positioned_done(&call, func, fd, count, (uint64_t)offset, r, err);
-    errno = err;
+    positioned_done(&call, target, fd, count, (uint64_t)offset, r);
     return r;
 }
 
-static inline ssize_t do_pwrite(void **slot, const char *name, uint16_t func, int fd,
-                                const void *buf, size_t count, off_t offset)
+PIOSCOPE_ALWAYS_INLINE
+static inline ssize_t do_pwrite(pioscope_target *target, int fd, const void *buf, size_t count,
+                                off_t offset)
 {
-    pwrite_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    pwrite_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     ssize_t r = real(fd, buf, count, offset);
-    int err = errno;
-    positioned_done(&call, func, fd, count, (uint64_t)offset, r, err);
-    errno = err;
+    positioned_done(&call, target, fd, count, (uint64_t)offset, r);
     return r;
 }
 
-PIOSCOPE_EXPORT ssize_t pread(int fd, void *buf, size_t count, off_t offset)
+PIOSCOPE_WRAPPER(pread, ssize_t, pread, (int fd, void *buf, size_t count, off_t offset))
 {
-    return do_pread(&real_pread, "pread", PIOSCOPE_FN_pread, fd, buf, count, offset);
+    return do_pread(&target_pread, fd, buf, count, offset);
 }
 
-PIOSCOPE_EXPORT ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
+PIOSCOPE_WRAPPER(pread64, ssize_t, pread64, (int fd, void *buf, size_t count, off64_t offset))
 {
-    return do_pread(&real_pread64, "pread64", PIOSCOPE_FN_pread64, fd, buf, count, offset);
+    return do_pread(&target_pread64, fd, buf, count, offset);
 }
 
-PIOSCOPE_EXPORT ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
+PIOSCOPE_WRAPPER(pwrite, ssize_t, pwrite, (int fd, const void *buf, size_t count, off_t offset))
 {
-    return do_pwrite(&real_pwrite, "pwrite", PIOSCOPE_FN_pwrite, fd, buf, count, offset);
+    return do_pwrite(&target_pwrite, fd, buf, count, offset);
 }
 
-PIOSCOPE_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t count, off64_t offset)
+PIOSCOPE_WRAPPER(pwrite64, ssize_t, pwrite64, (int fd, const void *buf, size_t count,
+                                               off64_t offset))
 {
-    return do_pwrite(&real_pwrite64, "pwrite64", PIOSCOPE_FN_pwrite64, fd, buf, count, offset);
+    return do_pwrite(&target_pwrite64, fd, buf, count, offset);
 }
 
-static inline ssize_t do_pread_chk(void **slot, const char *name, uint16_t func, int fd,
-                                   void *buf, size_t count, off_t offset, size_t buflen)
+PIOSCOPE_ALWAYS_INLINE
+static inline ssize_t do_pread_chk(pioscope_target *target, int fd, void *buf, size_t count,
+                                   off_t offset, size_t buflen)
 {
-    pread_chk_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    pread_chk_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     ssize_t r = real(fd, buf, count, offset, buflen);
-    int err = errno;
-    positioned_done(&call, func, fd, count, (uint64_t)offset, r, err);
-    errno = err;
+    positioned_done(&call, target, fd, count, (uint64_t)offset, r);
     return r;
 }
 
 ssize_t __pread_chk(int fd, void *buf, size_t count, off_t offset, size_t buflen);
 ssize_t __pread64_chk(int fd, void *buf, size_t count, off64_t offset, size_t buflen);
 
-PIOSCOPE_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t count, off_t offset,
-                                    size_t buflen)
+PIOSCOPE_WRAPPER(pread, ssize_t, __pread_chk, (int fd, void *buf, size_t count, off_t offset,
+                                               size_t buflen))
 {
-    return do_pread_chk(&real___pread_chk, "__pread_chk", PIOSCOPE_FN_pread, fd, buf, count,
-                        offset, buflen);
+    return do_pread_chk(&target___pread_chk, fd, buf, count, offset, buflen);
 }
 
-PIOSCOPE_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t count, off64_t offset,
-                                      size_t buflen)
+PIOSCOPE_WRAPPER(pread64, ssize_t, __pread64_chk, (int fd, void *buf, size_t count, off64_t offset,
+                                                   size_t buflen))
 {
-    return do_pread_chk(&real___pread64_chk, "__pread64_chk", PIOSCOPE_FN_pread64, fd, buf,
-                        count, offset, buflen);
+    return do_pread_chk(&target___pread64_chk, fd, buf, count, offset, buflen);
 }
 
-static inline ssize_t do_preadv(void **slot, const char *name, uint16_t func, int fd,
-                                const struct iovec *iov, int iovcnt, off_t offset)
+PIOSCOPE_ALWAYS_INLINE
+static inline ssize_t do_preadv(pioscope_target *target, int fd, const struct iovec *iov,
+                                int iovcnt, off_t offset)
 {
-    preadv_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    preadv_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     ssize_t r = real(fd, iov, iovcnt, offset);
-    int err = errno;
-    positioned_done(&call, func, fd, iov_bytes(iov, iovcnt), (uint64_t)offset, r, err);
-    errno = err;
+    positioned_done(&call, target, fd, iov_bytes(iov, iovcnt), (uint64_t)offset, r);
     return r;
 }
 
-PIOSCOPE_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int iovcnt, off_t offset)
+PIOSCOPE_WRAPPER(preadv, ssize_t, preadv, (int fd, const struct iovec *iov, int iovcnt,
+                                           off_t offset))
 {
-    return do_preadv(&real_preadv, "preadv", PIOSCOPE_FN_preadv, fd, iov, iovcnt, offset);
+    return do_preadv(&target_preadv, fd, iov, iovcnt, offset);
 }
 
-PIOSCOPE_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int iovcnt, off64_t offset)
+PIOSCOPE_WRAPPER(preadv64, ssize_t, preadv64, (int fd, const struct iovec *iov, int iovcnt,
+                                               off64_t offset))
 {
-    return do_preadv(&real_preadv64, "preadv64", PIOSCOPE_FN_preadv64, fd, iov, iovcnt,
-                     offset);
+    return do_preadv(&target_preadv64, fd, iov, iovcnt, offset);
 }
 
-PIOSCOPE_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int iovcnt, off_t offset)
+PIOSCOPE_WRAPPER(pwritev, ssize_t, pwritev, (int fd, const struct iovec *iov, int iovcnt,
+                                             off_t offset))
 {
-    return do_preadv(&real_pwritev, "pwritev", PIOSCOPE_FN_pwritev, fd, iov, iovcnt, offset);
+    return do_preadv(&target_pwritev, fd, iov, iovcnt, offset);
 }
 
-PIOSCOPE_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int iovcnt, off64_t offset)
+PIOSCOPE_WRAPPER(pwritev64, ssize_t, pwritev64, (int fd, const struct iovec *iov, int iovcnt,
+                                                 off64_t offset))
 {
-    return do_preadv(&real_pwritev64, "pwritev64", PIOSCOPE_FN_pwritev64, fd, iov, iovcnt,
-                     offset);
+    return do_preadv(&target_pwritev64, fd, iov, iovcnt, offset);
 }
 
 /* ---- lseek, sync, truncate ---- */
 
 typedef off_t lseek_fn(int, off_t, int);
 typedef int ftruncate_fn(int, off_t);
-REAL(lseek); REAL(lseek64); REAL(ftruncate); REAL(ftruncate64);
 
-static inline off_t do_lseek(void **slot, const char *name, uint16_t func, int fd,
-                             off_t offset, int whence)
+PIOSCOPE_ALWAYS_INLINE
+static inline off_t do_lseek(pioscope_target *target, int fd, off_t offset, int whence)
 {
-    lseek_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    lseek_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     off_t r = real(fd, offset, whence);
     int err = errno;
     if (r >= 0) pioscope_fd_seek(fd, (uint64_t)r);
-    record(&call, func, pioscope_fd_file(fd), r >= 0 ? (uint64_t)r : 0, 0, r, r < 0, err,
-           r < 0 ? PIOSCOPE_F_OFFSET_UNKNOWN : 0);
+    pioscope_record(&call, target->func, pioscope_fd_file(fd), r >= 0 ? (uint64_t)r : 0, 0, r,
+                    r < 0, err, r < 0 ? PIOSCOPE_F_OFFSET_UNKNOWN : 0);
     errno = err;
     return r;
 }
 
-PIOSCOPE_EXPORT off_t lseek(int fd, off_t offset, int whence)
+PIOSCOPE_WRAPPER(lseek, off_t, lseek, (int fd, off_t offset, int whence))
 {
-    return do_lseek(&real_lseek, "lseek", PIOSCOPE_FN_lseek, fd, offset, whence);
+    return do_lseek(&target_lseek, fd, offset, whence);
 }
 
-PIOSCOPE_EXPORT off64_t lseek64(int fd, off64_t offset, int whence)
+PIOSCOPE_WRAPPER(lseek64, off64_t, lseek64, (int fd, off64_t offset, int whence))
 {
-    return do_lseek(&real_lseek64, "lseek64", PIOSCOPE_FN_lseek64, fd, offset, whence);
+    return do_lseek(&target_lseek64, fd, offset, whence);
 }
 
-static inline int do_fd_call(void **slot, const char *name, uint16_t func, int fd)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_fd_call(pioscope_target *target, int fd)
 {
-    fd_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    fd_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     int r = real(fd);
-    int err = errno;
-    fd_meta_done(&call, func, fd, 0, r, err);
-    errno = err;
+    fd_meta_done(&call, target, fd, 0, r);
     return r;
 }
 
-PIOSCOPE_EXPORT int fsync(int fd)
+PIOSCOPE_WRAPPER(fsync, int, fsync, (int fd))
 {
-    return do_fd_call(&real_fsync, "fsync", PIOSCOPE_FN_fsync, fd);
+    return do_fd_call(&target_fsync, fd);
 }
 
-PIOSCOPE_EXPORT int fdatasync(int fd)
+PIOSCOPE_WRAPPER(fdatasync, int, fdatasync, (int fd))
 {
-    return do_fd_call(&real_fdatasync, "fdatasync", PIOSCOPE_FN_fdatasync, fd);
+    return do_fd_call(&target_fdatasync, fd);
 }
 
 /* offset = the new length. */
-static inline int do_ftruncate(void **slot, const char *name, uint16_t func, int fd,
-                               off_t length)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_ftruncate(pioscope_target *target, int fd, off_t length)
 {
-    ftruncate_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    ftruncate_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     int r = real(fd, length);
-    int err = errno;
-    fd_meta_done(&call, func, fd, (uint64_t)length, r, err);
-    errno = err;
+    fd_meta_done(&call, target, fd, (uint64_t)length, r);
     return r;
 }
 
-PIOSCOPE_EXPORT int ftruncate(int fd, off_t length)
+PIOSCOPE_WRAPPER(ftruncate, int, ftruncate, (int fd, off_t length))
 {
-    return do_ftruncate(&real_ftruncate, "ftruncate", PIOSCOPE_FN_ftruncate, fd, length);
+    return do_ftruncate(&target_ftruncate, fd, length);
 }
 
-PIOSCOPE_EXPORT int ftruncate64(int fd, off64_t length)
+PIOSCOPE_WRAPPER(ftruncate64, int, ftruncate64, (int fd, off64_t length))
 {
-    return do_ftruncate(&real_ftruncate64, "ftruncate64", PIOSCOPE_FN_ftruncate64, fd, length);
+    return do_ftruncate(&target_ftruncate64, fd, length);
 }
 
 /* ---- stat family ---- */
@@ -576,91 +531,82 @@ typedef int xstat_fn(int, const char *, void *);
 typedef int fxstat_fn(int, int, void *);
 typedef int fxstatat_fn(int, int, const char *, void *, int);
 
-static inline int do_stat(void **slot, const char *name, uint16_t func, const char *path,
-                          void *buf)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_stat(pioscope_target *target, const char *path, void *buf)
 {
-    stat_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    stat_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     int r = real(path, buf);
-    int err = errno;
-    path_meta_done(&call, func, AT_FDCWD, path, r, err);
-    errno = err;
+    path_meta_done(&call, target, AT_FDCWD, path, r);
     return r;
 }
 
-static inline int do_fstat(void **slot, const char *name, uint16_t func, int fd, void *buf)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_fstat(pioscope_target *target, int fd, void *buf)
 {
-    fstat_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    fstat_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     int r = real(fd, buf);
-    int err = errno;
-    fd_meta_done(&call, func, fd, 0, r, err);
-    errno = err;
+    fd_meta_done(&call, target, fd, 0, r);
     return r;
 }
 
-static inline int do_fstatat(void **slot, const char *name, uint16_t func, int dirfd,
-                             const char *path, void *buf, int flags)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_fstatat(pioscope_target *target, int dirfd, const char *path, void *buf,
+                             int flags)
 {
-    fstatat_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    fstatat_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     int r = real(dirfd, path, buf, flags);
-    int err = errno;
-    path_meta_done(&call, func, dirfd, path, r, err);
-    errno = err;
+    path_meta_done(&call, target, dirfd, path, r);
     return r;
 }
 
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
 /* Since glibc 2.33 the stat family are real symbols (before, inline calls to __xstat). */
-REAL(stat); REAL(stat64); REAL(lstat); REAL(lstat64); REAL(fstat); REAL(fstat64);
-REAL(fstatat); REAL(fstatat64);
 
-PIOSCOPE_EXPORT int stat(const char *path, struct stat *buf)
+PIOSCOPE_WRAPPER(stat, int, stat, (const char *path, struct stat *buf))
 {
-    return do_stat(&real_stat, "stat", PIOSCOPE_FN_stat, path, buf);
+    return do_stat(&target_stat, path, buf);
 }
 
-PIOSCOPE_EXPORT int stat64(const char *path, struct stat64 *buf)
+PIOSCOPE_WRAPPER(stat64, int, stat64, (const char *path, struct stat64 *buf))
 {
-    return do_stat(&real_stat64, "stat64", PIOSCOPE_FN_stat64, path, buf);
+    return do_stat(&target_stat64, path, buf);
 }
 
-PIOSCOPE_EXPORT int lstat(const char *path, struct stat *buf)
+PIOSCOPE_WRAPPER(lstat, int, lstat, (const char *path, struct stat *buf))
 {
-    return do_stat(&real_lstat, "lstat", PIOSCOPE_FN_lstat, path, buf);
+    return do_stat(&target_lstat, path, buf);
 }
 
-PIOSCOPE_EXPORT int lstat64(const char *path, struct stat64 *buf)
+PIOSCOPE_WRAPPER(lstat64, int, lstat64, (const char *path, struct stat64 *buf))
 {
-    return do_stat(&real_lstat64, "lstat64", PIOSCOPE_FN_lstat64, path, buf);
+    return do_stat(&target_lstat64, path, buf);
 }
 
-PIOSCOPE_EXPORT int fstat(int fd, struct stat *buf)
+PIOSCOPE_WRAPPER(fstat, int, fstat, (int fd, struct stat *buf))
 {
-    return do_fstat(&real_fstat, "fstat", PIOSCOPE_FN_fstat, fd, buf);
+    return do_fstat(&target_fstat, fd, buf);
 }
 
-PIOSCOPE_EXPORT int fstat64(int fd, struct stat64 *buf)
+PIOSCOPE_WRAPPER(fstat64, int, fstat64, (int fd, struct stat64 *buf))
 {
-    return do_fstat(&real_fstat64, "fstat64", PIOSCOPE_FN_fstat64, fd, buf);
+    return do_fstat(&target_fstat64, fd, buf);
 }
 
-PIOSCOPE_EXPORT int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
+PIOSCOPE_WRAPPER(fstatat, int, fstatat, (int dirfd, const char *path, struct stat *buf, int flags))
 {
-    return do_fstatat(&real_fstatat, "fstatat", PIOSCOPE_FN_fstatat, dirfd, path, buf, flags);
+    return do_fstatat(&target_fstatat, dirfd, path, buf, flags);
 }
 
-PIOSCOPE_EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *buf, int flags)
+PIOSCOPE_WRAPPER(fstatat64, int, fstatat64, (int dirfd, const char *path, struct stat64 *buf,
+                                             int flags))
 {
-    return do_fstatat(&real_fstatat64, "fstatat64", PIOSCOPE_FN_fstatat64, dirfd, path, buf,
-                      flags);
+    return do_fstatat(&target_fstatat64, dirfd, path, buf, flags);
 }
 #endif
 
@@ -675,93 +621,81 @@ int __fxstat(int ver, int fd, struct stat *buf);
 int __fxstat64(int ver, int fd, struct stat64 *buf);
 int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags);
 int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags);
-REAL(__xstat); REAL(__xstat64); REAL(__lxstat); REAL(__lxstat64); REAL(__fxstat);
-REAL(__fxstat64); REAL(__fxstatat); REAL(__fxstatat64);
 
-static inline int do_xstat(void **slot, const char *name, uint16_t func, int ver,
-                           const char *path, void *buf)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_xstat(pioscope_target *target, int ver, const char *path, void *buf)
 {
-    xstat_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    xstat_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     int r = real(ver, path, buf);
-    int err = errno;
-    path_meta_done(&call, func, AT_FDCWD, path, r, err);
-    errno = err;
+    path_meta_done(&call, target, AT_FDCWD, path, r);
     return r;
 }
 
-static inline int do_fxstat(void **slot, const char *name, uint16_t func, int ver, int fd,
-                            void *buf)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_fxstat(pioscope_target *target, int ver, int fd, void *buf)
 {
-    fxstat_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    fxstat_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     int r = real(ver, fd, buf);
-    int err = errno;
-    fd_meta_done(&call, func, fd, 0, r, err);
-    errno = err;
+    fd_meta_done(&call, target, fd, 0, r);
     return r;
 }
 
-static inline int do_fxstatat(void **slot, const char *name, uint16_t func, int ver,
-                              int dirfd, const char *path, void *buf, int flags)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_fxstatat(pioscope_target *target, int ver, int dirfd, const char *path,
+                              void *buf, int flags)
 {
-    fxstatat_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    fxstatat_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing();
     int r = real(ver, dirfd, path, buf, flags);
-    int err = errno;
-    path_meta_done(&call, func, dirfd, path, r, err);
-    errno = err;
+    path_meta_done(&call, target, dirfd, path, r);
     return r;
 }
 
-PIOSCOPE_EXPORT int __xstat(int ver, const char *path, struct stat *buf)
+PIOSCOPE_WRAPPER(__xstat, int, __xstat, (int ver, const char *path, struct stat *buf))
 {
-    return do_xstat(&real___xstat, "__xstat", PIOSCOPE_FN___xstat, ver, path, buf);
+    return do_xstat(&target___xstat, ver, path, buf);
 }
 
-PIOSCOPE_EXPORT int __xstat64(int ver, const char *path, struct stat64 *buf)
+PIOSCOPE_WRAPPER(__xstat64, int, __xstat64, (int ver, const char *path, struct stat64 *buf))
 {
-    return do_xstat(&real___xstat64, "__xstat64", PIOSCOPE_FN___xstat64, ver, path, buf);
+    return do_xstat(&target___xstat64, ver, path, buf);
 }
 
-PIOSCOPE_EXPORT int __lxstat(int ver, const char *path, struct stat *buf)
+PIOSCOPE_WRAPPER(__lxstat, int, __lxstat, (int ver, const char *path, struct stat *buf))
 {
-    return do_xstat(&real___lxstat, "__lxstat", PIOSCOPE_FN___lxstat, ver, path, buf);
+    return do_xstat(&target___lxstat, ver, path, buf);
 }
 
-PIOSCOPE_EXPORT int __lxstat64(int ver, const char *path, struct stat64 *buf)
+PIOSCOPE_WRAPPER(__lxstat64, int, __lxstat64, (int ver, const char *path, struct stat64 *buf))
 {
-    return do_xstat(&real___lxstat64, "__lxstat64", PIOSCOPE_FN___lxstat64, ver, path, buf);
+    return do_xstat(&target___lxstat64, ver, path, buf);
 }
 
-PIOSCOPE_EXPORT int __fxstat(int ver, int fd, struct stat *buf)
+PIOSCOPE_WRAPPER(__fxstat, int, __fxstat, (int ver, int fd, struct stat *buf))
 {
-    return do_fxstat(&real___fxstat, "__fxstat", PIOSCOPE_FN___fxstat, ver, fd, buf);
+    return do_fxstat(&target___fxstat, ver, fd, buf);
 }
 
-PIOSCOPE_EXPORT int __fxstat64(int ver, int fd, struct stat64 *buf)
+PIOSCOPE_WRAPPER(__fxstat64, int, __fxstat64, (int ver, int fd, struct stat64 *buf))
 {
-    return do_fxstat(&real___fxstat64, "__fxstat64", PIOSCOPE_FN___fxstat64, ver, fd, buf);
+    return do_fxstat(&target___fxstat64, ver, fd, buf);
 }
 
-PIOSCOPE_EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf,
-                               int flags)
+PIOSCOPE_WRAPPER(__fxstatat, int, __fxstatat, (int ver, int dirfd, const char *path,
+                                               struct stat *buf, int flags))
 {
-    return do_fxstatat(&real___fxstatat, "__fxstatat", PIOSCOPE_FN___fxstatat, ver, dirfd,
-                       path, buf, flags);
+    return do_fxstatat(&target___fxstatat, ver, dirfd, path, buf, flags);
 }
 
-PIOSCOPE_EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf,
-                                 int flags)
+PIOSCOPE_WRAPPER(__fxstatat64, int, __fxstatat64, (int ver, int dirfd, const char *path,
+                                                   struct stat64 *buf, int flags))
 {
-    return do_fxstatat(&real___fxstatat64, "__fxstatat64", PIOSCOPE_FN___fxstatat64, ver,
-                       dirfd, path, buf, flags);
+    return do_fxstatat(&target___fxstatat64, ver, dirfd, path, buf, flags);
 }
 #endif
 
@@ -770,58 +704,55 @@ PIOSCOPE_EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct st
 typedef int path_fn(const char *);
 typedef int mkdir_fn(const char *, mode_t);
 typedef int rename_fn(const char *, const char *);
-REAL(unlink); REAL(mkdir); REAL(rmdir); REAL(rename);
 
 /* unlink, rmdir, rename: the path is interned before the call, while it still exists (so its
  * file system can be asked), and outside the call's time. */
-static inline int do_remove(void **slot, const char *name, uint16_t func, const char *path)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_remove(pioscope_target *target, const char *path)
 {
-    path_fn *real = pioscope_resolve(slot, name);
+    path_fn *real = pioscope_target_real(target);
     if (!real) return missing();
     uint32_t id = tracing_now() ? pioscope_intern_path(path, -1) : 0;
     pioscope_call call;
     pioscope_enter(&call);
     int r = real(path);
     int err = errno;
-    record(&call, func, id, 0, 0, r, r < 0, err, 0);
+    pioscope_record(&call, target->func, id, 0, 0, r, r < 0, err, 0);
     errno = err;
     return r;
 }
 
-PIOSCOPE_EXPORT int unlink(const char *path)
+PIOSCOPE_WRAPPER(unlink, int, unlink, (const char *path))
 {
-    return do_remove(&real_unlink, "unlink", PIOSCOPE_FN_unlink, path);
+    return do_remove(&target_unlink, path);
 }
 
-PIOSCOPE_EXPORT int rmdir(const char *path)
+PIOSCOPE_WRAPPER(rmdir, int, rmdir, (const char *path))
 {
-    return do_remove(&real_rmdir, "rmdir", PIOSCOPE_FN_rmdir, path);
+    return do_remove(&target_rmdir, path);
 }
 
-PIOSCOPE_EXPORT int mkdir(const char *path, mode_t mode)
+PIOSCOPE_WRAPPER(mkdir, int, mkdir, (const char *path, mode_t mode))
 {
-    mkdir_fn *real = pioscope_resolve(&real_mkdir, "mkdir");
-    if (!real) return missing();
     pioscope_call call;
-    pioscope_enter(&call);
+    mkdir_fn *real = pioscope_begin(&call, &target_mkdir);
+    if (!real) return missing();
     int r = real(path, mode);
-    int err = errno;
-    path_meta_done(&call, PIOSCOPE_FN_mkdir, AT_FDCWD, path, r, err);
-    errno = err;
+    path_meta_done(&call, &target_mkdir, AT_FDCWD, path, r);
     return r;
 }
 
 /* object = the source path. */
-PIOSCOPE_EXPORT int rename(const char *from, const char *to)
+PIOSCOPE_WRAPPER(rename, int, rename, (const char *from, const char *to))
 {
-    rename_fn *real = pioscope_resolve(&real_rename, "rename");
+    rename_fn *real = pioscope_target_real(&target_rename);
     if (!real) return missing();
     uint32_t id = tracing_now() ? pioscope_intern_path(from, -1) : 0;
     pioscope_call call;
     pioscope_enter(&call);
     int r = real(from, to);
     int err = errno;
-    record(&call, PIOSCOPE_FN_rename, id, 0, 0, r, r < 0, err, 0);
+    pioscope_record(&call, target_rename.func, id, 0, 0, r, r < 0, err, 0);
     errno = err;
     return r;
 }
@@ -833,7 +764,8 @@ PIOSCOPE_EXPORT int rename(const char *from, const char *to)
  * if it were not there (close_range on it alone would have had nothing to do). */
 typedef int close_range_fn(unsigned int, unsigned int, int);
 typedef void closefrom_fn(int);
-REAL(close_range); REAL(closefrom);
+/* Not recorded (not in functions.def): plain cached pointers instead of targets. */
+static void *real_close_range, *real_closefrom;
 
 static void forget_fds(unsigned int first, unsigned int last)
 {

@@ -23,21 +23,11 @@ static inline int stream_fd(FILE *fp)
 #endif
 }
 
-static inline void record(const pioscope_call *call, uint16_t func, uint32_t object,
-                          uint64_t offset, uint64_t size, int64_t result, int failed, int err,
-                          uint8_t flags)
-{
-    pioscope_event ev = {func, flags, object, offset, size, result, failed ? err : 0, 0};
-    pioscope_leave(call, &ev);
-}
-
 static inline void *missing_ptr(void)
 {
     errno = ENOSYS;
     return NULL;
 }
-
-#define REAL(name) static void *real_##name
 
 typedef FILE *fopen_fn(const char *, const char *);
 typedef FILE *fdopen_fn(int, const char *);
@@ -49,57 +39,52 @@ typedef int fseek_fn(FILE *, long, int);
 typedef int fseeko_fn(FILE *, off_t, int);
 typedef long ftell_fn(FILE *);
 typedef off_t ftello_fn(FILE *);
-REAL(fopen); REAL(fopen64); REAL(fdopen); REAL(fclose); REAL(fread); REAL(__fread_chk);
-REAL(fwrite); REAL(fflush); REAL(fseek); REAL(fseeko); REAL(fseeko64); REAL(ftell);
-REAL(ftello); REAL(ftello64);
 
 /* ---- open and close ---- */
 
-static inline FILE *do_fopen(void **slot, const char *name, uint16_t func, const char *path,
-                             const char *mode)
+PIOSCOPE_ALWAYS_INLINE
+static inline FILE *do_fopen(pioscope_target *target, const char *path, const char *mode)
 {
-    fopen_fn *real = pioscope_resolve(slot, name);
-    if (!real) return missing_ptr();
     pioscope_call call;
-    pioscope_enter(&call);
+    fopen_fn *real = pioscope_begin(&call, target);
+    if (!real) return missing_ptr();
     FILE *fp = real(path, mode);
     int err = errno;
     pioscope_stop(&call);
     int fd = stream_fd(fp);
     uint32_t id = call.recording ? pioscope_intern_path(path, fd) : 0;
     if (fd >= 0) pioscope_fd_open(fd, id, mode && strchr(mode, 'a'));
-    record(&call, func, id, 0, 0, fd, fp == NULL, err, 0);
+    pioscope_record(&call, target->func, id, 0, 0, fd, fp == NULL, err, 0);
     errno = err;
     return fp;
 }
 
-PIOSCOPE_EXPORT FILE *fopen(const char *path, const char *mode)
+PIOSCOPE_WRAPPER(fopen, FILE *, fopen, (const char *path, const char *mode))
 {
-    return do_fopen(&real_fopen, "fopen", PIOSCOPE_FN_fopen, path, mode);
+    return do_fopen(&target_fopen, path, mode);
 }
 
-PIOSCOPE_EXPORT FILE *fopen64(const char *path, const char *mode)
+PIOSCOPE_WRAPPER(fopen64, FILE *, fopen64, (const char *path, const char *mode))
 {
-    return do_fopen(&real_fopen64, "fopen64", PIOSCOPE_FN_fopen64, path, mode);
+    return do_fopen(&target_fopen64, path, mode);
 }
 
-PIOSCOPE_EXPORT FILE *fdopen(int fd, const char *mode)
+PIOSCOPE_WRAPPER(fdopen, FILE *, fdopen, (int fd, const char *mode))
 {
-    fdopen_fn *real = pioscope_resolve(&real_fdopen, "fdopen");
-    if (!real) return missing_ptr();
     pioscope_call call;
-    pioscope_enter(&call);
+    fdopen_fn *real = pioscope_begin(&call, &target_fdopen);
+    if (!real) return missing_ptr();
     FILE *fp = real(fd, mode);
     int err = errno;
-    record(&call, PIOSCOPE_FN_fdopen, pioscope_fd_file(fd), 0, 0, fp ? fd : -1, fp == NULL,
-           err, 0);
+    pioscope_record(&call, target_fdopen.func, pioscope_fd_file(fd), 0, 0, fp ? fd : -1, fp == NULL,
+                    err, 0);
     errno = err;
     return fp;
 }
 
-PIOSCOPE_EXPORT int fclose(FILE *fp)
+PIOSCOPE_WRAPPER(fclose, int, fclose, (FILE *fp))
 {
-    fclose_fn *real = pioscope_resolve(&real_fclose, "fclose");
+    fclose_fn *real = pioscope_target_real(&target_fclose);
     if (!real) return EOF;
     int fd = stream_fd(fp);
     uint32_t id = pioscope_fd_file(fd);
@@ -108,38 +93,40 @@ PIOSCOPE_EXPORT int fclose(FILE *fp)
     pioscope_enter(&call);
     int r = real(fp);
     int err = errno;
-    record(&call, PIOSCOPE_FN_fclose, id, 0, 0, r, r != 0, err, 0);
+    pioscope_record(&call, target_fclose.func, id, 0, 0, r, r != 0, err, 0);
     errno = err;
     return r;
 }
 
 /* ---- transfers ---- */
 
-static inline void transfer_done(const pioscope_call *call, uint16_t func, FILE *fp,
-                                 size_t size, size_t nmemb, size_t items, int err,
-                                 int is_write)
+/* Right after the real call: saves errno, records, restores errno. */
+PIOSCOPE_ALWAYS_INLINE
+static inline void transfer_done(const pioscope_call *call, const pioscope_target *target, FILE *fp,
+                                 size_t size, size_t nmemb, size_t items, int is_write)
 {
+    int err = errno;
     int fd = stream_fd(fp);
     uint64_t done = (uint64_t)items * size;
     uint8_t flags = 0;
     uint64_t offset = pioscope_fd_advance(fd, (int64_t)done, is_write, &flags);
     int failed = items < nmemb && size != 0 && ferror(fp);
-    record(call, func, pioscope_fd_file(fd), offset, (uint64_t)size * nmemb, (int64_t)done,
-           failed, err, flags);
+    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, (uint64_t)size * nmemb,
+                    (int64_t)done, failed, err, flags);
+    errno = err;
 }
 
 /* fread, __fread_chk (recorded as fread) and fwrite: one call each, picked by `kind`. A read's
  * buffer came in non-const from the program. */
 enum stream_transfer { STREAM_FREAD, STREAM_FREAD_CHK, STREAM_FWRITE };
 
-static inline size_t do_transfer(void **slot, const char *name, uint16_t func, int kind,
-                                 const void *ptr, size_t ptrlen, size_t size, size_t nmemb,
-                                 FILE *fp)
+PIOSCOPE_ALWAYS_INLINE
+static inline size_t do_transfer(pioscope_target *target, int kind, const void *ptr, size_t ptrlen,
+                                 size_t size, size_t nmemb, FILE *fp)
 {
-    void *real = pioscope_resolve(slot, name);
-    if (!real) return 0;
     pioscope_call call;
-    pioscope_enter(&call);
+    void *real = pioscope_begin(&call, target);
+    if (!real) return 0;
     size_t items;
     if (kind == STREAM_FWRITE)
         items = ((fwrite_fn *)real)(ptr, size, nmemb, fp);
@@ -147,141 +134,130 @@ static inline size_t do_transfer(void **slot, const char *name, uint16_t func, i
         items = ((fread_chk_fn *)real)((void *)ptr, ptrlen, size, nmemb, fp);
     else
         items = ((fread_fn *)real)((void *)ptr, size, nmemb, fp);
-    int err = errno;
-    transfer_done(&call, func, fp, size, nmemb, items, err, kind == STREAM_FWRITE);
-    errno = err;
+    transfer_done(&call, target, fp, size, nmemb, items, kind == STREAM_FWRITE);
     return items;
 }
 
-PIOSCOPE_EXPORT size_t fread(void *ptr, size_t size, size_t nmemb, FILE *fp)
+PIOSCOPE_WRAPPER(fread, size_t, fread, (void *ptr, size_t size, size_t nmemb, FILE *fp))
 {
-    return do_transfer(&real_fread, "fread", PIOSCOPE_FN_fread, STREAM_FREAD, ptr, 0, size, nmemb,
-                       fp);
+    return do_transfer(&target_fread, STREAM_FREAD, ptr, 0, size, nmemb, fp);
 }
 
 size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t nmemb, FILE *fp);
-PIOSCOPE_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t nmemb,
-                                   FILE *fp)
+PIOSCOPE_WRAPPER(fread, size_t, __fread_chk, (void *ptr, size_t ptrlen, size_t size,
+                                              size_t nmemb, FILE *fp))
 {
-    return do_transfer(&real___fread_chk, "__fread_chk", PIOSCOPE_FN_fread, STREAM_FREAD_CHK, ptr,
-                       ptrlen, size, nmemb, fp);
+    return do_transfer(&target___fread_chk, STREAM_FREAD_CHK, ptr, ptrlen, size, nmemb, fp);
 }
 
-PIOSCOPE_EXPORT size_t fwrite(const void *ptr, size_t size, size_t nmemb, FILE *fp)
+PIOSCOPE_WRAPPER(fwrite, size_t, fwrite, (const void *ptr, size_t size, size_t nmemb, FILE *fp))
 {
-    return do_transfer(&real_fwrite, "fwrite", PIOSCOPE_FN_fwrite, STREAM_FWRITE, ptr, 0, size,
-                       nmemb, fp);
+    return do_transfer(&target_fwrite, STREAM_FWRITE, ptr, 0, size, nmemb, fp);
 }
 
-PIOSCOPE_EXPORT int fflush(FILE *fp)
+PIOSCOPE_WRAPPER(fflush, int, fflush, (FILE *fp))
 {
-    fclose_fn *real = pioscope_resolve(&real_fflush, "fflush");
-    if (!real) return EOF;
     pioscope_call call;
-    pioscope_enter(&call);
+    fclose_fn *real = pioscope_begin(&call, &target_fflush);
+    if (!real) return EOF;
     int r = real(fp);
     int err = errno;
-    record(&call, PIOSCOPE_FN_fflush, fp ? pioscope_fd_file(stream_fd(fp)) : 0, 0, 0, r,
-           r != 0, err, 0);
+    pioscope_record(&call, target_fflush.func, fp ? pioscope_fd_file(stream_fd(fp)) : 0, 0, 0, r,
+                    r != 0, err, 0);
     errno = err;
     return r;
 }
 
 /* ---- positioning ---- */
 
-/* After a successful seek: the stream's position from the real ftello (not traced). */
-static inline void resync_position(const pioscope_call *call, uint16_t func, FILE *fp, int r,
-                                   int err)
+/* ftell: result and offset = the position, which also corrects the tracked one. Right after
+ * the real call: saves errno, records, restores errno. */
+PIOSCOPE_ALWAYS_INLINE
+static inline void tell_done(const pioscope_call *call, const pioscope_target *target, FILE *fp,
+                             int64_t pos)
 {
-    ftello_fn *tell = pioscope_resolve(&real_ftello, "ftello");
+    int err = errno;
+    int fd = stream_fd(fp);
+    if (pos >= 0) pioscope_fd_seek(fd, (uint64_t)pos);
+    pioscope_record(call, target->func, pioscope_fd_file(fd), pos >= 0 ? (uint64_t)pos : 0, 0, pos,
+                    pos < 0, err, pos >= 0 ? 0 : PIOSCOPE_F_OFFSET_UNKNOWN);
+    errno = err;
+}
+
+PIOSCOPE_WRAPPER(ftell, long, ftell, (FILE *fp))
+{
+    pioscope_call call;
+    ftell_fn *real = pioscope_begin(&call, &target_ftell);
+    if (!real) return -1;
+    long pos = real(fp);
+    tell_done(&call, &target_ftell, fp, pos);
+    return pos;
+}
+
+PIOSCOPE_ALWAYS_INLINE
+static inline off_t do_ftello(pioscope_target *target, FILE *fp)
+{
+    pioscope_call call;
+    ftello_fn *real = pioscope_begin(&call, target);
+    if (!real) return -1;
+    off_t pos = real(fp);
+    tell_done(&call, target, fp, pos);
+    return pos;
+}
+
+PIOSCOPE_WRAPPER(ftello, off_t, ftello, (FILE *fp))
+{
+    return do_ftello(&target_ftello, fp);
+}
+
+PIOSCOPE_WRAPPER(ftello64, off64_t, ftello64, (FILE *fp))
+{
+    return do_ftello(&target_ftello64, fp);
+}
+
+/* After a seek: saves errno, takes the end time, reads the stream's position from the real
+ * ftello (not traced) after a successful one, records, restores errno. */
+PIOSCOPE_ALWAYS_INLINE
+static inline void seek_done(pioscope_call *call, const pioscope_target *target, FILE *fp, int r)
+{
+    int err = errno;
+    pioscope_stop(call);
+    ftello_fn *tell = pioscope_target_real(&target_ftello);
     int fd = stream_fd(fp);
     off_t pos = r == 0 && tell ? tell(fp) : -1;
     if (pos >= 0) pioscope_fd_seek(fd, (uint64_t)pos);
-    record(call, func, pioscope_fd_file(fd), pos >= 0 ? (uint64_t)pos : 0, 0, r, r != 0, err,
-           pos >= 0 ? 0 : PIOSCOPE_F_OFFSET_UNKNOWN);
+    pioscope_record(call, target->func, pioscope_fd_file(fd), pos >= 0 ? (uint64_t)pos : 0, 0, r,
+                    r != 0, err, pos >= 0 ? 0 : PIOSCOPE_F_OFFSET_UNKNOWN);
+    errno = err;
 }
 
-PIOSCOPE_EXPORT int fseek(FILE *fp, long offset, int whence)
+PIOSCOPE_WRAPPER(fseek, int, fseek, (FILE *fp, long offset, int whence))
 {
-    fseek_fn *real = pioscope_resolve(&real_fseek, "fseek");
-    if (!real) return -1;
     pioscope_call call;
-    pioscope_enter(&call);
+    fseek_fn *real = pioscope_begin(&call, &target_fseek);
+    if (!real) return -1;
     int r = real(fp, offset, whence);
-    int err = errno;
-    pioscope_stop(&call);
-    resync_position(&call, PIOSCOPE_FN_fseek, fp, r, err);
-    errno = err;
+    seek_done(&call, &target_fseek, fp, r);
     return r;
 }
 
-static inline int do_fseeko(void **slot, const char *name, uint16_t func, FILE *fp,
-                            off_t offset, int whence)
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_fseeko(pioscope_target *target, FILE *fp, off_t offset, int whence)
 {
-    fseeko_fn *real = pioscope_resolve(slot, name);
-    if (!real) return -1;
     pioscope_call call;
-    pioscope_enter(&call);
+    fseeko_fn *real = pioscope_begin(&call, target);
+    if (!real) return -1;
     int r = real(fp, offset, whence);
-    int err = errno;
-    pioscope_stop(&call);
-    resync_position(&call, func, fp, r, err);
-    errno = err;
+    seek_done(&call, target, fp, r);
     return r;
 }
 
-PIOSCOPE_EXPORT int fseeko(FILE *fp, off_t offset, int whence)
+PIOSCOPE_WRAPPER(fseeko, int, fseeko, (FILE *fp, off_t offset, int whence))
 {
-    return do_fseeko(&real_fseeko, "fseeko", PIOSCOPE_FN_fseeko, fp, offset, whence);
+    return do_fseeko(&target_fseeko, fp, offset, whence);
 }
 
-PIOSCOPE_EXPORT int fseeko64(FILE *fp, off64_t offset, int whence)
+PIOSCOPE_WRAPPER(fseeko64, int, fseeko64, (FILE *fp, off64_t offset, int whence))
 {
-    return do_fseeko(&real_fseeko64, "fseeko64", PIOSCOPE_FN_fseeko64, fp, offset, whence);
-}
-
-/* ftell: result and offset = the position, which also corrects the tracked one. */
-static inline void tell_done(const pioscope_call *call, uint16_t func, FILE *fp, int64_t pos,
-                             int err)
-{
-    int fd = stream_fd(fp);
-    if (pos >= 0) pioscope_fd_seek(fd, (uint64_t)pos);
-    record(call, func, pioscope_fd_file(fd), pos >= 0 ? (uint64_t)pos : 0, 0, pos, pos < 0,
-           err, pos >= 0 ? 0 : PIOSCOPE_F_OFFSET_UNKNOWN);
-}
-
-PIOSCOPE_EXPORT long ftell(FILE *fp)
-{
-    ftell_fn *real = pioscope_resolve(&real_ftell, "ftell");
-    if (!real) return -1;
-    pioscope_call call;
-    pioscope_enter(&call);
-    long pos = real(fp);
-    int err = errno;
-    tell_done(&call, PIOSCOPE_FN_ftell, fp, pos, err);
-    errno = err;
-    return pos;
-}
-
-static inline off_t do_ftello(void **slot, const char *name, uint16_t func, FILE *fp)
-{
-    ftello_fn *real = pioscope_resolve(slot, name);
-    if (!real) return -1;
-    pioscope_call call;
-    pioscope_enter(&call);
-    off_t pos = real(fp);
-    int err = errno;
-    tell_done(&call, func, fp, pos, err);
-    errno = err;
-    return pos;
-}
-
-PIOSCOPE_EXPORT off_t ftello(FILE *fp)
-{
-    return do_ftello(&real_ftello, "ftello", PIOSCOPE_FN_ftello, fp);
-}
-
-PIOSCOPE_EXPORT off64_t ftello64(FILE *fp)
-{
-    return do_ftello(&real_ftello64, "ftello64", PIOSCOPE_FN_ftello64, fp);
+    return do_fseeko(&target_fseeko64, fp, offset, whence);
 }

@@ -1,6 +1,7 @@
-/* tracer.h: the recording API every wrapper uses (implemented in the runtime core). A wrapper
- * resolves the real function once, calls pioscope_enter, calls the real function, saves errno,
- * calls pioscope_leave, restores errno and returns the real result. */
+/* tracer.h: the recording API every wrapper uses (implemented in the runtime core) and the macro
+ * that declares a wrapper. A wrapper resolves the real function once and enters the call
+ * (pioscope_begin does both), calls the real function, saves errno, calls pioscope_leave,
+ * restores errno and returns the real result. */
 #ifndef PIOSCOPE_TRACER_H
 #define PIOSCOPE_TRACER_H
 
@@ -13,6 +14,9 @@
  * shared internal data below lets the compiler address it without the GOT. */
 #define PIOSCOPE_EXPORT __attribute__((visibility("default")))
 #define PIOSCOPE_HIDDEN __attribute__((visibility("hidden")))
+/* On the helpers a wrapper's hot path shares with other wrappers (recording the call after the
+ * real one returns), so that sharing them costs no call. */
+#define PIOSCOPE_ALWAYS_INLINE __attribute__((always_inline))
 
 /* The function ids of functions.def as PIOSCOPE_FN_<name>. */
 enum pioscope_func {
@@ -96,9 +100,56 @@ static inline void pioscope_stop(pioscope_call *call)
 {
     if (call->recording) call->end = pioscope_ticks();
 }
+
+/* What a wrapper knows of the function it stands in for: the real one (resolved on first use),
+ * the symbol that finds it, and the functions.def id its calls are recorded under. One static
+ * target per wrapper, declared with the wrapper by PIOSCOPE_WRAPPER (or PIOSCOPE_MPI_WRAPPER),
+ * so each name is spelled once. */
+typedef struct {
+    void *real;
+    const char *symbol;
+    uint16_t func;
+} pioscope_target;
+
+/* The real function of a target (NULL when no library defines it). */
+static inline void *pioscope_target_real(pioscope_target *target)
+{
+    return pioscope_resolve(&target->real, target->symbol);
+}
+
+/* Resolves the target's real function and, when there is one, begins the traced call (reads
+ * the clock). NULL: no library defines it, nothing was begun; the wrapper fails as a call to
+ * the missing function would. */
+static inline void *pioscope_begin(pioscope_call *call, pioscope_target *target)
+{
+    void *real = pioscope_target_real(target);
+    if (real) pioscope_enter(call);
+    return real;
+}
+
+/* Declares the exported wrapper `symbol` (returning `ret`, taking `params`, a parenthesised
+ * parameter list) and its target, target_<symbol>, recorded as function `func` of
+ * functions.def. The wrapper's body follows the macro; it is written out, not generated:
+ *     PIOSCOPE_WRAPPER(fsync, int, fsync, (int fd)) { return do_fd_call(&target_fsync, fd); }
+ * `func` differs from `symbol` only for other entry points to the same function (glibc's
+ * _FORTIFY_SOURCE __read_chk is recorded as read). */
+#define PIOSCOPE_WRAPPER(func, ret, symbol, params)                                           \
+    static pioscope_target target_##symbol = {NULL, #symbol, PIOSCOPE_FN_##func};             \
+    PIOSCOPE_EXPORT ret symbol params
+
 /* Ends it: restores the nesting and appends the record (and its ext record when needed). Never
  * changes errno. */
 void pioscope_leave(const pioscope_call *call, const pioscope_event *event);
+/* pioscope_leave for a call whose record has no link, its fields given one by one: what the
+ * POSIX and STDIO wrappers record (error = err when the call failed). */
+PIOSCOPE_ALWAYS_INLINE
+static inline void pioscope_record(const pioscope_call *call, uint16_t func, uint32_t object,
+                                   uint64_t offset, uint64_t size, int64_t result, int failed,
+                                   int err, uint8_t flags)
+{
+    pioscope_event ev = {func, flags, object, offset, size, result, failed ? err : 0, 0};
+    pioscope_leave(call, &ev);
+}
 /* Records a zero-length event at the current depth (used for request completions). */
 void pioscope_record_instant(const pioscope_event *event);
 

@@ -8,13 +8,12 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::{assert_golden, pioscope};
 use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::store::meta::{ContainerKind, ProcessMeta};
-use pioscope_trace::store::{Event, EventWriter, Trace, EVENTS_FILE, META_FILE};
+use pioscope_trace::store::{Event, StoreWriter, Trace};
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -135,8 +134,7 @@ fn model(dir: &Path) -> PathBuf {
     activity.sort_by_key(|r| (r.start, r.process));
     let shift = activity.len() as i64;
     let out = dir.join("model");
-    fs::create_dir_all(&out).expect("mkdir");
-    let mut w = EventWriter::create(&out.join(EVENTS_FILE)).expect("writer");
+    let mut w = StoreWriter::create(&out).expect("writer");
     for (i, r) in activity.iter().chain(&rows).enumerate() {
         let c = r.event.as_ref();
         w.push(&Event {
@@ -169,10 +167,6 @@ fn model(dir: &Path) -> PathBuf {
         })
         .expect("push");
     }
-    let events = w.finish().expect("finish");
-    for f in ["files.parquet", "settings.parquet"] {
-        fs::copy(src.join(f), out.join(f)).expect("copy");
-    }
     let mut meta = trace.meta.clone();
     let template = meta.processes[0].clone();
     for (p, kind) in [(server, ContainerKind::Server), (disk, ContainerKind::Disk)] {
@@ -186,18 +180,12 @@ fn model(dir: &Path) -> PathBuf {
             kind,
             rank: -1,
             host: "server-0".to_string(),
-            events: activity.iter().filter(|a| a.process == p).count() as u64,
             facts,
             ..template.clone()
         });
     }
-    meta.counts.events = events;
-    meta.counts.processes = meta.processes.len() as u64;
-    fs::write(
-        out.join(META_FILE),
-        serde_json::to_string_pretty(&meta).expect("json"),
-    )
-    .expect("meta");
+    w.finish(&trace.files, &trace.settings().expect("settings"), meta)
+        .expect("finish");
     out
 }
 

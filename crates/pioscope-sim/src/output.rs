@@ -13,21 +13,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use pioscope_trace::functions::{self, Layer};
-use pioscope_trace::merge::clock::{FitMethod, OffsetSource};
-use pioscope_trace::store::meta::{
-    ClockMeta, ContainerKind, Counts, JobMeta, Meta, ProcessMeta, FORMAT_NAME, FORMAT_VERSION,
-};
-use pioscope_trace::store::writer::{write_files, write_settings};
-use pioscope_trace::store::{
-    Event, EventWriter, FileRow, SettingRow, StoreError, EVENTS_FILE, FILES_FILE, META_FILE,
-    SETTINGS_FILE,
-};
+use pioscope_trace::raw::format::flags;
+use pioscope_trace::store::meta::{ClockMeta, ContainerKind, JobMeta, Meta, ProcessMeta};
+use pioscope_trace::store::{Event, FileRow, SettingRow, StoreError, StoreWriter};
 
 use crate::model::{LayoutKind, Placement, System};
 use crate::program::{Call, DiskActivity, Rank, Recorder, ServerActivity};
-
-const F_COLLECTIVE: u8 = 0x02;
-const F_NONBLOCKING: u8 = 0x04;
 /// Nominal job start in meta.json (a simulation has no wall clock): 2025-01-01T00:00:00Z.
 const START_UNIX_NS: i64 = 1_735_689_600_000_000_000;
 
@@ -137,12 +128,13 @@ impl StoreRecorder {
         self.ranks + self.servers + server * self.disks_per_server + disk
     }
 
-    /// Writes the store into `dir` (which must exist and be empty): events sorted by (rank,
-    /// start, process, depth, completion order), files, settings (the hints each file used,
-    /// given by the caller), meta.json. Consumes the records.
+    /// Writes the store at `out` (which must not exist): events sorted by (rank, start,
+    /// process, depth, completion order), files, settings (the hints each file used, given by
+    /// the caller), meta.json, and what the store writer derives (messages, index). Consumes
+    /// the records.
     pub fn write(
         mut self,
-        dir: &Path,
+        out: &Path,
         system: &System,
         files: &[String],
         settings: &[SettingRow],
@@ -152,13 +144,10 @@ impl StoreRecorder {
         let rank_of = |p: u32| if p < ranks { p as i32 } else { -1 };
         self.recs
             .sort_unstable_by_key(|r| (rank_of(r.process), r.start, r.process, r.depth, r.seq));
-        let nproc = (ranks + self.servers + self.servers * self.disks_per_server) as usize;
-        let mut per_process = vec![0u64; nproc];
         let mut file_events = vec![0i64; files.len()];
         let mut file_ranks: Vec<Vec<u32>> = vec![Vec::new(); files.len()];
         let mut summary = StoreSummary::default();
-        let epath = dir.join(EVENTS_FILE);
-        let mut w = EventWriter::create(&epath)?;
+        let mut w = StoreWriter::create(out)?;
         // Parent ids by depth along the current rank.
         let mut open: Vec<i64> = Vec::new();
         let mut cur_process = u32::MAX;
@@ -197,12 +186,12 @@ impl StoreRecorder {
                 None
             };
             let collective = r.bits & 1 != 0;
-            let mut flags = 0;
+            let mut event_flags = 0;
             if collective {
-                flags |= F_COLLECTIVE;
+                event_flags |= flags::COLLECTIVE;
             }
             if nonblocking {
-                flags |= F_NONBLOCKING;
+                event_flags |= flags::NONBLOCKING;
             }
             let file = (r.bits & 4 != 0).then_some(r.file as i32);
             if let Some(f) = file {
@@ -234,7 +223,7 @@ impl StoreRecorder {
                 size: r.size as i64,
                 result: r.size as i64,
                 error: 0,
-                flags,
+                flags: event_flags,
                 collective,
                 instance: (r.bits & 16 != 0).then_some(r.instance as i32),
                 request,
@@ -245,15 +234,13 @@ impl StoreRecorder {
                 comm: is_mpi.then_some("world"),
                 region: None,
             })?;
-            per_process[r.process as usize] += 1;
             let t = summary.funcs.entry(name.to_string()).or_default();
             t.calls += 1;
             t.bytes += r.size;
             t.time_ns += duration;
             summary.duration_ns = summary.duration_ns.max(r.end);
         }
-        let rows = w.finish()?;
-        summary.events = rows;
+        summary.events = w.rows();
 
         let fs_type = match system.layout.kind {
             LayoutKind::Lustre => "lustre",
@@ -276,144 +263,71 @@ impl StoreRecorder {
                 }
             })
             .collect();
-        write_files(&dir.join(FILES_FILE), &file_rows)?;
-        write_settings(&dir.join(SETTINGS_FILE), settings)?;
-
-        let meta = self.meta(
-            system,
-            command,
-            &per_process,
-            &summary,
-            &file_rows,
-            settings.len(),
-        );
-        let json = serde_json::to_string_pretty(&meta)?;
-        let mpath = dir.join(META_FILE);
-        std::fs::write(&mpath, json).map_err(|e| StoreError::Io {
-            path: mpath.clone(),
-            source: e,
-        })?;
+        let meta = self.meta(system, command, summary.duration_ns);
+        w.finish(&file_rows, settings, meta)?;
         Ok(summary)
     }
 
-    fn meta(
-        &self,
-        system: &System,
-        command: &str,
-        per_process: &[u64],
-        summary: &StoreSummary,
-        files: &[FileRow],
-        settings: usize,
-    ) -> Meta {
+    fn meta(&self, system: &System, command: &str, duration_ns: u64) -> Meta {
         let node_of = |r: u32| match system.nodes.placement {
             Placement::Block => r / system.nodes.ranks_per_node.max(1),
             Placement::RoundRobin => r % system.nodes.count.max(1),
         };
         let host = |r: u32| format!("node-{}", node_of(r));
-        let clock = ClockMeta {
-            kind: "simulated".to_string(),
-            fit: FitMethod::Monotonic,
-            pairs: 0,
-            span_ns: summary.duration_ns,
-            ns_per_tick: 1.0,
-            max_residual_ns: 0.0,
-            offset_source: OffsetSource::None,
-            init: None,
-            finalize: None,
-            start_ns: 0,
+        let clock = ClockMeta::exact("simulated", duration_ns, 0);
+        let container = |p: u32, kind, rank, host: String, facts: &[(&str, String)]| {
+            let mut c = ProcessMeta::generated(p, kind, rank, host, clock.clone());
+            c.facts = facts
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect();
+            c
         };
-        let mut processes = Vec::with_capacity(per_process.len());
+        let mut processes = Vec::new();
         for r in 0..self.ranks {
-            let mut facts = BTreeMap::new();
-            facts.insert("rank".to_string(), r.to_string());
-            facts.insert("size".to_string(), self.ranks.to_string());
-            facts.insert("host".to_string(), host(r));
-            facts.insert("simulated".to_string(), system.name.clone());
-            processes.push(ProcessMeta {
-                process: r,
-                kind: ContainerKind::Process,
-                rank: r as i32,
-                pid: r,
-                ppid: 0,
-                host: host(r),
-                exe: None,
-                cmdline: Some(command.to_string()),
-                forked_from: None,
-                threads: 1,
-                events: per_process[r as usize],
-                raw_file: String::new(),
-                clock: clock.clone(),
-                partial: None,
-                facts,
-            });
+            let facts = [
+                ("rank", r.to_string()),
+                ("size", self.ranks.to_string()),
+                ("host", host(r)),
+                ("simulated", system.name.clone()),
+            ];
+            let mut p = container(r, ContainerKind::Process, r as i32, host(r), &facts);
+            p.cmdline = Some(command.to_string());
+            processes.push(p);
         }
         // Servers and disks: rank -1, named after their server (docs/FORMAT.md, Containers).
-        let storage_container = |p: u32, kind, host: String, facts| ProcessMeta {
-            process: p,
-            kind,
-            rank: -1,
-            pid: p,
-            ppid: 0,
-            host,
-            exe: None,
-            cmdline: None,
-            forked_from: None,
-            threads: 1,
-            events: per_process[p as usize],
-            raw_file: String::new(),
-            clock: clock.clone(),
-            partial: None,
-            facts,
-        };
         for s in 0..self.servers {
             let name = format!("server-{s}");
-            let p = self.server_process(s);
-            let mut facts = BTreeMap::new();
-            facts.insert("server".to_string(), name.clone());
             let role = if s < system.storage.data_servers {
                 "data"
             } else {
                 "metadata"
             };
-            facts.insert("role".to_string(), role.to_string());
-            processes.push(storage_container(p, ContainerKind::Server, name, facts));
+            let facts = [("server", name.clone()), ("role", role.to_string())];
+            let p = self.server_process(s);
+            processes.push(container(p, ContainerKind::Server, -1, name, &facts));
         }
         for s in 0..self.servers {
             for d in 0..self.disks_per_server {
                 let name = format!("server-{s}");
+                let facts = [("server", name.clone()), ("disk", d.to_string())];
                 let p = self.disk_process(s, d);
-                let mut facts = BTreeMap::new();
-                facts.insert("server".to_string(), name.clone());
-                facts.insert("disk".to_string(), d.to_string());
-                processes.push(storage_container(p, ContainerKind::Disk, name, facts));
+                processes.push(container(p, ContainerKind::Disk, -1, name, &facts));
             }
         }
-        Meta {
-            format: FORMAT_NAME.to_string(),
-            version: FORMAT_VERSION,
-            tracer_version: None,
-            merged_by: format!("pioscope-sim {}", env!("CARGO_PKG_VERSION")),
-            time_unit: "ns".to_string(),
-            job: JobMeta {
-                command: Some(command.to_string()),
-                start_unix_ns: START_UNIX_NS,
-                duration_ns: summary.duration_ns as i64,
-                ranks: self.ranks,
-                hosts: (0..self.ranks).map(host).collect(),
-                mpi_library: Some(format!("simulated ROMIO on {}", system.name)),
-            },
-            counts: Counts {
-                events: summary.events,
-                files: files.len() as u64,
-                settings: settings as u64,
-                processes: processes.len() as u64,
-                unusable_raw_files: 0,
-            },
+        let job = JobMeta {
+            command: Some(command.to_string()),
+            start_unix_ns: START_UNIX_NS,
+            duration_ns: duration_ns as i64,
+            ranks: self.ranks,
+            hosts: (0..self.ranks).map(host).collect(),
+            mpi_library: Some(format!("simulated ROMIO on {}", system.name)),
+        };
+        Meta::new(
+            format!("pioscope-sim {}", env!("CARGO_PKG_VERSION")),
+            job,
             processes,
-            partial: false,
-            partial_reasons: Vec::new(),
-            raw_files: Vec::new(),
-        }
+        )
     }
 }
 
@@ -551,7 +465,7 @@ pub fn hint_settings(file: u32, hints: &crate::romio::Hints) -> Vec<SettingRow> 
 mod tests {
     use super::*;
     use crate::{engine, load, replay, workload};
-    use pioscope_trace::store::Trace;
+    use pioscope_trace::store::{Trace, EVENTS_FILE, FILES_FILE, META_FILE};
     use std::collections::HashMap;
 
     fn simulate(spec: &str, preset: &str, dir: &Path) -> (StoreSummary, crate::program::Job) {
@@ -560,7 +474,6 @@ mod tests {
         let ranks = g.job.programs.len() as u32;
         let mut rec = StoreRecorder::new(&sys, ranks);
         engine::run(&sys, &g.job, 1, &mut rec).unwrap();
-        std::fs::create_dir_all(dir).unwrap();
         let s = rec.write(dir, &sys, &g.job.files, &[], spec).unwrap();
         (s, g.job)
     }
@@ -669,9 +582,9 @@ mod tests {
             let s = engine::run(&sys, &r.job, 1, &mut rec).unwrap();
             assert!(s.end_ns > 0);
             let tmp = tempfile::tempdir().unwrap();
-            rec.write(tmp.path(), &sys, &r.job.files, &[], name)
-                .unwrap();
-            let t = Trace::open(tmp.path()).unwrap();
+            let out = tmp.path().join(name);
+            rec.write(&out, &sys, &r.job.files, &[], name).unwrap();
+            let t = Trace::open(&out).unwrap();
             assert!(t.meta.counts.events > 0);
         }
     }

@@ -5,12 +5,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use pioscope_trace::functions::{self, Layer};
-use pioscope_trace::merge::clock::{FitMethod, OffsetSource};
-use pioscope_trace::store::meta::{
-    ClockMeta, ContainerKind, Counts, JobMeta, Meta, ProcessMeta, FORMAT_NAME, FORMAT_VERSION,
-};
-use pioscope_trace::store::writer::{write_files, write_settings};
-use pioscope_trace::store::{Event, EventWriter, FileRow, Trace, EVENTS_FILE, FILES_FILE};
+use pioscope_trace::raw::format::flags;
+use pioscope_trace::store::meta::{ClockMeta, ContainerKind, JobMeta, Meta, ProcessMeta};
+use pioscope_trace::store::{Event, FileRow, StoreWriter, Trace};
 
 use super::*;
 
@@ -136,17 +133,12 @@ impl Store {
     }
 
     fn write_rows(&self, dir: &Path, rows: Vec<Row>) -> Trace {
-        std::fs::create_dir_all(dir).expect("mkdir");
         let mut id_of = vec![0i64; rows.len()];
         for (i, r) in rows.iter().enumerate() {
             id_of[r.key] = i as i64;
         }
-        let mut w = EventWriter::create(&dir.join(EVENTS_FILE)).expect("writer");
-        let mut per_process: BTreeMap<i32, u64> = BTreeMap::new();
-        let mut end = 0;
+        let mut w = StoreWriter::create(dir).expect("writer");
         for (i, r) in rows.iter().enumerate() {
-            *per_process.entry(r.process).or_default() += 1;
-            end = end.max(r.start + r.dur);
             let file = matches!(r.layer, Layer::Posix | Layer::MpiIo | Layer::Server).then_some(0);
             w.push(&Event {
                 id: i as i64,
@@ -156,7 +148,11 @@ impl Store {
                 parent: r.parent.map(|p| id_of[p]),
                 file_id: file,
                 offset: file.map(|_| 0),
-                flags: if r.instance.is_some() { 0x02 } else { 0 },
+                flags: if r.instance.is_some() {
+                    flags::COLLECTIVE
+                } else {
+                    0
+                },
                 collective: r.instance.is_some(),
                 instance: r.instance,
                 peer: r.peer,
@@ -164,55 +160,24 @@ impl Store {
             })
             .expect("push");
         }
-        let events = w.finish().expect("finish");
-        write_files(
-            &dir.join(FILES_FILE),
-            &[FileRow {
-                file_id: 0,
-                path: "/data/out".to_string(),
-                fs_type: "ext4".to_string(),
-                fs_magic: 0xEF53,
-                ranks: self.ranks as i32,
-                events: 0,
-            }],
-        )
-        .expect("files");
-        write_settings(&dir.join("settings.parquet"), &[]).expect("settings");
-        let clock = ClockMeta {
-            kind: "simulated".to_string(),
-            fit: FitMethod::Monotonic,
-            pairs: 0,
-            span_ns: 0,
-            ns_per_tick: 1.0,
-            max_residual_ns: 0.0,
-            offset_source: OffsetSource::None,
-            init: None,
-            finalize: None,
-            start_ns: 0,
-        };
+        let files = [FileRow {
+            file_id: 0,
+            path: "/data/out".to_string(),
+            fs_type: "ext4".to_string(),
+            fs_magic: 0xEF53,
+            ranks: self.ranks as i32,
+            events: 0,
+        }];
+        let clock = ClockMeta::exact("simulated", 0, 0);
         let container = |process: u32, kind, rank: i32, host: String, server: Option<&String>| {
             let mut facts = BTreeMap::new();
             if let Some(s) = server {
                 facts.insert("server".to_string(), s.clone());
                 facts.insert("disk".to_string(), "0".to_string());
             }
-            ProcessMeta {
-                process,
-                kind,
-                rank,
-                pid: process,
-                ppid: 0,
-                host,
-                exe: None,
-                cmdline: None,
-                forked_from: None,
-                threads: 1,
-                events: per_process.get(&(process as i32)).copied().unwrap_or(0),
-                raw_file: String::new(),
-                clock: clock.clone(),
-                partial: None,
-                facts,
-            }
+            let mut p = ProcessMeta::generated(process, kind, rank, host, clock.clone());
+            p.facts = facts;
+            p
         };
         let mut processes: Vec<ProcessMeta> = (0..self.ranks)
             .map(|r| container(r, ContainerKind::Process, r as i32, "n0".to_string(), None))
@@ -221,37 +186,16 @@ impl Store {
             let p = self.ranks + k as u32;
             processes.push(container(p, *kind, -1, host.clone(), server.as_ref()));
         }
-        let meta = Meta {
-            format: FORMAT_NAME.to_string(),
-            version: FORMAT_VERSION,
-            tracer_version: None,
-            merged_by: "test".to_string(),
-            time_unit: "ns".to_string(),
-            job: JobMeta {
-                command: None,
-                start_unix_ns: 0,
-                duration_ns: end,
-                ranks: self.ranks,
-                hosts: vec!["n0".to_string(); self.ranks as usize],
-                mpi_library: None,
-            },
-            counts: Counts {
-                events,
-                files: 1,
-                settings: 0,
-                processes: processes.len() as u64,
-                unusable_raw_files: 0,
-            },
-            processes,
-            partial: false,
-            partial_reasons: Vec::new(),
-            raw_files: Vec::new(),
+        let job = JobMeta {
+            command: None,
+            start_unix_ns: 0,
+            duration_ns: w.end_ns(),
+            ranks: self.ranks,
+            hosts: vec!["n0".to_string(); self.ranks as usize],
+            mpi_library: None,
         };
-        std::fs::write(
-            dir.join("meta.json"),
-            serde_json::to_string_pretty(&meta).expect("json"),
-        )
-        .expect("meta");
+        let meta = Meta::new("test".to_string(), job, processes);
+        w.finish(&files, &[], meta).expect("finish");
         Trace::open(dir).expect("open")
     }
 }

@@ -73,8 +73,6 @@ pub fn run(args: Args) -> Result<u8> {
         .with_context(|| format!("system model {}", args.system))?;
     let input = build_input(&args, &system)?;
     super::prepare_output(&args.output, args.force)?;
-    std::fs::create_dir_all(&args.output)
-        .with_context(|| format!("creating {}", args.output.display()))?;
 
     let ranks = input.job.programs.len() as u32;
     let mut rec = StoreRecorder::new(&system, ranks);

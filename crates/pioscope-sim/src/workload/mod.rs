@@ -4,12 +4,14 @@
 //!
 //! Spec: `KIND:key=value,...` (`hpio:ranks=4,region_size=32,mode=collective`); `hint.KEY=VALUE`
 //! sets an MPI-IO hint on the workload's files. Every key is documented in docs/MODEL.md,
-//! "Workloads and replay".
+//! "Workloads and replay". `synth` is apart: it writes a synthetic trace store directly, for
+//! the scale benchmarks.
 
 mod hpio;
 mod ior;
 mod mdtest;
 pub mod spec;
+pub mod synth;
 
 use thiserror::Error;
 

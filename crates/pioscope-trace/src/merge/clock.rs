@@ -18,33 +18,14 @@
 //! A MONOTONIC clock counts ns already: rule 1 if its pairs span >= 10 ms, else `monotonic`
 //! (rate 1). Every line other than a least-squares one goes through the mean of the pairs.
 
-use serde::{Deserialize, Serialize};
-
 use crate::raw::format::{clock_kind, sync_phase};
 use crate::raw::ClockSync;
+use crate::store::meta::{FitMethod, OffsetPoint, OffsetSource};
 
 /// CLOCK_MONOTONIC span of a process's pairs that makes its own fit the best rate.
 pub const GOOD_SPAN_NS: u64 = 10_000_000;
 /// Span below which other processes' rates are preferred to a process's own fit.
 pub const SHORT_SPAN_NS: u64 = 100_000;
-
-/// How a process's ticks-to-ns line was obtained (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FitMethod {
-    /// Least squares over the process's own pairs.
-    LeastSquares,
-    /// MONOTONIC clock, rate 1.
-    Monotonic,
-    /// Rate from the `tsc_hz` job fact.
-    TscHz,
-    /// Median rate of other processes on the same host.
-    SameHost,
-    /// Median rate of processes on other hosts.
-    OtherHosts,
-    /// No information: 1 ns per tick assumed.
-    Assumed,
-}
 
 /// A line mono_ns = base_ns + intercept + ns_per_tick * (ticks - base_ticks).
 ///
@@ -237,36 +218,6 @@ pub fn median(mut rates: Vec<f64>) -> Option<f64> {
     }
     rates.sort_by(f64::total_cmp);
     Some(rates[rates.len() / 2])
-}
-
-/// Where a process's offset to the reference clock came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OffsetSource {
-    /// INIT and FINALIZE measurements: linear drift between them.
-    InitFinalize,
-    /// Only INIT: constant offset.
-    Init,
-    /// Only FINALIZE: constant offset.
-    Finalize,
-    /// No measurement of its own: the parent process's model (a fork shares its clock).
-    Parent,
-    /// On the reference rank's host: the very same CLOCK_MONOTONIC, so offset 0 whatever
-    /// the ping-pong measured (on an oversubscribed node its error reaches milliseconds).
-    SharedClock,
-    /// No measurement: offset 0.
-    None,
-}
-
-/// One measurement used: (our CLOCK_MONOTONIC ns, reference minus ours, round trip).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OffsetPoint {
-    /// Our CLOCK_MONOTONIC at the measurement.
-    pub local_mono_ns: u64,
-    /// Reference CLOCK_MONOTONIC minus ours.
-    pub offset_ns: i64,
-    /// Round trip of the measurement (the error bound).
-    pub rtt_ns: u64,
 }
 
 /// offset(t) to add to our CLOCK_MONOTONIC to get the reference's.

@@ -7,8 +7,8 @@
 //! 2. rank by rank, the files of the rank are decoded again with their events, which are
 //!    converted, given parents, sorted and written.
 //!
-//! The store is written into a hidden sibling directory that is renamed into place at the end,
-//! so a failed merge never leaves something that looks like a trace.
+//! The store is written by `StoreWriter`, which renames it into place at the end, so a failed
+//! merge never leaves something that looks like a trace.
 
 pub mod clock;
 pub mod instances;
@@ -26,17 +26,13 @@ use crate::functions::{self, Layer, OpKind};
 use crate::raw::format::{clock_kind, flags, string_kind, RAW_SUFFIX};
 use crate::raw::{read_raw_file, read_raw_file_with, RawFile};
 use crate::scope;
-use crate::store::messages::{MessageCounts, MESSAGES_FILE};
 use crate::store::meta::{
-    ClockMeta, ContainerKind, Counts, JobMeta, Meta, ProcessMeta, FORMAT_NAME, FORMAT_VERSION,
+    ClockMeta, ContainerKind, FitMethod, JobMeta, Meta, OffsetSource, ProcessMeta,
 };
-use crate::store::writer::{write_files, write_settings, EventWriter, FileRow, SettingRow};
 use crate::store::{
-    fs_type_name, Event, StoreError, EVENTS_FILE, FILES_FILE, META_FILE, SETTINGS_FILE,
+    fs_type_name, Event, FileRow, SettingRow, StoreError, StoreWriter, EVENTS_FILE,
 };
-use clock::{
-    median, resolve_fit, FitMethod, Neighbours, OffsetModel, OffsetSource, OwnFit, TickFit,
-};
+use clock::{median, resolve_fit, Neighbours, OffsetModel, OwnFit, TickFit};
 use nesting::{reconstruct_parents, Span};
 
 /// Errors that stop a merge.
@@ -174,7 +170,6 @@ struct Proc {
     index: usize,
     /// (string kind, string id) → global file id or name index.
     strings: HashMap<(u16, u32), usize>,
-    events_written: u64,
 }
 
 impl Proc {
@@ -261,7 +256,6 @@ pub fn merge(
                 first_abs: 0,
                 index: 0,
                 strings: HashMap::new(),
-                events_written: 0,
             }),
             Err(e) => unusable.push(e.to_string()),
         }
@@ -337,13 +331,7 @@ pub fn merge(
             .flat_map(|p| p.links.iter().map(move |&(link, t)| (link, p.abs_ns(t)))),
     );
 
-    // Pass 2: events, rank by rank, into a hidden directory renamed into place at the end.
-    let tmp = hidden_sibling(out);
-    if tmp.exists() {
-        fs::remove_dir_all(&tmp)
-            .map_err(io_context(format!("removing stale {}", tmp.display())))?;
-    }
-    fs::create_dir_all(&tmp).map_err(io_context(format!("creating {}", tmp.display())))?;
+    // Pass 2: events, rank by rank, through the store writer (renamed into place at the end).
     let system_files: Vec<bool> = paths_seen
         .keys()
         .map(|p| scope::is_system_path(p))
@@ -354,15 +342,14 @@ pub fn merge(
         names: &names,
         system_files: &system_files,
     };
-    let result = write_store(&tmp, &mut procs, &numbering, &mut prog, progress);
-    let (totals, file_stats, max_end, settings_count) = match result {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = fs::remove_dir_all(&tmp);
-            return Err(e);
-        }
+    let store_err = |source| MergeError::Store {
+        path: out.to_path_buf(),
+        source,
     };
-
+    let mut writer = StoreWriter::create(out).map_err(store_err)?;
+    let (totals, file_stats) =
+        write_events(&mut writer, &mut procs, &numbering, &mut prog, progress)?;
+    let settings = settings_rows(&procs, job_start);
     let files: Vec<FileRow> = paths_seen
         .iter()
         .enumerate()
@@ -375,67 +362,11 @@ pub fn merge(
             events: file_stats.get(&i).map_or(0, |s| s.0),
         })
         .collect();
-    let meta = build_meta(
-        &procs,
-        &unusable,
-        job_start,
-        max_end,
-        files.len() as u64,
-        settings_count,
-        &paths,
-    );
-    let finish = || -> Result<(), MergeError> {
-        let fpath = tmp.join(FILES_FILE);
-        write_files(&fpath, &files).map_err(|source| MergeError::Store {
-            path: fpath,
-            source,
-        })?;
-        // MPI messages, matched over the finished events table; their counts join meta.json.
-        let mpath = tmp.join(MESSAGES_FILE);
-        let matched =
-            messages::write_messages(&tmp.join(EVENTS_FILE), &mpath).map_err(|source| {
-                MergeError::Store {
-                    path: mpath,
-                    source,
-                }
-            })?;
-        let mpath = tmp.join(META_FILE);
-        let mut value = serde_json::to_value(&meta).map_err(|e| MergeError::Store {
-            path: mpath.clone(),
-            source: e.into(),
-        })?;
-        MessageCounts {
-            messages: matched.messages.len() as u64,
-            unmatched_sends: matched.unmatched_sends,
-            unmatched_receives: matched.unmatched_receives,
-        }
-        .insert_into(&mut value);
-        let text = serde_json::to_string_pretty(&value).map_err(|e| MergeError::Store {
-            path: mpath.clone(),
-            source: e.into(),
-        })?;
-        fs::write(&mpath, text + "\n")
-            .map_err(io_context(format!("writing {}", mpath.display())))?;
-        // The viewer's level-of-detail index (lod.parquet), from the finished tables.
-        crate::store::Trace::open(&tmp)
-            .and_then(|t| crate::store::lod::build(&t, &mut |_, _| {}))
-            .map_err(|source| MergeError::Store {
-                path: tmp.join(crate::store::lod::LOD_FILE),
-                source,
-            })?;
-        fs::rename(&tmp, out).map_err(io_context(format!(
-            "renaming {} to {}",
-            tmp.display(),
-            out.display()
-        )))
-    };
-    if let Err(e) = finish() {
-        let _ = fs::remove_dir_all(&tmp);
-        return Err(e);
-    }
+    let meta = build_meta(&procs, &unusable, job_start, writer.end_ns(), &paths);
+    let finished = writer.finish(&files, &settings, meta).map_err(store_err)?;
     Ok(MergeSummary {
         trace_dir: out.to_path_buf(),
-        meta,
+        meta: finished.meta,
         totals,
         notes,
     })
@@ -447,18 +378,6 @@ fn is_collective_instance(func: u16, fl: u8, link: u64) -> bool {
         && fl & flags::COLLECTIVE != 0
         && fl & flags::NONBLOCKING == 0
         && Layer::from_id_range(func) == Layer::MpiIo
-}
-
-fn hidden_sibling(out: &Path) -> PathBuf {
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "trace".into());
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    parent.join(format!(".{name}.merging-{}", std::process::id()))
 }
 
 /// A process without a `rank` fact takes its parent's (a forked child), found by ppid on the
@@ -609,28 +528,27 @@ struct Numbering<'a> {
     system_files: &'a [bool],
 }
 
-fn write_store(
-    dir: &Path,
+/// Decodes every rank's events again, gives them parents, sorts them and pushes them to the
+/// store writer; returns the application's totals and per-file event and rank counts.
+fn write_events(
+    writer: &mut StoreWriter,
     procs: &mut [Proc],
     numbering: &Numbering<'_>,
     prog: &mut Progress,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(ApplicationTotals, FileStats, i64, u64), MergeError> {
+) -> Result<(ApplicationTotals, FileStats), MergeError> {
     let Numbering {
         job_start,
         instance_of,
         names,
         system_files,
     } = *numbering;
-    let epath = dir.join(EVENTS_FILE);
-    let store_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source: StoreError| MergeError::Store { path, source }
+    let store_err = |source| MergeError::Store {
+        path: PathBuf::from(EVENTS_FILE),
+        source,
     };
-    let mut writer = EventWriter::create(&epath).map_err(store_err(&epath))?;
     let mut totals = ApplicationTotals::default();
     let mut file_stats: FileStats = HashMap::new();
-    let mut max_end = 0i64;
     let mut func_names: HashMap<u16, (Layer, String, OpKind)> = HashMap::new();
 
     let mut ranks: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
@@ -794,7 +712,7 @@ fn write_store(
                 region: (region[i as usize] != NONE)
                     .then(|| names[region[i as usize] as usize].as_str()),
             };
-            writer.push(&event).map_err(store_err(&epath))?;
+            writer.push(&event).map_err(store_err)?;
 
             let system_file = file_id.map(|f| system_files[f]);
             if !scope::is_application_record(layer, system_file) {
@@ -817,18 +735,13 @@ fn write_store(
                 s.0 += 1;
                 s.1.insert(rank);
             }
-            max_end = max_end.max(event.end_ns());
-        }
-        for &pi in members {
-            procs[pi].events_written = 0;
-        }
-        for r in &rows {
-            procs[r.process as usize].events_written += 1;
         }
     }
-    writer.finish().map_err(store_err(&epath))?;
+    Ok((totals, file_stats))
+}
 
-    // Settings (hints, views), in rank then time order.
+/// The settings (hints, views) of every process, in rank then time order.
+fn settings_rows(procs: &[Proc], job_start: i64) -> Vec<SettingRow> {
     let mut settings = Vec::new();
     for p in procs.iter() {
         for s in &p.raw.settings {
@@ -851,9 +764,7 @@ fn write_store(
         }
     }
     settings.sort_by_key(|s| (s.rank, s.time_ns, s.process));
-    let spath = dir.join(SETTINGS_FILE);
-    write_settings(&spath, &settings).map_err(store_err(&spath))?;
-    Ok((totals, file_stats, max_end, settings.len() as u64))
+    settings
 }
 
 fn build_meta(
@@ -861,8 +772,6 @@ fn build_meta(
     unusable: &[String],
     job_start: i64,
     max_end: i64,
-    files: u64,
-    settings: u64,
     paths: &[PathBuf],
 ) -> Meta {
     let mut partial_reasons: Vec<String> = Vec::new();
@@ -884,7 +793,8 @@ fn build_meta(
                 cmdline: p.raw.job_fact("cmdline").map(str::to_string),
                 forked_from: p.raw.job_fact("forked_from").map(str::to_string),
                 threads: p.raw.threads.len() as u32,
-                events: p.events_written,
+                // Filled by the store writer.
+                events: 0,
                 raw_file: p.raw.file_name(),
                 clock: ClockMeta {
                     kind: if p.raw.header.clock_kind == clock_kind::TSC {
@@ -939,45 +849,37 @@ fn build_meta(
             .iter()
             .find_map(|p| p.raw.job_fact(key).map(str::to_string))
     };
-    let counts = Counts {
-        events: procs.iter().map(|p| p.events_written).sum(),
-        files,
-        settings,
-        processes: procs.len() as u64,
-        unusable_raw_files: unusable.len() as u64,
+    let job = JobMeta {
+        command: reference.and_then(|p| {
+            p.raw
+                .job_fact("cmdline")
+                .or(p.raw.job_fact("exe"))
+                .map(str::to_string)
+        }),
+        start_unix_ns,
+        duration_ns: max_end,
+        ranks,
+        hosts,
+        mpi_library: fact("mpi_library"),
     };
-    Meta {
-        format: FORMAT_NAME.to_string(),
-        version: FORMAT_VERSION,
-        tracer_version: fact("tracer_version"),
-        merged_by: format!("pioscope-trace {}", env!("CARGO_PKG_VERSION")),
-        time_unit: "ns".to_string(),
-        job: JobMeta {
-            command: reference.and_then(|p| {
-                p.raw
-                    .job_fact("cmdline")
-                    .or(p.raw.job_fact("exe"))
-                    .map(str::to_string)
-            }),
-            start_unix_ns,
-            duration_ns: max_end,
-            ranks,
-            hosts,
-            mpi_library: fact("mpi_library"),
-        },
+    let mut meta = Meta::new(
+        format!("pioscope-trace {}", env!("CARGO_PKG_VERSION")),
+        job,
         processes,
-        partial: !partial_reasons.is_empty(),
-        partial_reasons,
-        counts,
-        raw_files: paths
-            .iter()
-            .map(|p| {
-                p.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            })
-            .collect(),
-    }
+    );
+    meta.tracer_version = fact("tracer_version");
+    meta.partial = !partial_reasons.is_empty();
+    meta.partial_reasons = partial_reasons;
+    meta.counts.unusable_raw_files = unusable.len() as u64;
+    meta.raw_files = paths
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    meta
 }
 
 #[cfg(test)]

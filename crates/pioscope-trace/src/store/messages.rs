@@ -1,6 +1,6 @@
 //! messages.parquet: the MPI point-to-point messages of a trace, each send paired with its
-//! receive by the merge (`merge::messages`). This file owns the row type, the writer and the
-//! reader; columns are documented in docs/FORMAT.md "messages.parquet".
+//! receive by `matching` as `StoreWriter` writes the events. This file owns the row type, the
+//! writer and the reader; columns are documented in docs/FORMAT.md "messages.parquet".
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -10,14 +10,11 @@ use std::sync::Arc;
 use arrow_array::types::Int32Type;
 use arrow_array::{ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray};
 use parquet::arrow::ArrowWriter;
-use serde::{Deserialize, Serialize};
 
-use super::reader::{EventFilter, Trace};
+use super::reader::Trace;
 use super::scan::Table;
 use super::schema::{self, messages as mc};
-use super::{StoreError, EVENTS_FILE, META_FILE};
-use crate::merge::messages::match_events;
-use crate::store::reader::EventBatches;
+use super::StoreError;
 
 /// The messages table.
 pub const MESSAGES_FILE: &str = "messages.parquet";
@@ -60,39 +57,6 @@ pub struct MessageRow {
     pub recv_func: String,
 }
 
-/// The message figures merge adds to meta.json `counts` (absent in older traces).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MessageCounts {
-    /// Rows of messages.parquet.
-    pub messages: u64,
-    /// Sends no receive was found for.
-    pub unmatched_sends: u64,
-    /// Receives no send was found for.
-    pub unmatched_receives: u64,
-}
-
-impl MessageCounts {
-    /// Adds the three fields to a meta.json value's `counts` object.
-    pub fn insert_into(&self, meta: &mut serde_json::Value) {
-        if let Some(counts) = meta.get_mut("counts").and_then(|c| c.as_object_mut()) {
-            counts.insert("messages".into(), self.messages.into());
-            counts.insert("unmatched_sends".into(), self.unmatched_sends.into());
-            counts.insert("unmatched_receives".into(), self.unmatched_receives.into());
-        }
-    }
-
-    /// Reads them back from a meta.json value; None when the trace predates them.
-    pub fn from_meta(meta: &serde_json::Value) -> Option<MessageCounts> {
-        let counts = meta.get("counts")?;
-        let get = |k: &str| counts.get(k).and_then(|v| v.as_u64());
-        Some(MessageCounts {
-            messages: get("messages")?,
-            unmatched_sends: get("unmatched_sends").unwrap_or(0),
-            unmatched_receives: get("unmatched_receives").unwrap_or(0),
-        })
-    }
-}
-
 /// Rows per row group (and per batch handed to Parquet).
 const ROWS_PER_BATCH: usize = 1 << 20;
 
@@ -119,7 +83,7 @@ fn dict(values: impl Iterator<Item = String>) -> Result<ArrayRef, StoreError> {
 }
 
 /// Writes messages.parquet (rows as given: merge sorts them by send time).
-pub fn write_messages(path: &Path, rows: &[MessageRow]) -> Result<(), StoreError> {
+pub(crate) fn write_messages(path: &Path, rows: &[MessageRow]) -> Result<(), StoreError> {
     let schema = schema::messages_schema();
     let file = File::create(path).map_err(|e| StoreError::io(path, e))?;
     let props = schema::base_properties()
@@ -217,24 +181,9 @@ pub fn read_messages(path: &Path) -> Result<Vec<MessageRow>, StoreError> {
 }
 
 impl Trace {
-    /// The trace's MPI messages, sorted by send time: messages.parquet, or, for a trace merged
-    /// before that table existed, matched now from events.parquet (one streaming pass).
+    /// The trace's MPI messages (messages.parquet), sorted by send time.
     pub fn messages(&self) -> Result<Vec<MessageRow>, StoreError> {
-        let path = self.dir.join(MESSAGES_FILE);
-        if path.is_file() {
-            read_messages(&path)
-        } else {
-            let events = EventBatches::open(&self.dir.join(EVENTS_FILE), EventFilter::default())?;
-            Ok(match_events(events)?.messages)
-        }
-    }
-
-    /// Message counts from meta.json (`counts.messages`, `.unmatched_sends`,
-    /// `.unmatched_receives`); None for a trace merged before they existed.
-    pub fn message_counts(&self) -> Option<MessageCounts> {
-        let text = std::fs::read_to_string(self.dir.join(META_FILE)).ok()?;
-        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-        MessageCounts::from_meta(&value)
+        read_messages(&self.dir.join(MESSAGES_FILE))
     }
 }
 
@@ -270,22 +219,5 @@ mod tests {
         assert_eq!(read_messages(&path).expect("read"), rows);
         write_messages(&path, &[]).expect("write empty");
         assert!(read_messages(&path).expect("read").is_empty());
-    }
-
-    #[test]
-    fn counts_go_into_meta_counts() {
-        let mut v = serde_json::json!({"counts": {"events": 3}});
-        let c = MessageCounts {
-            messages: 2,
-            unmatched_sends: 1,
-            unmatched_receives: 0,
-        };
-        c.insert_into(&mut v);
-        assert_eq!(v["counts"]["events"], 3);
-        assert_eq!(MessageCounts::from_meta(&v), Some(c));
-        assert_eq!(
-            MessageCounts::from_meta(&serde_json::json!({"counts": {}})),
-            None
-        );
     }
 }

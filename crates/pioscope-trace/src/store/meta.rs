@@ -5,8 +5,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::merge::clock::{FitMethod, OffsetPoint, OffsetSource};
-
 /// The `format` value of every trace.
 pub const FORMAT_NAME: &str = "pioscope-trace";
 /// The store version this crate writes (and the newest it reads).
@@ -132,7 +130,8 @@ pub struct ClockMeta {
     pub start_ns: i64,
 }
 
-/// Counts.
+/// Rows per table and other counts. Every field but `unusable_raw_files` is filled by
+/// `StoreWriter::finish` from what it wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     /// Rows of events.parquet.
@@ -145,4 +144,131 @@ pub struct Counts {
     pub processes: u64,
     /// Raw files that could not be used at all.
     pub unusable_raw_files: u64,
+    /// Rows of messages.parquet (0 in traces written before that table).
+    #[serde(default)]
+    pub messages: u64,
+    /// Sends no receive was found for.
+    #[serde(default)]
+    pub unmatched_sends: u64,
+    /// Receives no send was found for.
+    #[serde(default)]
+    pub unmatched_receives: u64,
+}
+
+impl Meta {
+    /// The meta.json of a new store: `produced_by` names the program that wrote it (e.g.
+    /// "pioscope-trace 0.1.0"); nothing partial, no raw files, counts left for
+    /// `StoreWriter::finish`.
+    pub fn new(produced_by: String, job: JobMeta, processes: Vec<ProcessMeta>) -> Meta {
+        Meta {
+            format: FORMAT_NAME.to_string(),
+            version: FORMAT_VERSION,
+            tracer_version: None,
+            merged_by: produced_by,
+            time_unit: "ns".to_string(),
+            job,
+            processes,
+            partial: false,
+            partial_reasons: Vec::new(),
+            counts: Counts::default(),
+            raw_files: Vec::new(),
+        }
+    }
+}
+
+impl ProcessMeta {
+    /// A container that was generated (simulated or synthetic), not traced: no raw file, no
+    /// parent, one thread, and a clock that needed no conversion (`ClockMeta::exact`).
+    pub fn generated(
+        process: u32,
+        kind: ContainerKind,
+        rank: i32,
+        host: String,
+        clock: ClockMeta,
+    ) -> ProcessMeta {
+        ProcessMeta {
+            process,
+            kind,
+            rank,
+            pid: process,
+            ppid: 0,
+            host,
+            exe: None,
+            cmdline: None,
+            forked_from: None,
+            threads: 1,
+            events: 0,
+            raw_file: String::new(),
+            clock,
+            partial: None,
+            facts: BTreeMap::new(),
+        }
+    }
+}
+
+impl ClockMeta {
+    /// The clock of a generated store: times are nanoseconds from the start already (`kind`
+    /// says where they came from, e.g. "simulated"), `span_ns` the time the store covers.
+    pub fn exact(kind: &str, span_ns: u64, start_ns: i64) -> ClockMeta {
+        ClockMeta {
+            kind: kind.to_string(),
+            fit: FitMethod::Monotonic,
+            pairs: 0,
+            span_ns,
+            ns_per_tick: 1.0,
+            max_residual_ns: 0.0,
+            offset_source: OffsetSource::None,
+            init: None,
+            finalize: None,
+            start_ns,
+        }
+    }
+}
+
+/// How a process's ticks-to-ns line was obtained (the rules are in `merge::clock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FitMethod {
+    /// Least squares over the process's own pairs.
+    LeastSquares,
+    /// MONOTONIC clock, rate 1.
+    Monotonic,
+    /// Rate from the `tsc_hz` job fact.
+    TscHz,
+    /// Median rate of other processes on the same host.
+    SameHost,
+    /// Median rate of processes on other hosts.
+    OtherHosts,
+    /// No information: 1 ns per tick assumed.
+    Assumed,
+}
+
+/// Where a process's offset to the reference clock came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OffsetSource {
+    /// INIT and FINALIZE measurements: linear drift between them.
+    InitFinalize,
+    /// Only INIT: constant offset.
+    Init,
+    /// Only FINALIZE: constant offset.
+    Finalize,
+    /// No measurement of its own: the parent process's model (a fork shares its clock).
+    Parent,
+    /// On the reference rank's host: the very same CLOCK_MONOTONIC, so offset 0 whatever
+    /// the ping-pong measured (on an oversubscribed node its error reaches milliseconds).
+    SharedClock,
+    /// No measurement: offset 0.
+    None,
+}
+
+/// One measurement used: (our CLOCK_MONOTONIC ns, reference minus ours, round trip).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OffsetPoint {
+    /// Our CLOCK_MONOTONIC at the measurement.
+    pub local_mono_ns: u64,
+    /// Reference CLOCK_MONOTONIC minus ours.
+    pub offset_ns: i64,
+    /// Round trip of the measurement (the error bound).
+    pub rtt_ns: u64,
 }

@@ -1,15 +1,20 @@
-//! The trace store: a directory with meta.json, events.parquet, files.parquet and
-//! settings.parquet. `writer` produces the tables, `reader` streams them back by row group.
+//! The trace store: a directory with meta.json, events.parquet, files.parquet,
+//! settings.parquet, messages.parquet and the level-of-detail index (lod.parquet,
+//! lod_spans.parquet). `StoreWriter` is the only way one is written (its tables encoded by
+//! `writer`, messages paired by `matching`, the index built by `lod`); `reader` streams them
+//! back by row group.
 
 pub mod columns;
 pub mod containers;
 pub mod event;
 pub mod lod;
+pub mod matching;
 pub mod messages;
 pub mod meta;
 pub mod reader;
 pub mod scan;
 pub mod schema;
+pub mod store_writer;
 pub mod writer;
 
 use std::io;
@@ -23,7 +28,8 @@ pub use event::Event;
 pub use meta::Meta;
 pub use reader::{EventBatch, EventBatches, EventFilter, Trace};
 pub use scan::{Pred, Selected, Table};
-pub use writer::{EventWriter, FileRow, SettingRow};
+pub use store_writer::{FinishedStore, StoreWriter};
+pub use writer::{FileRow, SettingRow};
 
 /// File names inside a trace directory.
 pub const META_FILE: &str = "meta.json";
@@ -46,6 +52,9 @@ pub enum StoreError {
         #[source]
         source: io::Error,
     },
+    /// The output of a writer exists already.
+    #[error("{} already exists", .0.display())]
+    Exists(PathBuf),
     /// The directory has no meta.json.
     #[error("{} is not a pioscope trace (no {META_FILE} in it)", .0.display())]
     NotATrace(PathBuf),

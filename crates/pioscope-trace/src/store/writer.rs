@@ -1,5 +1,6 @@
-//! Writers of the store's Parquet tables. Rows are buffered column by column and handed to
-//! Parquet in batches; Parquet cuts row groups of `ROW_GROUP_ROWS`.
+//! Encoders of the store's Parquet tables, used by `StoreWriter` alone. Rows are buffered
+//! column by column and handed to Parquet in batches; Parquet cuts row groups of
+//! `ROW_GROUP_ROWS`.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -51,7 +52,7 @@ impl Dict {
 }
 
 /// Writes events.parquet. Rows must arrive in store order (rank, start_ns, process, thread).
-pub struct EventWriter {
+pub(crate) struct EventWriter {
     writer: ArrowWriter<File>,
     schema: SchemaRef,
     rows: u64,
@@ -216,7 +217,7 @@ pub struct FileRow {
 }
 
 /// Writes files.parquet.
-pub fn write_files(path: &Path, rows: &[FileRow]) -> Result<(), StoreError> {
+pub(crate) fn write_files(path: &Path, rows: &[FileRow]) -> Result<(), StoreError> {
     let columns: Vec<ArrayRef> = vec![
         Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.file_id))),
         Arc::new(StringArray::from_iter_values(
@@ -254,7 +255,7 @@ pub struct SettingRow {
 }
 
 /// Writes settings.parquet.
-pub fn write_settings(path: &Path, rows: &[SettingRow]) -> Result<(), StoreError> {
+pub(crate) fn write_settings(path: &Path, rows: &[SettingRow]) -> Result<(), StoreError> {
     let mut func = Dict::default();
     let mut key = Dict::default();
     let func_keys: Vec<Option<i32>> = rows.iter().map(|r| Some(func.key(&r.func))).collect();
