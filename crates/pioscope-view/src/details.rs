@@ -7,6 +7,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type, UInt8Type};
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
+use pioscope_trace::store::columns::CallColumns;
 use pioscope_trace::store::schema::events as ev;
 use pioscope_trace::store::{Pred, StoreError};
 use serde_json::{json, Map, Value};
@@ -150,32 +151,21 @@ fn children(
         Pred::range(ev::RANK, rank as i64, rank as i64),
         Pred::range(ev::START_NS, start, start.saturating_add(dur)),
     ];
-    let cols = [
-        ev::ID,
-        ev::PARENT,
-        ev::PROCESS,
-        ev::THREAD,
-        ev::START_NS,
-        ev::DURATION_NS,
-        ev::DEPTH,
-        ev::FUNC,
-        ev::LAYER,
-    ];
+    let cols = CallColumns::names_with(&[ev::ID, ev::PARENT, ev::LAYER]);
     let mut out = Vec::new();
     let mut total = 0u64;
     for sel in view.events.select(&preds) {
         for b in view.events.read(&sel, &cols)? {
             let c = view.events.columns(&b);
-            let parent = c.int(ev::PARENT)?;
-            let (cid, s, d, depth, process, thread) = (
-                c.int(ev::ID)?,
-                c.int(ev::START_NS)?,
-                c.int(ev::DURATION_NS)?,
-                c.int(ev::DEPTH)?,
-                c.int(ev::PROCESS)?,
-                c.int(ev::THREAD)?,
-            );
-            let (func, layer) = (c.str(ev::FUNC)?, c.str(ev::LAYER)?);
+            let (cid, parent, layer) = (c.int(ev::ID)?, c.int(ev::PARENT)?, c.str(ev::LAYER)?);
+            let CallColumns {
+                process,
+                thread,
+                start: s,
+                dur: d,
+                depth,
+                func,
+            } = CallColumns::new(&c)?;
             let fk = func_keys(view, &func);
             for i in 0..b.num_rows() {
                 if parent.get(i) != Some(id) {

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use pioscope_trace::functions::{self, Layer};
+use pioscope_trace::store::columns::CallColumns;
 use pioscope_trace::store::schema::events as ev;
 use pioscope_trace::store::StoreError;
 use serde_json::{json, Value};
@@ -43,30 +44,20 @@ pub fn stats(view: &TraceView, rows: &[u32], t0: i64, t1: i64) -> Result<Value, 
     let mut row_busy: HashMap<u32, i64> = HashMap::new();
     let wanted: std::collections::HashSet<u32> = rows.iter().copied().collect();
     let (from, preds) = view.window_preds(rows, t0, t1);
-    let cols = [
-        ev::PROCESS,
-        ev::THREAD,
-        ev::START_NS,
-        ev::DURATION_NS,
-        ev::DEPTH,
-        ev::FUNC,
-        ev::SIZE,
-        ev::RESULT,
-        ev::ERROR,
-    ];
+    let cols = CallColumns::names_with(&[ev::SIZE, ev::RESULT, ev::ERROR]);
     let mut events = 0u64;
     for sel in view.events.select(&preds) {
         for b in view.events.read(&sel, &cols)? {
             let c = view.events.columns(&b);
-            let (process, thread, start, dur, depth) = (
-                c.int(ev::PROCESS)?,
-                c.int(ev::THREAD)?,
-                c.int(ev::START_NS)?,
-                c.int(ev::DURATION_NS)?,
-                c.int(ev::DEPTH)?,
-            );
+            let CallColumns {
+                process,
+                thread,
+                start,
+                dur,
+                depth,
+                func,
+            } = CallColumns::new(&c)?;
             let (size, result, error) = (c.int(ev::SIZE)?, c.int(ev::RESULT)?, c.int(ev::ERROR)?);
-            let func = c.str(ev::FUNC)?;
             let fk = func_keys(view, &func);
             // Whether each function moves data (by dictionary key).
             let kinds: Vec<bool> = (0..func.key_count())

@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 
+use pioscope_trace::store::columns::CallColumns;
 use pioscope_trace::store::lod::{columns as lc, BucketAcc, RowBinner, DEPTHS};
-use pioscope_trace::store::schema::events as ev;
 use pioscope_trace::store::{Pred, StoreError};
 use serde::Serialize;
 
@@ -150,14 +150,6 @@ pub fn read_states(
     let (from, preds) = view.window_preds(rows, t0, t1);
     // `id` is the row number (docs/FORMAT.md), so it comes from the selection itself, and the
     // layer from the function: two columns fewer to decode.
-    let cols = [
-        ev::PROCESS,
-        ev::THREAD,
-        ev::START_NS,
-        ev::DURATION_NS,
-        ev::DEPTH,
-        ev::FUNC,
-    ];
     let mut layers: HashMap<u32, &'static str> = HashMap::new();
     for sel in view.events.select(&preds) {
         let mut ids = sel
@@ -165,16 +157,15 @@ pub fn read_states(
             .iter()
             .flat_map(|r| r.clone())
             .map(|i| sel.first_row as i64 + i as i64);
-        for b in view.events.read(&sel, &cols)? {
-            let c = view.events.columns(&b);
-            let (process, thread, start, dur, depth) = (
-                c.int(ev::PROCESS)?,
-                c.int(ev::THREAD)?,
-                c.int(ev::START_NS)?,
-                c.int(ev::DURATION_NS)?,
-                c.int(ev::DEPTH)?,
-            );
-            let func = c.str(ev::FUNC)?;
+        for b in view.events.read(&sel, &CallColumns::NAMES)? {
+            let CallColumns {
+                process,
+                thread,
+                start,
+                dur,
+                depth,
+                func,
+            } = CallColumns::new(&view.events.columns(&b))?;
             let fk = func_keys(view, &func);
             for i in 0..b.num_rows() {
                 let id = ids.next().unwrap_or(-1);

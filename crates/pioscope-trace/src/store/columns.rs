@@ -14,6 +14,7 @@ use arrow_array::types::{Int32Type, Int64Type, UInt8Type};
 use arrow_array::{Array, ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch};
 use arrow_array::{StringArray, UInt8Array};
 
+use super::schema::events as ev;
 use super::StoreError;
 
 /// The columns of one record batch, with errors naming its file.
@@ -192,6 +193,54 @@ impl StrCol {
     /// [`StrCol::key`]).
     pub fn map_keys<T>(&self, mut f: impl FnMut(&str) -> T) -> Vec<T> {
         (0..self.key_count()).map(|k| f(self.value(k))).collect()
+    }
+}
+
+/// The columns of events.parquet that place a call on its timeline row (process, thread,
+/// start, duration, depth, function): what the index builder and every window, statistics
+/// and details read decode.
+#[derive(Clone, Debug)]
+pub struct CallColumns {
+    /// `process`.
+    pub process: IntCol,
+    /// `thread`.
+    pub thread: IntCol,
+    /// `start_ns`.
+    pub start: IntCol,
+    /// `duration_ns`.
+    pub dur: IntCol,
+    /// `depth`.
+    pub depth: IntCol,
+    /// `func`.
+    pub func: StrCol,
+}
+
+impl CallColumns {
+    /// The columns, for a projection.
+    pub const NAMES: [&'static str; 6] = [
+        ev::PROCESS,
+        ev::THREAD,
+        ev::START_NS,
+        ev::DURATION_NS,
+        ev::DEPTH,
+        ev::FUNC,
+    ];
+
+    /// [`CallColumns::NAMES`] and `more`, for a projection that reads other columns too.
+    pub fn names_with(more: &[&'static str]) -> Vec<&'static str> {
+        [&Self::NAMES[..], more].concat()
+    }
+
+    /// The call columns of a batch of events.parquet.
+    pub fn new(c: &Columns<'_>) -> Result<CallColumns, StoreError> {
+        Ok(CallColumns {
+            process: c.int(ev::PROCESS)?,
+            thread: c.int(ev::THREAD)?,
+            start: c.int(ev::START_NS)?,
+            dur: c.int(ev::DURATION_NS)?,
+            depth: c.int(ev::DEPTH)?,
+            func: c.str(ev::FUNC)?,
+        })
     }
 }
 

@@ -42,7 +42,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 use serde::{Deserialize, Serialize};
 
-use super::columns::{Columns, IntCol, StrCol};
+use super::columns::{CallColumns, Columns, IntCol, StrCol};
 use super::containers::{ContainerRow, Containers, RowMap};
 use super::reader::Trace;
 use super::scan::Table;
@@ -590,15 +590,11 @@ pub fn level_count(base_ns: i64, duration_ns: i64) -> u32 {
     levels
 }
 
-/// The projected columns of events.parquet the builder reads.
+/// The projected columns of events.parquet the builder reads: a call's placement, and what
+/// its function, long-call entry and data bytes need.
 struct BuildCols {
+    call: CallColumns,
     id: IntCol,
-    process: IntCol,
-    thread: IntCol,
-    start: IntCol,
-    dur: IntCol,
-    depth: IntCol,
-    func: StrCol,
     layer: StrCol,
     file_id: IntCol,
     size: IntCol,
@@ -607,15 +603,9 @@ struct BuildCols {
 }
 
 impl BuildCols {
-    /// The columns it reads, for the projection.
-    const NAMES: [&'static str; 12] = [
+    /// The columns besides [`CallColumns::NAMES`], for the projection.
+    const MORE: [&'static str; 6] = [
         ev::ID,
-        ev::PROCESS,
-        ev::THREAD,
-        ev::START_NS,
-        ev::DURATION_NS,
-        ev::DEPTH,
-        ev::FUNC,
         ev::LAYER,
         ev::FILE_ID,
         ev::SIZE,
@@ -625,13 +615,8 @@ impl BuildCols {
 
     fn new(c: &Columns<'_>) -> Result<BuildCols, StoreError> {
         Ok(BuildCols {
+            call: CallColumns::new(c)?,
             id: c.int(ev::ID)?,
-            process: c.int(ev::PROCESS)?,
-            thread: c.int(ev::THREAD)?,
-            start: c.int(ev::START_NS)?,
-            dur: c.int(ev::DURATION_NS)?,
-            depth: c.int(ev::DEPTH)?,
-            func: c.str(ev::FUNC)?,
             layer: c.str(ev::LAYER)?,
             file_id: c.int(ev::FILE_ID)?,
             size: c.int(ev::SIZE)?,
@@ -718,14 +703,15 @@ fn build_into(
     let rank_of_process: Vec<i32> = trace.meta.processes.iter().map(|p| p.rank).collect();
     let mut current_rank: Option<i32> = None;
     progress(0, row_groups);
+    let projection = CallColumns::names_with(&BuildCols::MORE);
     for sel in table.select(&[]) {
-        for batch in table.reader(&sel, &BuildCols::NAMES, 64 * 1024)? {
+        for batch in table.reader(&sel, &projection, 64 * 1024)? {
             let batch = batch?;
             let c = BuildCols::new(&table.columns(&batch))?;
             // Per function key, on first use: the function key and whether it moves data.
-            let mut keys: Vec<Option<(u32, bool)>> = vec![None; c.func.key_count()];
+            let mut keys: Vec<Option<(u32, bool)>> = vec![None; c.call.func.key_count()];
             for i in 0..batch.num_rows() {
-                let process = c.process.value(i) as i32;
+                let process = c.call.process.value(i) as i32;
                 let rank = rank_of_process
                     .get(process.max(0) as usize)
                     .copied()
@@ -739,20 +725,20 @@ fn build_into(
                     }
                     current_rank = Some(rank);
                 }
-                let Some(row) = row_map.row(process, c.thread.value(i) as i32) else {
+                let Some(row) = row_map.row(process, c.call.thread.value(i) as i32) else {
                     continue;
                 };
                 events += 1;
                 row_events[row as usize] += 1;
                 // Both columns are written non-null; a null (a damaged file) indexes nothing.
-                let (Some(fk), Some(lk)) = (c.func.key(i), c.layer.key(i)) else {
+                let (Some(fk), Some(lk)) = (c.call.func.key(i), c.layer.key(i)) else {
                     continue;
                 };
                 let layer = c.layer.value(lk);
                 let (key, moves) = match keys[fk] {
                     Some(k) => k,
                     None => {
-                        let name = c.func.value(fk);
+                        let name = c.call.func.value(fk);
                         let key = *func_index
                             .entry((name.to_string(), layer.to_string()))
                             .or_insert_with(|| {
@@ -794,8 +780,11 @@ fn build_into(
                 } else {
                     0.0
                 };
-                let (start, dur, depth) =
-                    (c.start.value(i), c.dur.value(i), c.depth.value(i) as u8);
+                let (start, dur, depth) = (
+                    c.call.start.value(i),
+                    c.call.dur.value(i),
+                    c.call.depth.value(i) as u8,
+                );
                 if dur >= long_ns {
                     spans.push(row, c.id.value(i), start, dur, depth, &funcs[key as usize])?;
                 }
