@@ -7,7 +7,6 @@ use std::path::Path;
 
 use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::store::lod::{self, span_columns as sc, LodMeta};
-use pioscope_trace::store::messages;
 use pioscope_trace::store::meta::ContainerKind;
 use pioscope_trace::store::schema::events as ev;
 use pioscope_trace::store::{
@@ -17,9 +16,6 @@ use serde::Serialize;
 
 /// Function ids given to names functions.def does not know (and not of the form func_<id>).
 const EXTRA_FUNC_IDS: u32 = 100_000;
-/// Largest trace whose messages are matched at open when it has no messages.parquet.
-const MATCH_ON_OPEN_EVENTS: u64 = 5_000_000;
-
 /// One timeline row.
 #[derive(Clone, Debug, Serialize)]
 pub struct RowInfo {
@@ -248,7 +244,7 @@ impl TraceView {
             view.lod = Some(Lod { table, meta, spans });
         }
         view.settings = view.trace.settings().unwrap_or_default();
-        view.messages = view.read_messages();
+        view.messages = view.read_messages(note);
         Ok(view)
     }
 
@@ -308,19 +304,15 @@ impl TraceView {
         Ok(spans)
     }
 
-    fn read_messages(&self) -> Vec<Message> {
-        // Without messages.parquet (a trace merged before it existed) messages are matched
-        // from the events now, which is one pass: only for traces small enough to afford it.
-        let path = self.trace.dir.join(messages::MESSAGES_FILE);
-        let rows = if path.is_file() {
-            messages::read_messages(&path)
-        } else if self.trace.meta.counts.events <= MATCH_ON_OPEN_EVENTS {
-            self.trace.messages()
-        } else {
-            return Vec::new();
-        };
-        let Ok(rows) = rows else {
-            return Vec::new();
+    /// The messages to draw; none (with a note saying why) when messages.parquet cannot be
+    /// read, e.g. in a trace written before the table existed.
+    fn read_messages(&self, note: &mut dyn FnMut(&str)) -> Vec<Message> {
+        let rows = match self.trace.messages() {
+            Ok(rows) => rows,
+            Err(e) => {
+                note(&format!("no message arrows: {e}"));
+                return Vec::new();
+            }
         };
         let mut out: Vec<Message> = rows
             .iter()
