@@ -6,6 +6,8 @@
 //! trace's rows (`/api/rows`), the report page carries it beside its data, the exports convert
 //! it to RGB; a test of each checks that it draws what this module says.
 
+use std::collections::BTreeMap;
+
 use crate::functions::{self, Layer};
 
 /// A colour as hue (degrees), saturation and lightness (percent): what the pages draw as CSS
@@ -70,6 +72,14 @@ impl Layer {
             lightness: 52,
         }
     }
+}
+
+/// Layer name → CSS colour: the table as the pages receive it.
+pub fn css_by_layer() -> BTreeMap<&'static str, String> {
+    Layer::ALL
+        .iter()
+        .map(|l| (l.name(), l.colour().css()))
+        .collect()
 }
 
 /// The colour of function `name` of `layer`: the layer's hue, shifted by at most 8 degrees,

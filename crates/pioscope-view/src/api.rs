@@ -2,7 +2,7 @@
 //! error answers (404 for anything outside the trace, 400 for malformed parameters, never an
 //! internal detail), and the handlers, which run the blocking Parquet reads off the runtime.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
@@ -220,10 +220,6 @@ struct ColouredFunction<'a> {
 async fn rows(State(state): State<AppState>, Query(p): Params) -> ApiResult {
     let v = trace_of(&state, &p)?;
     // The page has no colour table of its own: it draws with these (pioscope_trace::colours).
-    let layer_colours: BTreeMap<&str, String> = Layer::ALL
-        .iter()
-        .map(|l| (l.name(), l.colour().css()))
-        .collect();
     let functions: Vec<ColouredFunction> = v
         .functions
         .iter()
@@ -239,7 +235,7 @@ async fn rows(State(state): State<AppState>, Query(p): Params) -> ApiResult {
     Ok(Json(json!({
         "groups": v.groups,
         "layers": Layer::ALL.iter().map(|l| l.name()).collect::<Vec<_>>(),
-        "layer_colours": layer_colours,
+        "layer_colours": colours::css_by_layer(),
         "functions": functions,
     })))
 }

@@ -15,7 +15,7 @@
 //! even if a future edit tried to.
 
 use pioscope_analysis::Profile;
-use pioscope_trace::Layer;
+use pioscope_trace::colours;
 
 /// The page's style sheet.
 const CSS: &str = include_str!("report.css");
@@ -58,7 +58,9 @@ pub fn page_from_json(json: &str, title: &str) -> String {
          `pioscope report --json` gives the same data.</p></noscript>\n",
     );
     out.push_str("<main id=\"app\" data-layer-colours=\"");
-    out.push_str(&escape_html(&layer_colours_json()));
+    out.push_str(&escape_html(
+        &serde_json::json!(colours::css_by_layer()).to_string(),
+    ));
     out.push_str("\"></main>\n<script type=\"application/json\" id=\"");
     out.push_str(DATA_ID);
     out.push_str("\">");
@@ -69,16 +71,6 @@ pub fn page_from_json(json: &str, title: &str) -> String {
     out.push_str(JS);
     out.push_str("</script>\n</body>\n</html>\n");
     out
-}
-
-/// Layer name → CSS colour, as JSON: pioscope's one colour table, which the viewer and the
-/// exports draw with too.
-fn layer_colours_json() -> String {
-    let table: serde_json::Map<String, serde_json::Value> = Layer::ALL
-        .iter()
-        .map(|l| (l.name().to_string(), l.colour().css().into()))
-        .collect();
-    serde_json::Value::Object(table).to_string()
 }
 
 /// JSON made safe inside a `<script>` element: `<`, `>` and `&` become `\u003c`, `\u003e` and
@@ -118,6 +110,7 @@ pub fn escape_html(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pioscope_trace::Layer;
 
     /// The text between the data element's opening tag and its first `</script`.
     fn embedded(page: &str) -> &str {
