@@ -2,9 +2,8 @@
 // time axis and the labels. Rectangles are batched by colour (one path and one fill per colour
 // per frame), at the screen's devicePixelRatio.
 
-import { funcColor, layerColor } from "./colors.js";
 import { LABEL_W, LANES, LANE_H, COUNTER_H, DENSITY_H } from "./layout.js";
-import { fmtTime, fmtRate, tickLabels } from "./units.js";
+import { fmtTime, fmtThroughput, tickLabels } from "./units.js";
 
 const FADED = "hsl(0, 0%, 86%)";
 const DEEP_LANE = ["", "hsl(220, 12%, 52%)", "hsl(220, 12%, 62%)", "hsl(220, 12%, 70%)"];
@@ -163,7 +162,7 @@ export function paintPane(pane, model) {
         const x1 = s.x(b.start + bw);
         if (x1 < LABEL_W || x0 > w) continue;
         const bh = Math.max(1, b.busy * (DENSITY_H - 3));
-        batch.rect(layerColor(b.layer), x0, y + DENSITY_H - 1 - bh, Math.max(1, x1 - x0), bh);
+        batch.rect(pane.colours.layer(b.layer), x0, y + DENSITY_H - 1 - bh, Math.max(1, x1 - x0), bh);
         counts.buckets++;
       }
     } else {
@@ -179,7 +178,7 @@ export function paintPane(pane, model) {
           const lane = Math.min(LANES - 1, st.depth);
           const ry = y + 2 + lane * LANE_H;
           const rw = Math.max(1, x1 - x0);
-          const color = hl != null && st.func !== hl ? FADED : funcColor(st.func, st.layer);
+          const color = hl != null && st.func !== hl ? FADED : pane.colours.func(st.func, st.layer);
           batch.rect(color, x0, ry, rw, LANE_H - 1);
           drawn.push({ id: st.id, func: st.func, row: e.row, start: st.start, dur: st.dur, x: x0, y: ry, w: rw, h: LANE_H - 1 });
           if (st.id === sel) selBox = [x0, ry, rw, LANE_H - 1];
@@ -197,8 +196,8 @@ export function paintPane(pane, model) {
             if (busy <= 0) continue;
             const bh = Math.max(1, Math.round(busy * (LANE_H - 1)));
             let color;
-            if (d === 0) color = hl != null && b.func !== hl ? FADED : funcColor(b.func, b.layer);
-            else color = b.layers && b.layers[d] ? layerColor(b.layers[d]) : DEEP_LANE[d];
+            if (d === 0) color = hl != null && b.func !== hl ? FADED : pane.colours.func(b.func, b.layer);
+            else color = b.layers && b.layers[d] ? pane.colours.layer(b.layers[d]) : DEEP_LANE[d];
             batch.rect(color, x0, y + 2 + d * LANE_H + (LANE_H - 1 - bh), bwPx, bh);
           }
           counts.buckets++;
@@ -306,7 +305,7 @@ function paintCounters(ctx, pane, s, w) {
     }
     ctx.strokeStyle = `rgba(${rgb}, 0.9)`;
     ctx.stroke();
-    const label = `${i ? `${track.name} ` : ""}max ${track.unit === "B/s" || !track.unit ? fmtRate(max) : `${max.toPrecision(3)} ${track.unit}`}`;
+    const label = `${i ? `${track.name} ` : ""}max ${track.unit === "B/s" || !track.unit ? fmtThroughput(max) : `${max.toPrecision(3)} ${track.unit}`}`;
     ctx.fillStyle = `rgb(${rgb})`;
     ctx.fillText(label, labelX, 2);
     labelX += ctx.measureText(label).width + 14;

@@ -4,6 +4,7 @@
 
 import { Api, isAbort } from "./api.js";
 import { Layout, LABEL_W, COUNTER_H } from "./layout.js";
+import { Palette } from "./colors.js";
 
 const ROW_MARGIN = 8; // rows fetched beyond the visible ones, so a small scroll shows data at once
 const TIME_MARGIN = 0.25; // of the span fetched on each side, so a small pan shows data at once
@@ -18,6 +19,7 @@ export class Pane {
     this.functions = new Map(rowsDoc.functions.map((f) => [f.id, f]));
     this.funcByName = new Map(rowsDoc.functions.map((f) => [f.name, f]));
     this.layers = rowsDoc.layers;
+    this.colours = new Palette(rowsDoc);
     this.rowAnswers = new Map(); // row id -> last answer row (states or buckets)
     this.densityAnswers = new Map(); // host -> last density row
     this.messages = [];

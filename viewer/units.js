@@ -1,13 +1,21 @@
-// Numbers for people: durations, times on the axis, byte counts.
+// Numbers for people, in both pages: the viewer imports this module, the HTML report inlines it
+// (crates/pioscope-cli/src/report_html/mod.rs). Durations, times on the axis, byte counts,
+// rates, shares. A missing value (null, undefined, NaN) reads "-".
 
-/** A duration in ns as "12.3 ms". */
+function missing(v) {
+  return v === null || v === undefined || Number.isNaN(v);
+}
+
+/** A duration in ns as "12.3 ms" (seconds to the millisecond: the viewer reads times of long
+ * runs with it). */
 export function fmtDur(ns) {
-  if (ns == null || Number.isNaN(ns)) return "";
-  const a = Math.abs(ns);
-  if (a >= 1e9) return `${(ns / 1e9).toFixed(3)} s`;
-  if (a >= 1e6) return `${(ns / 1e6).toFixed(2)} ms`;
-  if (a >= 1e3) return `${(ns / 1e3).toFixed(1)} µs`;
-  return `${Math.round(ns)} ns`;
+  if (missing(ns)) return "-";
+  const v = Number(ns);
+  const a = Math.abs(v);
+  if (a >= 1e9) return `${(v / 1e9).toFixed(3)} s`;
+  if (a >= 1e6) return `${(v / 1e6).toFixed(2)} ms`;
+  if (a >= 1e3) return `${(v / 1e3).toFixed(1)} µs`;
+  return `${Math.round(v)} ns`;
 }
 
 /** A time on the axis with `step` ns between ticks: as many decimals as the step needs. */
@@ -35,22 +43,51 @@ export function tickLabels(step, t0, t1) {
   return { base: `${(base / div).toFixed(baseDecimals)} ${name}`, label: (t) => `+${fmtTime(t - base, step)}` };
 }
 
-/** Bytes as "4.0 MiB". */
+/** Bytes as "4.0 MiB"; under 1 KiB whole bytes. */
 export function fmtBytes(b) {
-  if (b == null) return "";
-  const u = ["B", "KiB", "MiB", "GiB", "TiB"];
+  if (missing(b)) return "-";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+  let v = Number(b);
   let i = 0;
-  let v = b;
-  while (Math.abs(v) >= 1024 && i < u.length - 1) { v /= 1024; i++; }
-  return i === 0 ? `${b} B` : `${v.toFixed(1)} ${u[i]}`;
+  while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return i === 0 ? `${Math.round(v)} B` : `${v.toFixed(1)} ${units[i]}`;
 }
 
-/** A rate in B/s as "1.2 GB/s" (decimal units, as storage people quote them). */
-export function fmtRate(v) {
-  const u = ["B/s", "kB/s", "MB/s", "GB/s", "TB/s"];
+/** A throughput in B/s as "1.2 GiB/s" (binary units, as in the CLI's tables). */
+export function fmtThroughput(bps) {
+  return missing(bps) ? "-" : `${fmtBytes(bps)}/s`;
+}
+
+/** A histogram bin's lower bound in bytes as "4K": powers of two read best without decimals. */
+export function fmtSize(b) {
+  const units = ["B", "K", "M", "G", "T", "P", "E"];
+  let v = Number(b);
   let i = 0;
-  while (v >= 1000 && i < u.length - 1) { v /= 1000; i++; }
-  return `${v.toFixed(v < 10 && i > 0 ? 1 : 0)} ${u[i]}`;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return Math.round(v) + (i === 0 ? "" : units[i]);
+}
+
+/** Events per second as "1.23 k/s". */
+export function fmtPerSec(x) {
+  if (missing(x)) return "-";
+  if (x >= 1e6) return `${(x / 1e6).toFixed(2)} M/s`;
+  if (x >= 1e3) return `${(x / 1e3).toFixed(2)} k/s`;
+  return `${x.toFixed(1)} /s`;
+}
+
+/** A share in [0, 1] as "42.5%". */
+export function fmtPct(x) {
+  return missing(x) ? "-" : `${(x * 100).toFixed(1)}%`;
+}
+
+/** A count as "12,345". */
+export function fmtInt(n) {
+  return missing(n) ? "-" : Number(n).toLocaleString("en-US");
+}
+
+/** A number with `d` decimals (1 unless told). */
+export function fmtNum(x, d = 1) {
+  return missing(x) ? "-" : Number(x).toFixed(d);
 }
 
 /** Escapes text for innerHTML. */

@@ -3,7 +3,6 @@
 
 import { isAbort } from "./api.js";
 import { fmtDur, fmtBytes, esc } from "./units.js";
-import { funcColor } from "./colors.js";
 
 const SKIP = new Set(["parent", "children", "children_total", "hints", "message", "id", "name", "func_name", "func_id"]);
 // The fields a reader looks for first; the rest follow in the server's order.
@@ -29,7 +28,8 @@ function fmtField(key, v) {
 }
 
 function stateLink(pane, s, cls = "") {
-  const color = funcColor(typeof s.func === "number" ? s.func : 0, s.layer);
+  const id = typeof s.func === "number" ? s.func : pane.funcByName.get(funcName(pane, s))?.id;
+  const color = pane.colours.func(id, s.layer);
   return `<a href="#" class="state-link ${cls}" data-id="${s.id}" data-row="${s.row ?? ""}" data-start="${s.start}" data-dur="${s.dur}">`
     + `<span class="swatch" style="background:${color}"></span>${esc(funcName(pane, s))}</a>`
     + ` <span class="dim">${fmtDur(s.dur)}</span>`;

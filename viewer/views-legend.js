@@ -1,7 +1,7 @@
 // Legend: the colour of each layer and of each function the trace holds; a click on a
 // function highlights its states (the others fade), a second click clears it.
 
-import { layerColor, funcColor, LAYER_ORDER } from "./colors.js";
+import { LAYER_ORDER } from "./colors.js";
 import { esc } from "./units.js";
 
 export class LegendView {
@@ -34,10 +34,10 @@ export class LegendView {
       }
       const layers = [...byLayer.keys()].sort((a, b) => LAYER_ORDER.indexOf(a) - LAYER_ORDER.indexOf(b));
       for (const layer of layers) {
-        html += `<div class="legend-layer"><span class="swatch" style="background:${layerColor(layer)}"></span><b>${esc(layer)}</b></div><div class="legend-funcs">`;
+        html += `<div class="legend-layer"><span class="swatch" style="background:${pane.colours.layer(layer)}"></span><b>${esc(layer)}</b></div><div class="legend-funcs">`;
         html += byLayer.get(layer).sort((a, b) => a.name.localeCompare(b.name)).map((f) => {
           const on = h && h.pane === i && h.func === f.id ? " on" : "";
-          return `<a href="#" class="legend-func${on}" data-trace="${i}" data-func="${f.id}"><span class="swatch" style="background:${funcColor(f.id, f.layer)}"></span>${esc(f.name)}</a>`;
+          return `<a href="#" class="legend-func${on}" data-trace="${i}" data-func="${f.id}"><span class="swatch" style="background:${pane.colours.func(f.id, f.layer)}"></span>${esc(f.name)}</a>`;
         }).join("");
         html += `</div>`;
       }

@@ -3,7 +3,6 @@
 
 import { isAbort } from "./api.js";
 import { fmtDur, esc } from "./units.js";
-import { funcColor } from "./colors.js";
 import { funcName } from "./views-details.js";
 
 export class SearchView {
@@ -62,7 +61,7 @@ export class SearchView {
           const fn = typeof f === "object" ? (pane.functions.get(f.id) || f) : (pane.funcByName.get(f) || { id: f, name: f });
           const id = fn.id;
           return `<li><a href="#" data-kind="func" data-trace="${i}" data-func="${id}" class="func-hit">`
-            + `<span class="swatch" style="background:${funcColor(id, fn.layer)}"></span>${esc(fn.name ?? id)}</a>`
+            + `<span class="swatch" style="background:${pane.colours.func(id, fn.layer)}"></span>${esc(fn.name ?? id)}</a>`
             + (f.calls != null ? ` <span class="dim">${f.calls} calls</span>` : "") + `</li>`;
         }).join("") + `</ul>`;
         if (files.length) {

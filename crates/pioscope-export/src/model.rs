@@ -1,12 +1,12 @@
 //! What every export shares: the containers of a trace (hosts, ranks, servers, disks and their
-//! threads), names and colours per layer, and the I/O throughput counter's buckets.
+//! threads), their names, and the I/O throughput counter's buckets (colours come from
+//! `pioscope_trace::colours`, the table the pages draw with).
 
 use std::collections::BTreeMap;
 
 pub use pioscope_trace::store::containers::Container;
 use pioscope_trace::store::containers::Containers;
 use pioscope_trace::store::meta::Meta;
-use pioscope_trace::Layer;
 
 use crate::Options;
 
@@ -36,33 +36,6 @@ pub fn hosts(containers: &[Container]) -> Vec<String> {
         }
     }
     out
-}
-
-/// The colour of a layer, RGB in 0..1: the same families the viewer uses (MPI-IO red, POSIX
-/// blue, MPI green, regions grey, servers purple, disks brown).
-pub fn layer_colour(layer: Layer) -> (f32, f32, f32) {
-    match layer {
-        Layer::Posix => (0.26, 0.52, 0.96),
-        Layer::Stdio => (0.30, 0.75, 0.85),
-        Layer::MpiIo => (0.90, 0.30, 0.24),
-        Layer::Mpi => (0.30, 0.69, 0.31),
-        Layer::Region => (0.70, 0.70, 0.70),
-        Layer::Tracer => (0.85, 0.85, 0.85),
-        Layer::Server => (0.61, 0.35, 0.71),
-        Layer::Disk => (0.55, 0.40, 0.25),
-    }
-}
-
-/// The colour of a function: its layer's, a little lighter or darker per function so that
-/// neighbouring calls of one layer stay apart.
-pub fn func_colour(layer: Layer, func: &str) -> (f32, f32, f32) {
-    let (r, g, b) = layer_colour(layer);
-    let h = func
-        .bytes()
-        .fold(2166136261u32, |h, c| (h ^ c as u32).wrapping_mul(16777619));
-    let k = 0.8 + 0.4 * ((h % 1000) as f32 / 1000.0);
-    let f = |x: f32| (x * k).clamp(0.0, 1.0);
-    (f(r), f(g), f(b))
 }
 
 /// Width of a throughput bucket: about 200 buckets over the job, at least 1 µs.
@@ -122,13 +95,5 @@ mod tests {
             t.series(1_000),
             vec![(1_000, 2000.0), (2_000, 0.0), (5_000, 500.0), (6_000, 0.0)]
         );
-    }
-
-    #[test]
-    fn function_colours_stay_in_range() {
-        for l in Layer::ALL {
-            let (r, g, b) = func_colour(l, "MPI_File_write_all");
-            assert!([r, g, b].iter().all(|x| (0.0..=1.0).contains(x)));
-        }
     }
 }

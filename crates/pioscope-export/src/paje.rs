@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::io::Write;
 use std::path::Path;
 
+use pioscope_trace::colours;
 use pioscope_trace::functions;
 use pioscope_trace::store::messages::MessageRow;
 use pioscope_trace::store::meta::ContainerKind;
@@ -382,7 +383,8 @@ fn write(
         writeln!(w, "0 {tt} {ct} \"Thread\"")?;
         writeln!(w, "1 {st} {tt} \"{name} call\"")?;
         writeln!(w, "2 {vt} {ct} \"I/O throughput (MB/s)\" \"0.9 0.5 0.1\"")?;
-        // Entity values: every function of these layers, coloured by layer.
+        // Entity values: every function of these layers, in the shade of its layer the pages
+        // draw it with.
         let mut n = 0;
         let funcs = functions::all()
             .iter()
@@ -399,7 +401,7 @@ fn write(
                     w,
                     "4 {st}_{n} {st} {} {}",
                     q(&func),
-                    colour(model::func_colour(layer, &func))
+                    colour(colours::function_colour(layer, &func).rgb())
                 )?;
                 n += 1;
             }

@@ -8,6 +8,7 @@ use std::process::Command;
 
 use pioscope_export::{export, Format, Options};
 use pioscope_trace::store::Trace;
+use pioscope_trace::{colours, functions};
 
 fn trace() -> Trace {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/hpio-collective");
@@ -85,6 +86,37 @@ fn paje_loads_in_pj_dump() {
     let links = text.lines().filter(|l| l.starts_with("Link,")).count();
     assert_eq!(states as u64, t.meta.counts.events);
     assert_eq!(links as u64, s.messages);
+}
+
+/// Every function's entity value carries the colour the pages draw it with: the one table of
+/// `pioscope_trace::colours` (issue 11: the exports once had a table of their own).
+#[test]
+fn paje_colours_are_the_pages() {
+    let t = trace();
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = out(&dir, "t.paje");
+    export(&t, Format::Paje, &path, &Options::default(), &mut |_| {}).expect("export");
+    let text = std::fs::read_to_string(&path).expect("read");
+    let mut checked = 0;
+    // `4 <alias> <type> "<function>" "<r> <g> <b>"`
+    for line in text.lines().filter(|l| l.starts_with("4 ")) {
+        let quoted: Vec<&str> = line.split('"').collect();
+        let (name, rgb) = (quoted[1], quoted[3]);
+        let drawn: Vec<f32> = rgb.split(' ').map(|x| x.parse().expect("number")).collect();
+        let layer = functions::by_name(name)
+            .expect("a functions.def name")
+            .layer;
+        let (r, g, b) = colours::function_colour(layer, name).rgb();
+        for (d, want) in drawn.iter().zip([r, g, b]) {
+            assert!(
+                (d - want).abs() <= 0.005,
+                "{name}: {rgb} is not {:?}",
+                (r, g, b)
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked > 100, "{checked} entity values");
 }
 
 #[test]

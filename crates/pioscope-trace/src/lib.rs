@@ -4,6 +4,7 @@
 //! Data flows `raw` → `merge` → `store`; analyses only ever see `store`.
 #![warn(missing_docs)]
 
+pub mod colours;
 pub mod functions;
 pub mod merge;
 pub mod raw;

@@ -10,10 +10,12 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use pioscope_trace::colours;
 use pioscope_trace::functions::Layer;
+use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::model::TraceView;
+use crate::model::{FuncEntry, TraceView};
 use crate::{assets, counters, details, search, stats, window, AppState};
 
 /// An error answer: a status and a message for the user.
@@ -207,12 +209,34 @@ async fn traces(State(state): State<AppState>) -> ApiResult {
     Ok(Json(Value::Array(list)))
 }
 
+/// A function of the rows answer, with the colour the page draws it in.
+#[derive(Serialize)]
+struct ColouredFunction<'a> {
+    #[serde(flatten)]
+    function: &'a FuncEntry,
+    colour: String,
+}
+
 async fn rows(State(state): State<AppState>, Query(p): Params) -> ApiResult {
     let v = trace_of(&state, &p)?;
+    // The page has no colour table of its own: it draws with these (pioscope_trace::colours).
+    let functions: Vec<ColouredFunction> = v
+        .functions
+        .iter()
+        .map(|f| ColouredFunction {
+            function: f,
+            colour: colours::function_colour(
+                Layer::from_name(&f.layer).unwrap_or(Layer::Tracer),
+                &f.name,
+            )
+            .css(),
+        })
+        .collect();
     Ok(Json(json!({
         "groups": v.groups,
         "layers": Layer::ALL.iter().map(|l| l.name()).collect::<Vec<_>>(),
-        "functions": v.functions,
+        "layer_colours": colours::css_by_layer(),
+        "functions": functions,
     })))
 }
 

@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
+use pioscope_trace::colours;
 use pioscope_trace::store::lod;
 use pioscope_trace::store::Trace;
+use pioscope_trace::Layer;
 use pioscope_view::{app, AppState};
 use serde_json::Value;
 use tower::ServiceExt;
@@ -115,6 +117,16 @@ async fn traces_rows_and_the_whole_window() {
     assert!(funcs
         .iter()
         .any(|f| f["name"] == "MPI_File_write_all" && f["id"] == 318 && f["layer"] == "mpiio"));
+    // Colours: the one table (issue 11), never a copy in the page.
+    for l in Layer::ALL {
+        assert_eq!(v["layer_colours"][l.name()], l.colour().css().as_str());
+    }
+    for f in funcs {
+        let name = f["name"].as_str().expect("name");
+        let layer = Layer::from_name(f["layer"].as_str().expect("layer")).expect("known layer");
+        let want = colours::function_colour(layer, name).css();
+        assert_eq!(f["colour"], want.as_str(), "{name}");
+    }
 
     // The whole trace holds fewer calls than the budget: every row exact.
     let (s, v) = json(&st, "/api/window?trace=0&px=1200").await;

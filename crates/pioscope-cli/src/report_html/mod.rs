@@ -1,7 +1,10 @@
 //! `pioscope report --html FILE`: the report as one self-contained HTML page. The page embeds
 //! the report JSON (the object `--json` prints) and draws everything in the browser with plain
 //! JavaScript and inline SVG / canvas (report.js, report.css, included here at build time):
-//! no network, no external font, no CDN; one file that opens from disk.
+//! no network, no external font, no CDN; one file that opens from disk. Two things it shares
+//! with the viewer come from their one owner: the number formatters (viewer/units.js, inlined
+//! before report.js in one module script) and the layer colours (`pioscope_trace::colours`,
+//! in the app element's `data-layer-colours`).
 //!
 //! Design note: the Rust side only serializes and escapes; all layout, aggregation for large
 //! rank counts and drawing live in report.js, so the same data can be checked with `--json`.
@@ -12,11 +15,14 @@
 //! even if a future edit tried to.
 
 use pioscope_analysis::Profile;
+use pioscope_trace::colours;
 
 /// The page's style sheet.
 const CSS: &str = include_str!("report.css");
 /// The page's script: reads the embedded JSON and draws every section.
 const JS: &str = include_str!("report.js");
+/// The number formatters both pages use (an ES module; its exports are the page's functions).
+const UNITS_JS: &str = include_str!("../../../../viewer/units.js");
 /// Id of the element that holds the JSON (report.js reads it).
 pub const DATA_ID: &str = "pioscope-report";
 
@@ -33,7 +39,7 @@ pub fn page(profile: &Profile) -> serde_json::Result<String> {
 /// The page around an already serialized report object.
 pub fn page_from_json(json: &str, title: &str) -> String {
     let data = embed_json(json);
-    let mut out = String::with_capacity(data.len() + CSS.len() + JS.len() + 1024);
+    let mut out = String::with_capacity(data.len() + CSS.len() + UNITS_JS.len() + JS.len() + 2048);
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     out.push_str(
@@ -51,11 +57,17 @@ pub fn page_from_json(json: &str, title: &str) -> String {
         "<noscript><p>This page draws the report with JavaScript; \
          `pioscope report --json` gives the same data.</p></noscript>\n",
     );
-    out.push_str("<main id=\"app\"></main>\n<script type=\"application/json\" id=\"");
+    out.push_str("<main id=\"app\" data-layer-colours=\"");
+    out.push_str(&escape_html(
+        &serde_json::json!(colours::css_by_layer()).to_string(),
+    ));
+    out.push_str("\"></main>\n<script type=\"application/json\" id=\"");
     out.push_str(DATA_ID);
     out.push_str("\">");
     out.push_str(&data);
-    out.push_str("</script>\n<script>\n");
+    // A module script, so viewer/units.js goes in as it is: `export` is legal there (unused).
+    out.push_str("</script>\n<script type=\"module\">\n");
+    out.push_str(UNITS_JS);
     out.push_str(JS);
     out.push_str("</script>\n</body>\n</html>\n");
     out
@@ -98,6 +110,7 @@ pub fn escape_html(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pioscope_trace::Layer;
 
     /// The text between the data element's opening tag and its first `</script`.
     fn embedded(page: &str) -> &str {
@@ -125,6 +138,21 @@ mod tests {
         assert_eq!(back, v);
     }
 
+    /// The layer colours the page draws with are the one table's (issue 11: the page once had
+    /// its own, with MPI-IO purple); tests/test_colours.py checks the drawn bars.
+    #[test]
+    fn layer_colours_are_the_one_table() {
+        let page = page_from_json("{}", "t");
+        let open = "<main id=\"app\" data-layer-colours=\"";
+        let start = page.find(open).expect("app element") + open.len();
+        let len = page[start..].find('"').expect("closed");
+        let json = page[start..start + len].replace("&quot;", "\"");
+        let table: serde_json::Value = serde_json::from_str(&json).expect("json");
+        for l in Layer::ALL {
+            assert_eq!(table[l.name()], l.colour().css().as_str(), "{l}");
+        }
+    }
+
     #[test]
     fn title_is_escaped() {
         let page = page_from_json("{}", "run <a & \"b\">");
@@ -136,7 +164,7 @@ mod tests {
     fn the_page_is_one_file() {
         let page = page_from_json("{\"job\":{}}", "t");
         assert!(page.starts_with("<!DOCTYPE html>"));
-        assert!(page.contains(CSS) && page.contains(JS));
+        assert!(page.contains(CSS) && page.contains(JS) && page.contains(UNITS_JS));
         // The one URL allowed: the SVG namespace (an identifier, never fetched).
         let page = page.replace("\"http://www.w3.org/2000/svg\"", "SVGNS");
         for needle in [
@@ -163,7 +191,7 @@ mod tests {
         assert_eq!(page.matches("</script>").count(), 2);
         assert_eq!(page.matches("</style>").count(), 1);
         assert!(
-            !CSS.contains("</") && !JS.contains("</"),
+            ![CSS, UNITS_JS, JS].iter().any(|a| a.contains("</")),
             "assets never hold a closing tag"
         );
     }

@@ -8,7 +8,10 @@
 // min / quartiles / median / max of its ranks for the others. The heat map arrives binned
 // (at most 200 rank rows × 400 time columns, see crates/pioscope-analysis/src/heatmap.rs).
 // Tables draw TABLE_ROWS rows at a time, after sorting all of them.
-"use strict";
+//
+// The page runs this file as a module (strict) right after viewer/units.js, the viewer's
+// number formatters (fmtDur, fmtBytes, ...), which mod.rs inlines before it; the layer colours
+// arrive in the app element's data-layer-colours.
 (function () {
   const SVGNS = "http://www.w3.org/2000/svg";
   /** Most bars of a per-rank chart; more ranks are bucketed. */
@@ -24,12 +27,15 @@
     mpi: "#38a169", other: "#cbd5e0",
   };
   const SEVERITY_COLOR = { high: "#c53030", medium: "#d46b08", low: "#3f7ec1" };
-  const LAYER_COLOR = { posix: "#3182ce", mpiio: "#805ad5", stdio: "#dd8a1e", mpi: "#38a169" };
 
   const R = JSON.parse(document.getElementById("pioscope-report").textContent);
   // For the browser's console and for tests.
   window.pioscopeReport = R;
   const app = document.getElementById("app");
+  // pioscope's one colour table (crates/pioscope-trace/src/colours.rs), which the viewer and
+  // the exports draw with too: layer name -> CSS colour.
+  const LAYER_COLOURS = JSON.parse(app.dataset.layerColours);
+  function layerColour(layer) { return LAYER_COLOURS[layer] || LAYER_COLOURS.tracer; }
 
   // ---------- small helpers ----------
   function el(tag, attrs, ...children) {
@@ -61,40 +67,6 @@
     e.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
   }
   function title(text) { return s("title", { text: text }); }
-
-  function fmtBytes(n) {
-    if (n === null || n === undefined) return "-";
-    const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let v = Number(n), i = 0;
-    while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-    return i === 0 ? Math.round(v) + " B" : v.toFixed(1) + " " + units[i];
-  }
-  function fmtSize(n) {
-    // A histogram bin's lower bound: exact powers of two read best without decimals.
-    const units = ["B", "K", "M", "G", "T", "P", "E"];
-    let v = Number(n), i = 0;
-    while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-    return Math.round(v) + (i === 0 ? "" : units[i]);
-  }
-  function fmtDur(ns) {
-    if (ns === null || ns === undefined) return "-";
-    const v = Number(ns), a = Math.abs(v);
-    if (a < 1e3) return Math.round(v) + " ns";
-    if (a < 1e6) return (v / 1e3).toFixed(1) + " us";
-    if (a < 1e9) return (v / 1e6).toFixed(2) + " ms";
-    if (a < 600e9) return (v / 1e9).toFixed(2) + " s";
-    return (v / 60e9).toFixed(1) + " min";
-  }
-  function fmtPct(x) { return x === null || x === undefined ? "-" : (x * 100).toFixed(1) + "%"; }
-  function fmtInt(n) { return n === null || n === undefined ? "-" : Number(n).toLocaleString("en-US"); }
-  function fmtNum(x, d) { return x === null || x === undefined ? "-" : Number(x).toFixed(d === undefined ? 1 : d); }
-  function fmtRate(x) {
-    if (x === null || x === undefined) return "-";
-    if (x >= 1e6) return (x / 1e6).toFixed(2) + " M/s";
-    if (x >= 1e3) return (x / 1e3).toFixed(2) + " k/s";
-    return x.toFixed(1) + " /s";
-  }
-  function fmtThroughput(x) { return x === null || x === undefined ? "-" : fmtBytes(x) + "/s"; }
 
   /** A value at quantile q of sorted values (linear interpolation). */
   function quantile(sorted, q) {
@@ -387,9 +359,9 @@
     for (const layer of shown) {
       const name = "rank-bytes-" + layer;
       charts.appendChild(figure("Bytes per rank", "at " + layer, aggregated
-        ? boxChart(name, distribution(items, it => it.b[layer] || 0), fmtBytes, { color: LAYER_COLOR[layer], width: SMALL })
+        ? boxChart(name, distribution(items, it => it.b[layer] || 0), fmtBytes, { color: layerColour(layer), width: SMALL })
         : stackedChart(name, items.map(it => ({ label: rankName(it.rank), parts: { v: it.b[layer] || 0 }, tip: "rank " + it.rank + ": " + fmtBytes(it.b[layer] || 0) + " at " + layer })),
-          ["v"], { v: LAYER_COLOR[layer] }, fmtBytes, { width: SMALL })));
+          ["v"], { v: layerColour(layer) }, fmtBytes, { width: SMALL })));
     }
     charts.appendChild(figure("I/O time per rank", "outermost I/O calls, by class", aggregated
       ? boxChart("rank-io-time", distribution(ranks, r => r.io_ns), fmtDur, { color: COLOR.data, width: SMALL })
@@ -419,7 +391,7 @@
       const label = i === 0 ? "0" : fmtSize(binMin(i));
       items.push({ label: label, parts: { v: c }, tip: (i === 0 ? "size 0" : "[" + fmtBytes(binMin(i)) + ", " + fmtBytes(binMin(i + 1)) + ")") + ": " + fmtInt(c) + " calls" });
     }
-    const svg = stackedChart("histogram", items, ["v"], { v: LAYER_COLOR[row.layer] || COLOR.data }, v => fmtInt(Math.round(v)), { height: 220, width: SMALL, integer: true });
+    const svg = stackedChart("histogram", items, ["v"], { v: layerColour(row.layer) }, v => fmtInt(Math.round(v)), { height: 220, width: SMALL, integer: true });
     svg.setAttribute("data-bins", items.length);
     svg.setAttribute("data-layer", row.layer);
     svg.setAttribute("data-group", row.group);
@@ -591,7 +563,7 @@
       { label: "bytes/call", get: r => r.bytes_per_op, num: true, fmt: fmtBytes, help: "bytes / data calls" },
       { label: "total time", get: r => r.total_time_ns, num: true, fmt: fmtDur, help: "sum of durations" },
       { label: "busy time", get: r => r.busy_time_ns, num: true, fmt: fmtDur, help: "union of the call intervals per rank, summed over ranks" },
-      { label: "load", get: r => r.ops_per_sec, num: true, fmt: fmtRate, help: "calls per second of busy time" },
+      { label: "load", get: r => r.ops_per_sec, num: true, fmt: fmtPerSec, help: "calls per second of busy time" },
       { label: "throughput", get: r => r.bytes_per_sec, num: true, fmt: fmtThroughput, help: "bytes per second of busy time" },
       { label: "errors", get: r => r.errors, num: true, fmt: fmtInt },
     ].filter(c => c);
@@ -663,7 +635,7 @@
     const m = R.patterns.metadata;
     if (m.operations + m.mpiio_operations > 0) {
       parts.push(el("h3", { text: "Metadata" }));
-      parts.push(el("p", { text: fmtInt(m.operations) + " POSIX/STDIO metadata calls (" + fmtRate(m.per_sec) + " over the job, " + fmtDur(m.time_ns) + " in them)" +
+      parts.push(el("p", { text: fmtInt(m.operations) + " POSIX/STDIO metadata calls (" + fmtPerSec(m.per_sec) + " over the job, " + fmtDur(m.time_ns) + " in them)" +
         (m.by_function.length ? ": " + m.by_function.slice(0, 6).map(([f, n]) => f + " " + fmtInt(n)).join(", ") : "") + "; " + fmtInt(m.mpiio_operations) + " MPI-IO metadata calls." }));
     }
     return section("files", "Files, aggregation and metadata", parts);
