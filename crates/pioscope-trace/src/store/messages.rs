@@ -2,18 +2,17 @@
 //! receive by `matching` as `StoreWriter` writes the events. This file owns the row type, the
 //! writer and the reader; columns are documented in docs/FORMAT.md "messages.parquet".
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::types::Int32Type;
-use arrow_array::{ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch};
 use parquet::arrow::ArrowWriter;
 
 use super::reader::Trace;
 use super::scan::Table;
 use super::schema::{self, messages as mc};
+use super::writer::Dict;
 use super::StoreError;
 
 /// The messages table.
@@ -60,28 +59,6 @@ pub struct MessageRow {
 /// Rows per row group (and per batch handed to Parquet).
 const ROWS_PER_BATCH: usize = 1 << 20;
 
-fn dict(values: impl Iterator<Item = String>) -> Result<ArrayRef, StoreError> {
-    let mut index: HashMap<String, i32> = HashMap::new();
-    let mut uniq: Vec<String> = Vec::new();
-    let mut keys = Vec::new();
-    for v in values {
-        let k = match index.get(&v) {
-            Some(&k) => k,
-            None => {
-                let k = uniq.len() as i32;
-                index.insert(v.clone(), k);
-                uniq.push(v);
-                k
-            }
-        };
-        keys.push(k);
-    }
-    Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
-        Int32Array::from(keys),
-        Arc::new(StringArray::from_iter_values(uniq.iter())),
-    )?))
-}
-
 /// Writes messages.parquet (rows as given: merge sorts them by send time).
 pub(crate) fn write_messages(path: &Path, rows: &[MessageRow]) -> Result<(), StoreError> {
     let schema = schema::messages_schema();
@@ -116,9 +93,9 @@ pub(crate) fn write_messages(path: &Path, rows: &[MessageRow]) -> Result<(), Sto
             i64s(|m| m.recv_ns),
             i64s(|m| m.bytes),
             i32s(|m| m.tag),
-            dict(chunk.iter().map(|m| m.comm.clone()))?,
-            dict(chunk.iter().map(|m| m.send_func.clone()))?,
-            dict(chunk.iter().map(|m| m.recv_func.clone()))?,
+            Dict::encode(chunk.iter().map(|m| m.comm.as_str()))?,
+            Dict::encode(chunk.iter().map(|m| m.send_func.as_str()))?,
+            Dict::encode(chunk.iter().map(|m| m.recv_func.as_str()))?,
         ];
         writer.write(&RecordBatch::try_new(schema.clone(), columns)?)?;
     }

@@ -25,7 +25,7 @@ const BATCH_ROWS: usize = 64 * 1024;
 
 /// Interns strings of one dictionary column.
 #[derive(Default)]
-struct Dict {
+pub(super) struct Dict {
     index: HashMap<String, i32>,
     values: Vec<String>,
 }
@@ -48,6 +48,15 @@ impl Dict {
             keys,
             Arc::new(values),
         )?))
+    }
+
+    /// A dictionary column of `values`, each distinct value stored once.
+    pub(super) fn encode<'a>(
+        values: impl Iterator<Item = &'a str>,
+    ) -> Result<ArrayRef, StoreError> {
+        let mut dict = Dict::default();
+        let keys = values.map(|v| Some(dict.key(v))).collect();
+        dict.array(keys)
     }
 }
 
@@ -256,10 +265,6 @@ pub struct SettingRow {
 
 /// Writes settings.parquet.
 pub(crate) fn write_settings(path: &Path, rows: &[SettingRow]) -> Result<(), StoreError> {
-    let mut func = Dict::default();
-    let mut key = Dict::default();
-    let func_keys: Vec<Option<i32>> = rows.iter().map(|r| Some(func.key(&r.func))).collect();
-    let key_keys: Vec<Option<i32>> = rows.iter().map(|r| Some(key.key(&r.key))).collect();
     let columns: Vec<ArrayRef> = vec![
         Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.rank))),
         Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.process))),
@@ -267,8 +272,8 @@ pub(crate) fn write_settings(path: &Path, rows: &[SettingRow]) -> Result<(), Sto
         Arc::new(Int32Array::from(
             rows.iter().map(|r| r.file_id).collect::<Vec<_>>(),
         )),
-        func.array(func_keys)?,
-        key.array(key_keys)?,
+        Dict::encode(rows.iter().map(|r| r.func.as_str()))?,
+        Dict::encode(rows.iter().map(|r| r.key.as_str()))?,
         Arc::new(StringArray::from_iter_values(
             rows.iter().map(|r| r.value.as_str()),
         )),
