@@ -7,13 +7,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pioscope_trace::store::Event;
 use pioscope_trace::OpKind;
+use pioscope_trace::units;
 
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::class;
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "close-sync";

@@ -8,13 +8,13 @@ use std::collections::HashMap;
 
 use pioscope_trace::store::Event;
 use pioscope_trace::Layer;
+use pioscope_trace::units;
 
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "misaligned";

@@ -9,9 +9,11 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pioscope_sim::model::System;
-use pioscope_sim::output::{hint_settings, StoreRecorder, StoreSummary};
+use pioscope_sim::mpiio::output::{StoreRecorder, StoreSummary};
 use pioscope_sim::program::{IoKind, Job};
-use pioscope_sim::{bounds, engine, load, replay, workload};
+use pioscope_sim::engine;
+use pioscope_sim::model::{bounds, load};
+use pioscope_sim::mpiio::{replay, workload};
 use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::store::SettingRow;
 
@@ -135,7 +137,7 @@ fn build_input(args: &Args, system: &System) -> Result<Input> {
     if let Some(spec) = &args.workload {
         let g = workload::generate(spec, system).context("--workload")?;
         let settings = (0..g.job.files.len() as u32)
-            .flat_map(|f| hint_settings(f, &g.hints))
+            .flat_map(|f| g.hints.setting_rows(f))
             .collect();
         return Ok(Input {
             job: g.job,
@@ -156,7 +158,7 @@ fn build_input(args: &Args, system: &System) -> Result<Input> {
         .file_hints
         .iter()
         .enumerate()
-        .flat_map(|(f, h)| hint_settings(f as u32, h))
+        .flat_map(|(f, h)| h.setting_rows(f as u32))
         .collect();
     Ok(Input {
         job: r.job,

@@ -40,7 +40,7 @@
 
 use super::{Ev, Sim, SimError};
 use crate::program::{Rank, Traffic};
-use crate::storage::disk::transfer_ns;
+use crate::engine::storage::disk::transfer_ns;
 
 /// What one node moves in the exchange in progress.
 #[derive(Clone, Copy, Debug, Default)]

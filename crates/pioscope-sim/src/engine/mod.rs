@@ -11,14 +11,17 @@
 //! Files by role: `queue` (events), `ranks` (stepping, slots, Begin/End, barrier), `messages`
 //! (MPI point-to-point: matching, eager, rendezvous), `io` (client requests through network,
 //! server CPU, caches and disks; metadata; sync; flush), `locks` (byte-range locks),
-//! `exchange` (dense all-to-alls simulated in aggregate).
+//! `exchange` (dense all-to-alls simulated in aggregate). Beneath them the machine's parts:
+//! `network` (flow-level bandwidth sharing) and `storage` (striping, servers, caches, disks).
 
 mod exchange;
 mod io;
 mod locks;
 mod messages;
+pub mod network;
 mod queue;
 mod ranks;
+pub mod storage;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -26,13 +29,13 @@ pub(crate) mod testutil;
 
 use std::fmt;
 
-use crate::layout::{Piece, Striping};
+use crate::engine::storage::layout::{Piece, Striping};
 use crate::model::{Placement, System};
-use crate::network::{FlowNet, LinkId, Reschedule};
+use crate::engine::network::{FlowNet, LinkId, Reschedule};
 use crate::program::{FileId, Job, Op, Rank, Recorder};
-use crate::storage::cache::{ReadCache, WriteBack};
-use crate::storage::disk::transfer_ns;
-use crate::storage::server::Server;
+use crate::engine::storage::cache::{ReadCache, WriteBack};
+use crate::engine::storage::disk::transfer_ns;
+use crate::engine::storage::server::Server;
 
 use queue::{Ev, Queue};
 

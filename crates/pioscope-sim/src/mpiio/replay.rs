@@ -16,7 +16,7 @@ use thiserror::Error;
 
 use crate::model::System;
 use crate::program::{Call, FileId, IoKind, Job, MetaKind, Op, Rank};
-use crate::romio::{self, calls, Hints, Pattern, Request, RomioError};
+use crate::mpiio::romio::{self, calls, Hints, Pattern, Request, RomioError};
 
 /// Errors replaying a trace.
 #[derive(Debug, Error)]

@@ -4,7 +4,7 @@
 
 use crate::model::System;
 use crate::program::{MetaKind, Op, Rank};
-use crate::romio::{self, calls};
+use crate::mpiio::romio::{self, calls};
 
 use super::{Builder, Generated, Spec, WorkloadError};
 

@@ -6,7 +6,7 @@
 
 use crate::model::System;
 use crate::program::{IoKind, Rank};
-use crate::romio::{self, calls, Pattern, Request};
+use crate::mpiio::romio::{self, calls, Pattern, Request};
 
 use super::{Builder, Generated, Spec, WorkloadError};
 
