@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 
 use pioscope_trace::store::Event;
-use pioscope_trace::Layer;
 use pioscope_trace::units;
+use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::util::{self, Call, General, Numbers, PerCall, Shared};

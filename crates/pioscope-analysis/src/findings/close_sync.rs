@@ -6,8 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use pioscope_trace::store::Event;
-use pioscope_trace::OpKind;
 use pioscope_trace::units;
+use pioscope_trace::OpKind;
 
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};

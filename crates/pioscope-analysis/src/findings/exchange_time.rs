@@ -11,8 +11,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use pioscope_trace::store::Event;
-use pioscope_trace::Layer;
 use pioscope_trace::units;
+use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::util::{self, Call, General, Numbers, PerCall, Shared};

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use pioscope_trace::store::Event;
-use pioscope_trace::OpKind;
 use pioscope_trace::units;
+use pioscope_trace::OpKind;
 
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};

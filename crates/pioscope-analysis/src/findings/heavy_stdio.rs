@@ -3,8 +3,8 @@
 //! flush a system call, with no way to express parallel access to a shared file.
 
 use pioscope_trace::store::Event;
-use pioscope_trace::Layer;
 use pioscope_trace::units;
+use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};

@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 
 use pioscope_trace::store::Event;
-use pioscope_trace::Layer;
 use pioscope_trace::units;
+use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};

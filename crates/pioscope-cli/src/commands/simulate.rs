@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use pioscope_sim::model::System;
-use pioscope_sim::mpiio::output::{StoreRecorder, StoreSummary};
-use pioscope_sim::program::{IoKind, Job};
 use pioscope_sim::engine;
+use pioscope_sim::model::System;
 use pioscope_sim::model::{bounds, load};
+use pioscope_sim::mpiio::output::{StoreRecorder, StoreSummary};
 use pioscope_sim::mpiio::{replay, workload};
+use pioscope_sim::program::{IoKind, Job};
 use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::store::SettingRow;
 
@@ -242,7 +242,7 @@ fn summary_text(system: &System, input: &Input, store: &StoreSummary, end_ns: u6
             .iter()
             .filter_map(|f| store.funcs.get(*f))
             .fold((0u64, 0u64), |(n, b), t| (n + t.calls, b + t.bytes));
-        let req = if n > 0 { b / n } else { bytes };
+        let req = b.checked_div(n).unwrap_or(bytes);
         let bound = bounds::throughput(system, ranks as u32, req, kind);
         let ceiling = bound.for_volume(b.max(bytes) as f64);
         let rate = if secs > 0.0 { bytes as f64 / secs } else { 0.0 };

@@ -10,11 +10,11 @@
 
 use super::ranks::Block;
 use super::{token, Ev, Sim, SimError};
+use crate::engine::storage::cache::Extent;
+use crate::engine::storage::disk::transfer_ns;
 use crate::engine::storage::layout::Piece;
 use crate::program::{DiskActivity, ServerActivity};
 use crate::program::{FileId, IoKind, MetaKind, Rank};
-use crate::engine::storage::cache::Extent;
-use crate::engine::storage::disk::transfer_ns;
 
 /// One request piece in flight.
 #[derive(Clone, Copy, Debug)]

@@ -13,8 +13,8 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::{Table, Value};
 
-use crate::model::{Disk, LayoutKind, System};
 use crate::model::units::{parse_rate, parse_size, parse_time_ns};
+use crate::model::{Disk, LayoutKind, System};
 
 /// The presets built into the binary: (name, TOML text).
 const PRESETS: &[(&str, &str)] = &[

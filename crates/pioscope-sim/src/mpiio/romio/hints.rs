@@ -55,16 +55,19 @@ impl Hints {
         };
         match key {
             "cb_buffer_size" => {
-                self.mpiio.cb_buffer_size = positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
-                    .ok_or_else(|| bad("must be > 0"))?
+                self.mpiio.cb_buffer_size =
+                    positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
+                        .ok_or_else(|| bad("must be > 0"))?
             }
             "ind_wr_buffer_size" => {
-                self.mpiio.ind_wr_buffer_size = positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
-                    .ok_or_else(|| bad("must be > 0"))?
+                self.mpiio.ind_wr_buffer_size =
+                    positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
+                        .ok_or_else(|| bad("must be > 0"))?
             }
             "ind_rd_buffer_size" => {
-                self.mpiio.ind_rd_buffer_size = positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
-                    .ok_or_else(|| bad("must be > 0"))?
+                self.mpiio.ind_rd_buffer_size =
+                    positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
+                        .ok_or_else(|| bad("must be > 0"))?
             }
             "cb_nodes" => {
                 self.mpiio.cb_nodes = v.parse().map_err(|_| bad("not a count"))?;

@@ -123,8 +123,14 @@ pub fn sieve_volume(pattern: &Pattern, kind: IoKind, hints: &Hints) -> SieveVolu
         return SieveVolume::default();
     }
     let (on, buffer) = match kind {
-        IoKind::Write => (hints.mpiio.ds_write != Toggle::Disable, hints.mpiio.ind_wr_buffer_size),
-        IoKind::Read => (hints.mpiio.ds_read != Toggle::Disable, hints.mpiio.ind_rd_buffer_size),
+        IoKind::Write => (
+            hints.mpiio.ds_write != Toggle::Disable,
+            hints.mpiio.ind_wr_buffer_size,
+        ),
+        IoKind::Read => (
+            hints.mpiio.ds_read != Toggle::Disable,
+            hints.mpiio.ind_rd_buffer_size,
+        ),
     };
     if !on {
         return SieveVolume::default();
@@ -192,8 +198,14 @@ pub fn independent_body(prog: &mut Vec<Op>, req: &Request, pattern: &Pattern, hi
         return;
     }
     let (on, buffer) = match req.kind {
-        IoKind::Write => (hints.mpiio.ds_write != Toggle::Disable, hints.mpiio.ind_wr_buffer_size),
-        IoKind::Read => (hints.mpiio.ds_read != Toggle::Disable, hints.mpiio.ind_rd_buffer_size),
+        IoKind::Write => (
+            hints.mpiio.ds_write != Toggle::Disable,
+            hints.mpiio.ind_wr_buffer_size,
+        ),
+        IoKind::Read => (
+            hints.mpiio.ds_read != Toggle::Disable,
+            hints.mpiio.ind_rd_buffer_size,
+        ),
     };
     if !on {
         for (o, l) in pattern.pieces_between(lo, hi) {

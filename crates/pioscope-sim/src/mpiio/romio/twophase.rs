@@ -56,8 +56,8 @@ pub fn aggregators(node_of: &[u32], hints: &Hints) -> Vec<Rank> {
             let most = order.iter().map(|&n| per(n)).max().unwrap_or(0);
             for j in 0..most {
                 for &n in &order {
-                    if j < per(n) {
-                        out.push(members[&n][j]);
+                    if let Some(&r) = members[&n][..per(n)].get(j) {
+                        out.push(r);
                     }
                 }
             }

@@ -14,8 +14,8 @@ pub mod spec;
 use thiserror::Error;
 
 use crate::model::System;
-use crate::program::{FileId, Job, Op, Rank};
 use crate::mpiio::romio::{self, calls, Hints, Pattern, Request, RomioError};
+use crate::program::{FileId, Job, Op, Rank};
 
 pub use spec::Spec;
 
