@@ -22,9 +22,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pioscope_trace::functions::{self, Layer, OpKind};
 use pioscope_trace::store::Event;
+use rustc_hash::FxHashSet;
 use serde::Serialize;
 
-use crate::hash::FxSet;
 use crate::hints;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
@@ -184,7 +184,7 @@ struct SieveAcc {
 pub struct AggregationVisitor {
     kinds: PerFunc<OpKind>,
     nesting: Nesting<Option<Call>>,
-    instances: FxSet<i32>,
+    instances: FxHashSet<i32>,
     records: u64,
     participants: BTreeMap<i32, String>,
     aggregators: BTreeMap<i32, Aggregator>,
@@ -208,7 +208,7 @@ impl AggregationVisitor {
         AggregationVisitor {
             kinds: PerFunc::new(functions::kind_of),
             nesting: Nesting::new(),
-            instances: FxSet::default(),
+            instances: FxHashSet::default(),
             records: 0,
             participants: BTreeMap::new(),
             aggregators: BTreeMap::new(),

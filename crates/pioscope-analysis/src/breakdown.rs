@@ -22,10 +22,10 @@ use std::collections::BTreeMap;
 
 use pioscope_trace::functions::Layer;
 use pioscope_trace::store::Event;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::class::{io_class, is_io_layer, IoClass};
-use crate::hash::FxMap;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
 use crate::stats::{Names, PerFunc, NO_PHASE};
@@ -166,8 +166,8 @@ struct RankAcc {
     first: i64,
     last: i64,
     layers: [i64; Layer::ALL.len()],
-    funcs: FxMap<(Layer, u32), i64>,
-    phases: FxMap<u32, PhaseAcc>,
+    funcs: FxHashMap<(Layer, u32), i64>,
+    phases: FxHashMap<u32, PhaseAcc>,
     io: IoSplit,
     mpi: i64,
 }
@@ -224,8 +224,8 @@ impl BreakdownVisitor {
             first: 0,
             last: 0,
             layers: [0; Layer::ALL.len()],
-            funcs: FxMap::default(),
-            phases: FxMap::default(),
+            funcs: FxHashMap::default(),
+            phases: FxHashMap::default(),
             io: IoSplit::default(),
             mpi: 0,
         };
@@ -369,8 +369,8 @@ impl Visitor for BreakdownVisitor {
             first: e.start_ns,
             last: e.end_ns(),
             layers: [0; Layer::ALL.len()],
-            funcs: FxMap::default(),
-            phases: FxMap::default(),
+            funcs: FxHashMap::default(),
+            phases: FxHashMap::default(),
             io: IoSplit::default(),
             mpi: 0,
         });

@@ -6,8 +6,7 @@
 use std::str::FromStr;
 
 use pioscope_trace::store::SettingRow;
-
-use crate::hash::FxMap;
+use rustc_hash::FxHashMap;
 
 /// ROMIO's collective buffer size per aggregator.
 pub const CB_BUFFER_SIZE: &str = "cb_buffer_size";
@@ -23,8 +22,8 @@ pub const VIEW_FILETYPE_EXTENT: &str = "view.filetype_extent";
 /// Settings by (rank, file, key number), each a time-sorted list of values.
 #[derive(Debug, Default)]
 pub struct Hints {
-    keys: FxMap<String, u32>,
-    values: FxMap<(i32, i32, u32), Vec<(i64, String)>>,
+    keys: FxHashMap<String, u32>,
+    values: FxHashMap<(i32, i32, u32), Vec<(i64, String)>>,
 }
 
 impl Hints {

@@ -10,7 +10,6 @@ pub mod breakdown;
 pub mod class;
 pub mod compare;
 pub mod findings;
-pub mod hash;
 pub mod heatmap;
 pub mod hints;
 pub mod nesting;
@@ -21,7 +20,6 @@ pub mod scope;
 pub mod stats;
 #[cfg(test)]
 mod testutil;
-pub mod units;
 
 pub use profile::{profile, Profile};
 pub use scope::Scope;

@@ -11,8 +11,7 @@
 //! (through `on_pop`) once a later event of its thread is not inside it, or at the end.
 
 use pioscope_trace::store::Event;
-
-use crate::hash::FxMap;
+use rustc_hash::FxHashMap;
 
 /// One open call on a thread's stack.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,7 +41,7 @@ impl<T> Frame<T> {
 pub struct Nesting<T> {
     key: Option<(i32, i32)>,
     current: Vec<Frame<T>>,
-    others: FxMap<(i32, i32), Vec<Frame<T>>>,
+    others: FxHashMap<(i32, i32), Vec<Frame<T>>>,
     rank: Option<i32>,
 }
 
@@ -51,7 +50,7 @@ impl<T> Default for Nesting<T> {
         Nesting {
             key: None,
             current: Vec::new(),
-            others: FxMap::default(),
+            others: FxHashMap::default(),
             rank: None,
         }
     }

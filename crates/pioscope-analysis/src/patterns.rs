@@ -32,10 +32,10 @@ use std::collections::BTreeMap;
 
 use pioscope_trace::functions::{self, Layer, OpKind};
 use pioscope_trace::store::Event;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use crate::class::{io_class, is_io_layer, is_open, IoClass};
-use crate::hash::{FxMap, FxSet};
 use crate::hints;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
@@ -212,7 +212,7 @@ struct SeqAcc {
     last: Option<(i64, i64)>,
     pairs: u64,
     contiguous: u64,
-    strides: FxMap<i64, u64>,
+    strides: FxHashMap<i64, u64>,
 }
 
 impl SeqAcc {
@@ -287,7 +287,7 @@ struct AccessAcc {
 
 #[derive(Debug, Default)]
 struct FileAcc {
-    ranks: FxSet<i32>,
+    ranks: FxHashSet<i32>,
     reads: u64,
     writes: u64,
     read_bytes: u64,
@@ -327,11 +327,11 @@ pub struct PatternsVisitor {
     options: Options,
     kinds: PerFunc<(OpKind, Option<IoClass>, bool)>,
     nesting: Nesting<Open>,
-    accesses: FxMap<(i32, i32, Layer), AccessAcc>,
-    files: FxMap<i32, FileAcc>,
+    accesses: FxHashMap<(i32, i32, Layer), AccessAcc>,
+    files: FxHashMap<i32, FileAcc>,
     metadata: MetadataRate,
-    metadata_by_rank: FxMap<i32, u64>,
-    metadata_by_func: FxMap<u32, u64>,
+    metadata_by_rank: FxHashMap<i32, u64>,
+    metadata_by_func: FxHashMap<u32, u64>,
 }
 
 impl PatternsVisitor {
@@ -341,11 +341,11 @@ impl PatternsVisitor {
             options,
             kinds: PerFunc::new(|l, f| (functions::kind_of(l, f), io_class(l, f), is_open(f))),
             nesting: Nesting::new(),
-            accesses: FxMap::default(),
-            files: FxMap::default(),
+            accesses: FxHashMap::default(),
+            files: FxHashMap::default(),
             metadata: MetadataRate::default(),
-            metadata_by_rank: FxMap::default(),
-            metadata_by_func: FxMap::default(),
+            metadata_by_rank: FxHashMap::default(),
+            metadata_by_func: FxHashMap::default(),
         }
     }
 

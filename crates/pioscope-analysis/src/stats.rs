@@ -28,11 +28,11 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::hash::FxMap;
 use crate::pass::{self, Context, PassCounts, Visitor};
 use crate::scope::Scope;
 use pioscope_trace::functions::{self, Layer, OpKind};
 use pioscope_trace::store::{Event, StoreError, Trace};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// Group label of records outside any user region (`--by phase`).
@@ -232,7 +232,7 @@ pub struct Stats {
 /// lookups without hashing.
 #[derive(Debug, Default)]
 pub(crate) struct Names {
-    ids: FxMap<String, u32>,
+    ids: FxHashMap<String, u32>,
     names: Vec<String>,
     recent: [(usize, u32); 16],
 }
@@ -425,7 +425,7 @@ pub struct StatsVisitor {
     /// Kind of each function (its number keys `RawKey::Func`).
     kinds: PerFunc<OpKind>,
     hosts: Vec<Option<u32>>,
-    groups: FxMap<RawKey, Acc>,
+    groups: FxHashMap<RawKey, Acc>,
 }
 
 impl StatsVisitor {
@@ -436,7 +436,7 @@ impl StatsVisitor {
             names: Names::default(),
             kinds: PerFunc::new(functions::kind_of),
             hosts: Vec::new(),
-            groups: FxMap::default(),
+            groups: FxHashMap::default(),
         }
     }
 

@@ -1,7 +1,7 @@
-//! Text for people: the number formats (`pioscope_analysis::units`, shared with the findings'
-//! evidence) and aligned tables.
+//! Text for people: aligned tables, and the number formats the commands' tables use (owned by
+//! `pioscope_trace::units`, shared with the findings' evidence and the simulator's reports).
 
-pub use pioscope_analysis::units::{bytes, duration_ns, rate, throughput};
+pub use pioscope_trace::units::{bytes, duration_ns, rate, throughput};
 
 /// Prints rows as an aligned table: the first `left` columns left-aligned, the rest right.
 pub fn table(header: &[&str], rows: &[Vec<String>], left: usize) -> String {

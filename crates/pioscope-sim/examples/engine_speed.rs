@@ -112,14 +112,14 @@ fn main() {
             _ => panic!("unknown option {k}"),
         }
     }
-    let mut sys = pioscope_sim::load::system(&system, &sets).expect("system");
+    let mut sys = pioscope_sim::model::load::system(&system, &sets).expect("system");
     let per_node = sys.nodes.ranks_per_node.max(1);
     let t0 = Instant::now();
     let job = match &workload {
         Some(spec) => {
             // Enough nodes for the spec's ranks (the spec's own `ranks=`).
             sys.nodes.count = sys.nodes.count.max(ranks.div_ceil(per_node));
-            pioscope_sim::workload::generate(spec, &sys)
+            pioscope_sim::mpiio::workload::generate(spec, &sys)
                 .expect("workload")
                 .job
         }

@@ -1,23 +1,18 @@
 //! The machine model (docs/MODEL.md) and the discrete-event simulator behind `pioscope
 //! simulate`, `calibrate`, `compare` and `bounds`.
 //!
-//! - `model`: the system description (TOML), presets and `--set` overrides.
-//! - `program`: the primitive operations a simulated rank runs, and what the engine reports.
+//! Data flows `model` → `mpiio` → `program` → `engine` → `mpiio::output`:
+//! - `model`: the system description (TOML schema, presets, units, `--set` overrides), its
+//!   analytic bounds and the calibration fits that produce it.
+//! - `mpiio`: ROMIO's strategies, generated workloads, trace replay, and the simulated trace
+//!   store; they compile MPI-IO calls into a `program::Job`.
+//! - `program`: the contract between `mpiio` and `engine`: the primitive operations a
+//!   simulated rank runs, and what the engine reports.
+//! - `engine`: the discrete-event engine, with the flow-level network and the storage servers
+//!   (disks, caches, striping) beneath it.
+#![warn(missing_docs)]
 
-pub mod model;
-pub mod program;
-// sim-model: loading models (presets, units, --set), analytic bounds, calibration fits.
-pub mod bounds;
-pub mod calibrate;
-pub mod load;
-pub mod units;
-// sim-mpiio: ROMIO's strategies, workloads, trace replay, the simulated trace store.
-pub mod output;
-pub mod replay;
-pub mod romio;
-pub mod workload;
-// sim-engine: the discrete-event engine, flow-level network, storage servers, striping.
 pub mod engine;
-pub mod layout;
-pub mod network;
-pub mod storage;
+pub mod model;
+pub mod mpiio;
+pub mod program;

@@ -17,38 +17,73 @@ pub type Slot = u32;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
     /// Time the model does not explain: computation, or a replayed trace's gap between calls.
-    Compute { ns: u64 },
+    Compute {
+        /// How long.
+        ns: u64,
+    },
     /// Starts sending `bytes` to `to`. Eager (≤ eager_limit): done when the data has left;
     /// rendezvous: a round trip first, done when delivered.
-    Isend { to: Rank, bytes: u64, slot: Slot },
+    Isend {
+        /// The receiving rank.
+        to: Rank,
+        /// Message size.
+        bytes: u64,
+        /// The slot a `WaitAll` completes.
+        slot: Slot,
+    },
     /// Starts receiving `bytes` from `from`; messages between a pair match in order.
-    Irecv { from: Rank, bytes: u64, slot: Slot },
+    Irecv {
+        /// The sending rank.
+        from: Rank,
+        /// Message size.
+        bytes: u64,
+        /// The slot a `WaitAll` completes.
+        slot: Slot,
+    },
     /// Blocks until every listed slot completed.
-    WaitAll { slots: Vec<Slot> },
+    WaitAll {
+        /// The slots to wait for.
+        slots: Vec<Slot>,
+    },
     /// Blocks until every rank of the job reached the same barrier (counted per rank: the
     /// n-th Barrier of each rank meet); costs a log2(ranks)-deep tree of small messages.
     Barrier,
     /// A blocking client access: the layout splits it over servers (and disks), the pieces go
     /// out concurrently, it completes when all have.
     Io {
+        /// The file accessed.
         file: FileId,
+        /// Read or write.
         kind: IoKind,
+        /// File offset.
         offset: u64,
+        /// Length.
         bytes: u64,
     },
     /// A metadata operation on the file's metadata server.
-    Meta { file: FileId, kind: MetaKind },
+    Meta {
+        /// The file.
+        file: FileId,
+        /// Which operation.
+        kind: MetaKind,
+    },
     /// Takes a byte-range write lock (data sieving writes; fcntl on the client's file system):
     /// waits until no other rank holds an overlapping range.
     Lock {
+        /// The file.
         file: FileId,
+        /// Start of the locked range.
         offset: u64,
+        /// Length of the locked range.
         bytes: u64,
     },
     /// Releases the lock taken by the matching `Lock`.
     Unlock {
+        /// The file.
         file: FileId,
+        /// Start of the range, as locked.
         offset: u64,
+        /// Length of the range, as locked.
         bytes: u64,
     },
     /// An all-to-all-v of every rank of the job simulated in aggregate (the engine's
@@ -102,17 +137,24 @@ impl Traffic {
 /// Direction of a data access.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IoKind {
+    /// Data from the file to the client.
     Read,
+    /// Data from the client to the file.
     Write,
 }
 
 /// Metadata operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MetaKind {
+    /// Create a file (`create_syncs` synced updates on the metadata server).
     Create,
+    /// Open or look up an existing file.
     Open,
+    /// Close.
     Close,
+    /// Stat / getattr.
     Stat,
+    /// Unlink.
     Remove,
     /// fsync: waits for the file's dirty data on every server to reach disk.
     Sync,
@@ -165,26 +207,39 @@ pub trait Recorder {
 /// One request piece served by a server.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerActivity {
+    /// The storage server (0-based).
     pub server: u32,
+    /// functions.def id of the SERVER function (server_write, server_create, ...).
     pub func: u16,
+    /// The client rank the request came from.
     pub client: Rank,
+    /// The file.
     pub file: FileId,
     /// Offset in the file.
     pub offset: u64,
+    /// Bytes of the piece.
     pub bytes: u64,
+    /// When the server started serving it.
     pub start_ns: u64,
+    /// When it finished.
     pub end_ns: u64,
 }
 
 /// One access served by a disk.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiskActivity {
+    /// The storage server holding the disk.
     pub server: u32,
+    /// The disk of that server (0-based).
     pub disk: u32,
+    /// functions.def id: disk_read or disk_write.
     pub func: u16,
     /// Offset on the disk.
     pub offset: u64,
+    /// Length.
     pub bytes: u64,
+    /// When the disk started the access.
     pub start_ns: u64,
+    /// When it finished.
     pub end_ns: u64,
 }

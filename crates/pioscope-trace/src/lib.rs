@@ -10,5 +10,6 @@ pub mod merge;
 pub mod raw;
 pub mod scope;
 pub mod store;
+pub mod units;
 
 pub use functions::{FuncInfo, Layer, OpKind};

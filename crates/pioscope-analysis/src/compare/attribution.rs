@@ -23,10 +23,10 @@
 use pioscope_trace::functions::Layer;
 use pioscope_trace::store::meta::ContainerKind;
 use pioscope_trace::store::{Containers, EventFilter, StoreError, Trace};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::ops::{children, Names, Op};
-use crate::hash::FxMap;
 
 /// A call's duration split by where it went, ns (the parts add up to the duration).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -193,7 +193,7 @@ pub(crate) fn simulated(
     // Servers by name (servers first, then disks of unlisted servers); each server and disk
     // container maps to its server.
     let containers = Containers::new(&trace.meta);
-    let mut server_ids: FxMap<&str, u32> = FxMap::default();
+    let mut server_ids: FxHashMap<&str, u32> = FxHashMap::default();
     let mut server_of: Vec<Option<u32>> = vec![None; containers.all().len()];
     for kind in [ContainerKind::Server, ContainerKind::Disk] {
         for c in containers.all().iter().filter(|c| c.kind == kind) {
@@ -226,7 +226,7 @@ fn add_server_activity(
     nservers: usize,
 ) -> Result<(), StoreError> {
     // Calls of each rank sorted by start (top-level calls of one rank do not overlap).
-    let mut by_rank: FxMap<i32, Vec<(i64, i64, usize)>> = FxMap::default();
+    let mut by_rank: FxHashMap<i32, Vec<(i64, i64, usize)>> = FxHashMap::default();
     for (k, c) in calls.iter().enumerate() {
         by_rank.entry(c.rank).or_default().push((c.start, c.end, k));
     }

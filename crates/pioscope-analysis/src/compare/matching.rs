@@ -9,10 +9,10 @@
 //! (`pioscope_sim::program::Call::observed_id`), but its store has no column for it yet; once
 //! it has, pairing by that id goes here.
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::ops::{children, Op, NONE};
-use crate::hash::FxMap;
 
 /// How the calls were paired.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -37,7 +37,7 @@ pub(crate) fn match_rank(obs: &[Op], sim: &[Op]) -> Matching {
         sim_of: vec![NONE; obs.len()],
         matched_sim: vec![false; sim.len()],
     };
-    let mut groups: FxMap<u32, (Vec<u32>, usize)> = FxMap::default();
+    let mut groups: FxHashMap<u32, (Vec<u32>, usize)> = FxHashMap::default();
     let tops = |ops: &[Op]| {
         ops.iter()
             .enumerate()
@@ -66,7 +66,7 @@ pub(crate) fn match_rank(obs: &[Op], sim: &[Op]) -> Matching {
 /// Pairs the k-th observed item of each function with the k-th simulated one:
 /// `pair(observed index, simulated index)`.
 fn zip_by_func(
-    groups: &mut FxMap<u32, (Vec<u32>, usize)>,
+    groups: &mut FxHashMap<u32, (Vec<u32>, usize)>,
     sim: Vec<(usize, u32)>,
     obs: Vec<(usize, u32)>,
     mut pair: impl FnMut(usize, usize),

@@ -19,13 +19,13 @@ use std::path::PathBuf;
 
 use pioscope_trace::functions::Layer;
 use pioscope_trace::store::{StoreError, Trace};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use thiserror::Error;
 
 pub use attribution::Breakdown;
 pub use matching::MatchedBy;
 
-use crate::hash::FxMap;
 use crate::scope::Scope;
 use attribution::Pending;
 use ops::{Names, Op, ReadError, Reader, NONE};
@@ -481,7 +481,7 @@ struct InstAcc {
 struct Acc {
     threshold: f64,
     keep_operations: bool,
-    funcs: FxMap<u32, FuncAcc>,
+    funcs: FxHashMap<u32, FuncAcc>,
     instances: BTreeMap<i32, InstAcc>,
     operations: Vec<CompactOp>,
     slow: Vec<SlowOp>,
@@ -502,7 +502,7 @@ impl Acc {
         Acc {
             threshold: opts.threshold,
             keep_operations: opts.operations,
-            funcs: FxMap::default(),
+            funcs: FxHashMap::default(),
             instances: BTreeMap::new(),
             operations: Vec::new(),
             slow: Vec::new(),

@@ -9,8 +9,8 @@
 use pioscope_trace::functions::Layer;
 use pioscope_trace::store::meta::ContainerKind;
 use pioscope_trace::store::{EventBatch, EventBatches, StoreError, Trace};
+use rustc_hash::FxHashMap;
 
-use crate::hash::FxMap;
 use crate::scope::{Scope, ScopeFilter};
 
 /// "No index": an unmatched operation.
@@ -23,7 +23,7 @@ const TOP: u32 = 1 << 31;
 #[derive(Debug, Default)]
 pub(crate) struct Names {
     list: Vec<(String, Layer)>,
-    index: FxMap<String, u32>,
+    index: FxHashMap<String, u32>,
 }
 
 impl Names {

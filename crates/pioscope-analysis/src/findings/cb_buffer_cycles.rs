@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use pioscope_trace::store::Event;
+use pioscope_trace::units;
 use pioscope_trace::Layer;
 
 use super::config::Config;
@@ -16,7 +17,6 @@ use super::util::{self, Call, General, Numbers, PerCall, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "cb-buffer-cycles";

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use pioscope_trace::store::Event;
+use pioscope_trace::units;
 use pioscope_trace::OpKind;
 
 use super::config::Config;
@@ -13,7 +14,6 @@ use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::class;
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "close-sync";

@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use pioscope_trace::store::Event;
+use pioscope_trace::units;
 use pioscope_trace::Layer;
 
 use super::config::Config;
@@ -19,7 +20,6 @@ use super::{Evidence, Finding, Rule, Severity};
 use crate::class;
 use crate::hints;
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "exchange-time";

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use pioscope_trace::store::Event;
+use pioscope_trace::units;
 use pioscope_trace::OpKind;
 
 use super::config::Config;
@@ -12,7 +13,6 @@ use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::class;
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "file-per-process";

@@ -3,13 +3,13 @@
 //! flush a system call, with no way to express parallel access to a shared file.
 
 use pioscope_trace::store::Event;
+use pioscope_trace::units;
 use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "heavy-stdio";

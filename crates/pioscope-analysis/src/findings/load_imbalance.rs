@@ -7,12 +7,12 @@
 use std::collections::BTreeMap;
 
 use pioscope_trace::store::Event;
+use pioscope_trace::units;
 
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "load-imbalance";

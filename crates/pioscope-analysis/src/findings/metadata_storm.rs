@@ -3,13 +3,13 @@
 //! trip to the metadata server, and thousands of ranks issuing them at once queue there.
 
 use pioscope_trace::store::Event;
+use pioscope_trace::units;
 
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::class;
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "metadata-storm";

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use pioscope_trace::store::Event;
+use pioscope_trace::units;
 use pioscope_trace::Layer;
 
 use super::config::Config;
@@ -14,7 +15,6 @@ use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "misaligned";

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use pioscope_trace::store::Event;
+use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
@@ -15,7 +16,6 @@ use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "noncontiguous-independent";

@@ -5,13 +5,13 @@
 //! what reaches the storage, and their offsets go through the file view).
 
 use pioscope_trace::store::Event;
+use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "random-access";

@@ -4,12 +4,12 @@
 //! MPI-IO (which move data beneath the collective calls) do not count as such a rank.
 
 use pioscope_trace::store::Event;
+use pioscope_trace::units;
 
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "rank0-io";

@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 
 use pioscope_trace::store::Event;
+use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::util::{self, func_layer, func_name, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
-use crate::units;
 
 /// Rule id.
 pub(crate) const ID: &str = "small-requests";

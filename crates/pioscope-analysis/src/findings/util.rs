@@ -12,12 +12,12 @@ use std::rc::Rc;
 use pioscope_trace::functions::{by_name, bytes_moved};
 use pioscope_trace::store::Event;
 use pioscope_trace::{FuncInfo, Layer, OpKind};
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::config::Config;
 use super::{Evidence, Finding, Severity};
 use crate::class::{self, is_io_layer};
-use crate::hash::FxMap;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::Context;
 use crate::stats::PerFunc;
@@ -330,7 +330,7 @@ fn thread(e: &Event<'_>) -> (i32, i32) {
 /// right after it, so a call is complete when its thread's next top-level call starts.
 #[derive(Debug)]
 pub(crate) struct PerCall<A> {
-    index: FxMap<(i32, i32), usize>,
+    index: FxHashMap<(i32, i32), usize>,
     open: Vec<Option<(Call, A)>>,
     last: Option<((i32, i32), usize)>,
 }
@@ -338,7 +338,7 @@ pub(crate) struct PerCall<A> {
 impl<A> Default for PerCall<A> {
     fn default() -> Self {
         PerCall {
-            index: FxMap::default(),
+            index: FxHashMap::default(),
             open: Vec::new(),
             last: None,
         }

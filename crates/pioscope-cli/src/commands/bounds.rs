@@ -4,11 +4,12 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use serde_json::{json, Value};
 
-use pioscope_sim::bounds::{self, Bound, OpRate};
-use pioscope_sim::load;
+use pioscope_sim::model::bounds::{self, Bound, OpRate};
+use pioscope_sim::model::load;
+use pioscope_sim::model::units::parse_size;
 use pioscope_sim::model::System;
 use pioscope_sim::program::IoKind;
-use pioscope_sim::units::{fmt_ops, fmt_rate, fmt_size, parse_size};
+use pioscope_trace::units::{fmt_ops, fmt_rate, fmt_size};
 
 /// Small requests are judged at this size when --request-size is larger.
 const SMALL: u64 = 4096;

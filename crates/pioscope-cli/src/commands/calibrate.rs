@@ -8,10 +8,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 
-use pioscope_sim::calibrate::{self, Machine, NetRuns, StorageRuns};
-use pioscope_sim::load;
+use pioscope_sim::model::calibrate::{self, Machine, NetRuns, StorageRuns};
+use pioscope_sim::model::load;
 use pioscope_sim::model::Fit;
-use pioscope_sim::units::{fmt_ops, fmt_rate, fmt_time_ns};
+use pioscope_trace::units::{fmt_ops, fmt_rate, fmt_time_ns};
 
 use crate::launch;
 

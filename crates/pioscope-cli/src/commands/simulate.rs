@@ -8,10 +8,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pioscope_sim::engine;
 use pioscope_sim::model::System;
-use pioscope_sim::output::{hint_settings, StoreRecorder, StoreSummary};
+use pioscope_sim::model::{bounds, load};
+use pioscope_sim::mpiio::output::{StoreRecorder, StoreSummary};
+use pioscope_sim::mpiio::{replay, workload};
 use pioscope_sim::program::{IoKind, Job};
-use pioscope_sim::{bounds, engine, load, replay, workload};
 use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::store::SettingRow;
 
@@ -133,7 +135,7 @@ fn build_input(args: &Args, system: &System) -> Result<Input> {
     if let Some(spec) = &args.workload {
         let g = workload::generate(spec, system).context("--workload")?;
         let settings = (0..g.job.files.len() as u32)
-            .flat_map(|f| hint_settings(f, &g.hints))
+            .flat_map(|f| g.hints.setting_rows(f))
             .collect();
         return Ok(Input {
             job: g.job,
@@ -154,7 +156,7 @@ fn build_input(args: &Args, system: &System) -> Result<Input> {
         .file_hints
         .iter()
         .enumerate()
-        .flat_map(|(f, h)| hint_settings(f as u32, h))
+        .flat_map(|(f, h)| h.setting_rows(f as u32))
         .collect();
     Ok(Input {
         job: r.job,
@@ -238,7 +240,7 @@ fn summary_text(system: &System, input: &Input, store: &StoreSummary, end_ns: u6
             .iter()
             .filter_map(|f| store.funcs.get(*f))
             .fold((0u64, 0u64), |(n, b), t| (n + t.calls, b + t.bytes));
-        let req = if n > 0 { b / n } else { bytes };
+        let req = b.checked_div(n).unwrap_or(bytes);
         let bound = bounds::throughput(system, ranks as u32, req, kind);
         let ceiling = bound.for_volume(b.max(bytes) as f64);
         let rate = if secs > 0.0 { bytes as f64 / secs } else { 0.0 };

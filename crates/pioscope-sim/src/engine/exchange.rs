@@ -39,8 +39,8 @@
 //! "Aggregated exchange".
 
 use super::{Ev, Sim, SimError};
+use crate::engine::storage::disk::transfer_ns;
 use crate::program::{Rank, Traffic};
-use crate::storage::disk::transfer_ns;
 
 /// What one node moves in the exchange in progress.
 #[derive(Clone, Copy, Debug, Default)]

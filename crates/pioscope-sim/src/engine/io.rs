@@ -10,11 +10,11 @@
 
 use super::ranks::Block;
 use super::{token, Ev, Sim, SimError};
-use crate::layout::Piece;
+use crate::engine::storage::cache::Extent;
+use crate::engine::storage::disk::transfer_ns;
+use crate::engine::storage::layout::Piece;
 use crate::program::{DiskActivity, ServerActivity};
 use crate::program::{FileId, IoKind, MetaKind, Rank};
-use crate::storage::cache::Extent;
-use crate::storage::disk::transfer_ns;
 
 /// One request piece in flight.
 #[derive(Clone, Copy, Debug)]
@@ -213,7 +213,7 @@ impl Sim<'_> {
     /// ready now, ends: copies are CPU work, so they take one of the server's threads.
     fn cache_copy_end(&mut self, s: usize, bytes: u64, rate: f64) -> u64 {
         let rate = self.sys.storage.cache.sized(rate, bytes);
-        let ns = crate::storage::disk::transfer_ns(bytes, rate).round() as u64;
+        let ns = crate::engine::storage::disk::transfer_ns(bytes, rate).round() as u64;
         self.servers[s].cpu(self.now, ns)
     }
 
@@ -489,7 +489,7 @@ impl Sim<'_> {
         } else {
             server
                 .sync_waiters
-                .push(crate::storage::server::SyncWaiter {
+                .push(crate::engine::storage::server::SyncWaiter {
                     seq: target,
                     rank: r,
                     arrived_ns: self.now,

@@ -14,9 +14,10 @@
 //! latency), then the data; both sides complete on delivery. Rendezvous costs one round trip
 //! more than eager.
 
+use rustc_hash::FxHashMap;
+
 use super::{token, Ev, Sim, SimError};
 use crate::program::{Rank, Slot};
-use crate::storage::cache::FxMap;
 
 const NIL: u32 = u32::MAX;
 
@@ -59,7 +60,7 @@ pub(super) struct Messages {
     free: Vec<u32>,
     recvs: Vec<Recv>,
     recv_free: Vec<u32>,
-    pairs: FxMap<u64, Pair>,
+    pairs: FxHashMap<u64, Pair>,
     /// Messages sent.
     pub sent: u64,
 }

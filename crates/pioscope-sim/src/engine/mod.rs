@@ -11,14 +11,17 @@
 //! Files by role: `queue` (events), `ranks` (stepping, slots, Begin/End, barrier), `messages`
 //! (MPI point-to-point: matching, eager, rendezvous), `io` (client requests through network,
 //! server CPU, caches and disks; metadata; sync; flush), `locks` (byte-range locks),
-//! `exchange` (dense all-to-alls simulated in aggregate).
+//! `exchange` (dense all-to-alls simulated in aggregate). Beneath them the machine's parts:
+//! `network` (flow-level bandwidth sharing) and `storage` (striping, servers, caches, disks).
 
 mod exchange;
 mod io;
 mod locks;
 mod messages;
+pub mod network;
 mod queue;
 mod ranks;
+pub mod storage;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -26,13 +29,13 @@ pub(crate) mod testutil;
 
 use std::fmt;
 
-use crate::layout::{Piece, Striping};
+use crate::engine::network::{FlowNet, LinkId, Reschedule};
+use crate::engine::storage::cache::{ReadCache, WriteBack};
+use crate::engine::storage::disk::transfer_ns;
+use crate::engine::storage::layout::{Piece, Striping};
+use crate::engine::storage::server::Server;
 use crate::model::{Placement, System};
-use crate::network::{FlowNet, LinkId, Reschedule};
 use crate::program::{FileId, Job, Op, Rank, Recorder};
-use crate::storage::cache::{ReadCache, WriteBack};
-use crate::storage::disk::transfer_ns;
-use crate::storage::server::Server;
 
 use queue::{Ev, Queue};
 
@@ -84,44 +87,79 @@ pub enum SimError {
         "the job has {ranks} ranks but the system holds {nodes} nodes x {per_node} ranks per node"
     )]
     TooManyRanks {
+        /// Ranks of the job.
         ranks: usize,
+        /// Nodes of the system.
         nodes: u32,
+        /// Ranks per node.
         per_node: u32,
     },
     /// An op names a file the job does not have.
     #[error("rank {rank}, op {op}: file {file} does not exist (the job has {files} files)")]
     NoSuchFile {
+        /// The rank.
         rank: Rank,
+        /// Index of the op in the rank's program.
         op: usize,
+        /// The file it names.
         file: FileId,
+        /// Files of the job.
         files: usize,
     },
     /// An op names a peer rank the job does not have.
     #[error("rank {rank}, op {op}: peer rank {peer} does not exist (the job has {ranks} ranks)")]
     NoSuchRank {
+        /// The rank.
         rank: Rank,
+        /// Index of the op in the rank's program.
         op: usize,
+        /// The peer it names.
         peer: Rank,
+        /// Ranks of the job.
         ranks: usize,
     },
     /// WaitAll on a slot no Isend/Irecv started (or already waited for).
     #[error("rank {rank}, op {op}: waits on slot {slot}, which was never started")]
-    SlotNotStarted { rank: Rank, op: usize, slot: u32 },
+    SlotNotStarted {
+        /// The rank.
+        rank: Rank,
+        /// Index of the op in the rank's program.
+        op: usize,
+        /// The slot.
+        slot: u32,
+    },
     /// Isend/Irecv on a slot still in use.
     #[error("rank {rank}, op {op}: starts slot {slot}, which is in use and not waited for")]
-    SlotBusy { rank: Rank, op: usize, slot: u32 },
+    SlotBusy {
+        /// The rank.
+        rank: Rank,
+        /// Index of the op in the rank's program.
+        op: usize,
+        /// The slot.
+        slot: u32,
+    },
     /// End without a Begin, or a program ending inside a Begin.
     #[error("rank {rank}, op {op}: Begin/End do not pair up")]
-    Unbalanced { rank: Rank, op: usize },
+    Unbalanced {
+        /// The rank.
+        rank: Rank,
+        /// Index of the op in the rank's program.
+        op: usize,
+    },
     /// Unlock of a range the rank does not hold.
     #[error(
         "rank {rank}, op {op}: unlocks file {file} [{offset}, +{bytes}), which it does not hold"
     )]
     NotLocked {
+        /// The rank.
         rank: Rank,
+        /// Index of the op in the rank's program.
         op: usize,
+        /// The file.
         file: FileId,
+        /// Start of the range it unlocks.
         offset: u64,
+        /// Length of the range it unlocks.
         bytes: u64,
     },
     /// The model cannot run this job.
@@ -129,7 +167,12 @@ pub enum SimError {
     Model(String),
     /// Nothing left to happen but ranks are still blocked.
     #[error("deadlock at {time_ns} ns: {} rank(s) blocked: {}", .waiting.len(), list(.waiting))]
-    Deadlock { time_ns: u64, waiting: Vec<Waiting> },
+    Deadlock {
+        /// Simulated time when the queue ran empty.
+        time_ns: u64,
+        /// The blocked ranks and what each waits for.
+        waiting: Vec<Waiting>,
+    },
 }
 
 /// The first few waiting ranks, for the deadlock message.

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::network::FlowId;
+use crate::engine::network::FlowId;
 use crate::program::Rank;
 
 /// Something that happens at a time. Payloads are indices into the engine's tables.

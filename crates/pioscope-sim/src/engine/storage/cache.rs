@@ -1,8 +1,9 @@
 //! A server's caches: the write-back cache (dirty bytes waiting to be flushed, in arrival
 //! order) and the LRU read cache (recently written or read stripe pieces).
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
 
 use crate::program::{FileId, Rank};
 
@@ -118,29 +119,6 @@ impl WriteBack {
     }
 }
 
-/// Fx hash (rustc's): keys here are small integers; SipHash would cost more than the lookup.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Fx(u64);
-impl Hasher for Fx {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// A HashMap with the Fx hash (shared by the engine's message matching).
-pub type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
-
 const NIL: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
@@ -160,7 +138,9 @@ const PAGE: u64 = 4096;
 pub struct ReadCache {
     capacity: u64,
     used: u64,
-    map: FxMap<(FileId, u64), u32>,
+    /// Node of each (file, stripe). Fx hash: the keys are small integers, and SipHash would
+    /// cost more than the lookup.
+    map: FxHashMap<(FileId, u64), u32>,
     nodes: Vec<Node>,
     free: Vec<u32>,
     head: u32,

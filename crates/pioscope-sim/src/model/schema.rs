@@ -291,15 +291,16 @@ pub enum StripeStart {
     RoundRobin,
 }
 
-/// ROMIO's settings on this file system, as the hints of the same names.
+/// ROMIO's settings on this file system, as the hints of the same names. The same struct
+/// holds one file's settings once its hints are applied (`mpiio::romio::Hints`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MpiIo {
     /// Collective buffer per aggregator and cycle (`cb_buffer_size`).
     pub cb_buffer_size: u64,
-    /// Aggregators; 0 = one per node (`cb_nodes`).
+    /// Aggregators at most (`cb_nodes`); 0 = no limit beyond `cb_per_node` per node.
     pub cb_nodes: u32,
-    /// Aggregators per node at most (`cb_config_list` "*:N").
+    /// Aggregators per node at most (`cb_config_list` "*:N"); 0 = every rank ("*:*").
     pub cb_per_node: u32,
     /// Aggregator order: blocked per node or round-robin across nodes.
     pub aggregator_placement: AggregatorPlacement,

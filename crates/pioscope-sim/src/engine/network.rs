@@ -23,7 +23,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use crate::storage::cache::FxMap;
+use rustc_hash::FxHashMap;
 
 /// Index of a link.
 pub type LinkId = u32;
@@ -170,7 +170,7 @@ pub struct FlowNet {
     free: Vec<FlowId>,
     bundles: Vec<Bundle>,
     bundle_free: Vec<BundleId>,
-    by_key: FxMap<BundleKey, BundleId>,
+    by_key: FxHashMap<BundleKey, BundleId>,
     live: usize,
     /// Links a flow started or finished on since the last `settle`.
     dirty: Vec<LinkId>,

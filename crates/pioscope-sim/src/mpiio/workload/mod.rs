@@ -16,8 +16,8 @@ pub mod synth;
 use thiserror::Error;
 
 use crate::model::System;
+use crate::mpiio::romio::{self, calls, Hints, Pattern, Request, RomioError};
 use crate::program::{FileId, Job, Op, Rank};
-use crate::romio::{self, calls, Hints, Pattern, Request, RomioError};
 
 pub use spec::Spec;
 
@@ -241,7 +241,7 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::romio::tests_support::system;
+    use crate::mpiio::romio::tests_support::system;
 
     #[test]
     fn errors_name_key_and_value() {

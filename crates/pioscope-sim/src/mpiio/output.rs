@@ -405,66 +405,12 @@ impl Recorder for StoreRecorder {
     }
 }
 
-/// The settings rows of a simulated store: per file, the hints ROMIO used, as the runtime
-/// records them at `MPI_File_open` (rank 0 only, time 0).
-pub fn hint_settings(file: u32, hints: &crate::romio::Hints) -> Vec<SettingRow> {
-    use crate::model::{AggregatorPlacement, FileDomain, Toggle};
-    let t = |x: Toggle| match x {
-        Toggle::Enable => "enable",
-        Toggle::Disable => "disable",
-        Toggle::Automatic => "automatic",
-    };
-    let per_node = if hints.cb_per_node == 0 {
-        "*:*".to_string()
-    } else {
-        format!("*:{}", hints.cb_per_node)
-    };
-    let kv: Vec<(&str, String)> = vec![
-        ("cb_buffer_size", hints.cb_buffer_size.to_string()),
-        ("cb_nodes", hints.cb_nodes.to_string()),
-        ("cb_config_list", per_node),
-        ("romio_cb_write", t(hints.cb_write).to_string()),
-        ("romio_cb_read", t(hints.cb_read).to_string()),
-        ("romio_ds_write", t(hints.ds_write).to_string()),
-        ("romio_ds_read", t(hints.ds_read).to_string()),
-        ("ind_wr_buffer_size", hints.ind_wr_buffer_size.to_string()),
-        ("ind_rd_buffer_size", hints.ind_rd_buffer_size.to_string()),
-        ("striping_unit", hints.stripe_size.to_string()),
-        ("striping_factor", hints.stripe_count.to_string()),
-        (
-            "sim.aggregator_placement",
-            match hints.aggregator_placement {
-                AggregatorPlacement::Blocked => "blocked",
-                AggregatorPlacement::RoundRobin => "round-robin",
-            }
-            .to_string(),
-        ),
-        (
-            "sim.file_domain",
-            match hints.file_domain {
-                FileDomain::Even => "even",
-                FileDomain::StripeAligned => "stripe-aligned",
-            }
-            .to_string(),
-        ),
-    ];
-    kv.into_iter()
-        .map(|(k, v)| SettingRow {
-            rank: 0,
-            process: 0,
-            time_ns: 0,
-            file_id: Some(file as i32),
-            func: "MPI_File_open".to_string(),
-            key: k.to_string(),
-            value: v,
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{engine, load, replay, workload};
+    use crate::engine;
+    use crate::model::load;
+    use crate::mpiio::{replay, workload};
     use pioscope_trace::store::{Trace, EVENTS_FILE, FILES_FILE, META_FILE};
     use std::collections::HashMap;
 

@@ -5,8 +5,8 @@
 //! files: segment s at s × block of the rank's own file.
 
 use crate::model::System;
+use crate::mpiio::romio::{self, calls, Pattern, Request};
 use crate::program::{IoKind, Rank};
-use crate::romio::{self, calls, Pattern, Request};
 
 use super::{Builder, Generated, Spec, WorkloadError};
 

@@ -13,6 +13,7 @@
 //!   of the memory copy (SSD: `latency + r / bandwidth`);
 //! - a metadata operation: `2 latency + its cost on the metadata server`.
 
+use pioscope_trace::units;
 use serde::Deserialize;
 
 use crate::model::{
@@ -321,7 +322,7 @@ pub fn predict(system: &System, mode: &str, size: u64, clients: u32) -> (f64, f6
                 bandwidth,
                 iops,
             } => (latency_ns as f64 * 1e-9).max(1.0 / iops) + r / bandwidth,
-            Disk::Hdd { .. } => crate::bounds::disk_service_s(&st.disk, size),
+            Disk::Hdd { .. } => crate::model::bounds::disk_service_s(&st.disk, size),
         }
     };
     let t1 = 2.0 * l + rendezvous + r / n.bandwidth + cpu + service;
@@ -570,11 +571,11 @@ pub fn fits(system: &System, net: &NetRuns, storage: &StorageRuns) -> Vec<Fit> {
         let model = if net.same_node {
             n.intra_node_latency_ns as f64 * 1e-9 + p.size as f64 / n.intra_node_bandwidth
         } else {
-            let (fl, fb) = crate::bounds::size_factors(n, p.size);
+            let (fl, fb) = crate::model::bounds::size_factors(n, p.size);
             n.latency_ns as f64 * 1e-9 * fl + p.size as f64 / (n.bandwidth * fb)
         };
         out.push(Fit {
-            name: format!("ping-pong {}", crate::units::fmt_size(p.size as f64)),
+            name: format!("ping-pong {}", units::fmt_size(p.size as f64)),
             measured: p.one_way_s,
             model,
             unit: "s".into(),
@@ -606,7 +607,7 @@ pub fn fits(system: &System, net: &NetRuns, storage: &StorageRuns) -> Vec<Fit> {
         out.push(Fit {
             name: format!(
                 "exchange cycle {} in {} pieces",
-                crate::units::fmt_size(e.bytes as f64),
+                units::fmt_size(e.bytes as f64),
                 e.pieces
             ),
             measured: e.s,
@@ -624,7 +625,7 @@ pub fn fits(system: &System, net: &NetRuns, storage: &StorageRuns) -> Vec<Fit> {
                 "{} {} {} x{}",
                 r.mode,
                 if r.pattern == "random" { "rand" } else { "seq" },
-                crate::units::fmt_size(r.size as f64),
+                units::fmt_size(r.size as f64),
                 r.concurrency
             ),
             measured: r.bytes_per_s,
@@ -898,7 +899,7 @@ mod tests {
         assert_eq!(s.storage.metadata.remove_ns, 8_000);
         assert_eq!(s.storage.cache.dirty_limit, (8u64 << 30) / 100 * 20);
         assert_eq!(s.nodes.ranks_per_node, 4);
-        crate::load::validate(&s).unwrap();
+        crate::model::load::validate(&s).unwrap();
         let cal = s.calibration.as_ref().unwrap();
         assert_eq!(cal.fits.len(), 5 + 16 + 4);
         for f in &cal.fits {
@@ -942,15 +943,15 @@ mod tests {
                 );
             }
         }
-        crate::load::validate(&s).unwrap();
+        crate::model::load::validate(&s).unwrap();
     }
 
     #[test]
     fn written_model_round_trips() {
         let (net, st, m) = synthetic(true);
         let s = fit(&net, &st, &m).unwrap();
-        let text = crate::load::to_toml(&s, "test").unwrap();
-        let back = crate::load::from_text("local.toml", &text, &[]).unwrap();
+        let text = crate::model::load::to_toml(&s, "test").unwrap();
+        let back = crate::model::load::from_text("local.toml", &text, &[]).unwrap();
         assert_eq!(back, s);
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::WorkloadError;
-use crate::romio::hints::parse_size;
+use crate::mpiio::romio::hints::parse_size;
 
 /// The keys of one spec, consumed as the generator reads them.
 pub struct Spec {

@@ -3,33 +3,61 @@
 
 use crate::program::{Call, FileId, Op, Rank};
 
+/// `open`.
 pub const POSIX_OPEN: u16 = 1;
+/// `close`.
 pub const POSIX_CLOSE: u16 = 7;
+/// `pread`.
 pub const POSIX_PREAD: u16 = 12;
+/// `pwrite`.
 pub const POSIX_PWRITE: u16 = 14;
+/// `fsync`.
 pub const POSIX_FSYNC: u16 = 32;
+/// `stat`.
 pub const POSIX_STAT: u16 = 40;
+/// `unlink`.
 pub const POSIX_UNLINK: u16 = 60;
+/// `MPI_File_open`.
 pub const MPI_FILE_OPEN: u16 = 300;
+/// `MPI_File_close`.
 pub const MPI_FILE_CLOSE: u16 = 301;
+/// `MPI_File_sync`.
 pub const MPI_FILE_SYNC: u16 = 302;
+/// `MPI_File_set_view`.
 pub const MPI_FILE_SET_VIEW: u16 = 303;
+/// `MPI_File_delete`.
 pub const MPI_FILE_DELETE: u16 = 308;
+/// `MPI_File_read`.
 pub const MPI_FILE_READ: u16 = 310;
+/// `MPI_File_read_at`.
 pub const MPI_FILE_READ_AT: u16 = 311;
+/// `MPI_File_read_all`.
 pub const MPI_FILE_READ_ALL: u16 = 312;
+/// `MPI_File_read_at_all`.
 pub const MPI_FILE_READ_AT_ALL: u16 = 313;
+/// `MPI_File_write`.
 pub const MPI_FILE_WRITE: u16 = 316;
+/// `MPI_File_write_at`.
 pub const MPI_FILE_WRITE_AT: u16 = 317;
+/// `MPI_File_write_all`.
 pub const MPI_FILE_WRITE_ALL: u16 = 318;
+/// `MPI_File_write_at_all`.
 pub const MPI_FILE_WRITE_AT_ALL: u16 = 319;
+/// `MPI_Isend`.
 pub const MPI_ISEND: u16 = 416;
+/// `MPI_Irecv`.
 pub const MPI_IRECV: u16 = 418;
+/// `MPI_Waitall`.
 pub const MPI_WAITALL: u16 = 421;
+/// `MPI_Barrier`.
 pub const MPI_BARRIER: u16 = 430;
+/// `MPI_Bcast`.
 pub const MPI_BCAST: u16 = 431;
+/// `MPI_Allreduce`.
 pub const MPI_ALLREDUCE: u16 = 433;
+/// `MPI_Allgather`.
 pub const MPI_ALLGATHER: u16 = 438;
+/// `MPI_Alltoall`.
 pub const MPI_ALLTOALL: u16 = 440;
 /// The call an aggregated exchange (`Op::Exchange`) shows as.
 pub const MPI_ALLTOALLV: u16 = 441;

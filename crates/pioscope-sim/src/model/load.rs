@@ -13,14 +13,14 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::{Table, Value};
 
+use crate::model::units::{parse_rate, parse_size, parse_time_ns};
 use crate::model::{Disk, LayoutKind, System};
-use crate::units::{parse_rate, parse_size, parse_time_ns};
 
 /// The presets built into the binary: (name, TOML text).
 const PRESETS: &[(&str, &str)] = &[
-    ("local", include_str!("../presets/local.toml")),
-    ("pvfs2-2009", include_str!("../presets/pvfs2-2009.toml")),
-    ("lustre-fdr", include_str!("../presets/lustre-fdr.toml")),
+    ("local", include_str!("../../presets/local.toml")),
+    ("pvfs2-2009", include_str!("../../presets/pvfs2-2009.toml")),
+    ("lustre-fdr", include_str!("../../presets/lustre-fdr.toml")),
 ];
 
 /// The names of the built-in presets.

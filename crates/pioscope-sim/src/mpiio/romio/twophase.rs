@@ -39,14 +39,14 @@ pub fn aggregators(node_of: &[u32], hints: &Hints) -> Vec<Rank> {
     }
     let per = |n: u32| {
         let m = members[&n].len();
-        if hints.cb_per_node == 0 {
+        if hints.mpiio.cb_per_node == 0 {
             m
         } else {
-            m.min(hints.cb_per_node as usize)
+            m.min(hints.mpiio.cb_per_node as usize)
         }
     };
     let mut out = Vec::new();
-    match hints.aggregator_placement {
+    match hints.mpiio.aggregator_placement {
         AggregatorPlacement::Blocked => {
             for &n in &order {
                 out.extend_from_slice(&members[&n][..per(n)]);
@@ -56,15 +56,15 @@ pub fn aggregators(node_of: &[u32], hints: &Hints) -> Vec<Rank> {
             let most = order.iter().map(|&n| per(n)).max().unwrap_or(0);
             for j in 0..most {
                 for &n in &order {
-                    if j < per(n) {
-                        out.push(members[&n][j]);
+                    if let Some(&r) = members[&n][..per(n)].get(j) {
+                        out.push(r);
                     }
                 }
             }
         }
     }
-    if hints.cb_nodes > 0 {
-        out.truncate(hints.cb_nodes as usize);
+    if hints.mpiio.cb_nodes > 0 {
+        out.truncate(hints.mpiio.cb_nodes as usize);
     }
     out
 }
@@ -78,7 +78,7 @@ pub fn file_domains(lo: u64, hi: u64, aggs: usize, hints: &Hints) -> Vec<Vec<(u6
     if hi <= lo || aggs == 0 {
         return out;
     }
-    match hints.file_domain {
+    match hints.mpiio.file_domain {
         FileDomain::Even => {
             let fd = (hi - lo).div_ceil(aggs as u64);
             for (i, d) in out.iter_mut().enumerate() {
@@ -161,7 +161,7 @@ fn plan_with(
         .map(|e| e.1)
         .max()?;
     let domains = file_domains(lo, hi, aggregators.len(), hints);
-    let cb = hints.cb_buffer_size.max(1);
+    let cb = hints.mpiio.cb_buffer_size.max(1);
     let windows = domains
         .iter()
         .enumerate()
@@ -170,7 +170,7 @@ fn plan_with(
             on_domain(a, scan);
             (dom, scan.span)
         })
-        .map(|(dom, (s, e))| match hints.file_domain {
+        .map(|(dom, (s, e))| match hints.mpiio.file_domain {
             FileDomain::Even => {
                 // An even domain is one range: (s, e) is the span of the data in it.
                 if s >= e {
@@ -579,16 +579,16 @@ pub fn collective_into(
         let mut c = data_call(req, &patterns[r], true, Some(instance));
         c.observed_id = observed.get(r).copied().flatten();
         p.push(Op::Begin(Box::new(c)));
-        if hints.call_overhead_ns > 0 {
+        if hints.mpiio.call_overhead_ns > 0 {
             p.push(Op::Compute {
-                ns: hints.call_overhead_ns,
+                ns: hints.mpiio.call_overhead_ns,
             });
         }
         calls::small_collective(p, calls::MPI_ALLGATHER, 16);
     }
     let toggle = match req.kind {
-        IoKind::Write => hints.cb_write,
-        IoKind::Read => hints.cb_read,
+        IoKind::Write => hints.mpiio.cb_write,
+        IoKind::Read => hints.mpiio.cb_read,
     };
     let two_phase = match toggle {
         Toggle::Enable => true,
@@ -599,11 +599,11 @@ pub fn collective_into(
     let aggs = aggregators(node_of, hints);
     // Per cycle, per rank: (pre ops, wait ops, post ops); with overlap the exchange of cycle
     // m+1 is posted before the write of cycle m and waited for after it.
-    let overlap = hints.overlap_exchange && req.kind == IoKind::Write;
+    let overlap = hints.mpiio.overlap_exchange && req.kind == IoKind::Write;
     // Dense exchanges in aggregate (overlap needs the messages' slots: it keeps them).
     let aggregate = !overlap
-        && hints.aggregate_exchange_above > 0
-        && (n as u64).saturating_mul(aggs.len() as u64) > hints.aggregate_exchange_above;
+        && hints.mpiio.aggregate_exchange_above > 0
+        && (n as u64).saturating_mul(aggs.len() as u64) > hints.mpiio.aggregate_exchange_above;
     let mut scan = WindowScan::new(n);
     // The offset/length lists: 16 bytes per piece a rank has in an aggregator's domain
     // (gathered while planning, sent after the Alltoall of counts).
@@ -733,19 +733,19 @@ fn cycle_stages(
         let agg = plan.aggregators[a];
         // Who has how much in this window; the data span and holes of each range; the
         // contiguous pieces the aggregator unpacks (writes) or packs (reads) this cycle.
-        scan.data(ext, patterns, win, hints.exchange_piece_ns > 0);
+        scan.data(ext, patterns, win, hints.mpiio.exchange_piece_ns > 0);
         sides.window(node_of, agg, scan, req.kind == IoKind::Write);
         let st = &mut stages[agg as usize];
         if m == 0 && hints.fresh_memory_bandwidth > 0.0 {
             // ROMIO allocates the collective buffer at every call: the first window fills
             // fresh pages (later cycles reuse them).
             let span: u64 = win.iter().map(|w| w.1).sum();
-            let ns = crate::storage::disk::transfer_ns(span, hints.fresh_memory_bandwidth);
+            let ns = crate::engine::storage::disk::transfer_ns(span, hints.fresh_memory_bandwidth);
             st.pre.push(Op::Compute {
                 ns: ns.round() as u64,
             });
         }
-        let datatype_ns = scan.pieces * hints.exchange_piece_ns;
+        let datatype_ns = scan.pieces * hints.mpiio.exchange_piece_ns;
         if datatype_ns > 0 {
             // MPI's datatype processing on the aggregator: unpacking the received pieces into
             // the collective buffer after the Waitall (writes), packing them before the sends
@@ -824,7 +824,7 @@ mod tests {
     use super::super::tests_support::{io_ops, system};
     use super::*;
     use crate::model::Placement;
-    use crate::romio::rank_nodes;
+    use crate::mpiio::romio::rank_nodes;
 
     fn hpio(ranks: u64, size: u64, space: u64, count: u64) -> Vec<Pattern> {
         (0..ranks)
@@ -926,8 +926,8 @@ mod tests {
         let sys = system(); // 4 nodes × 4 ranks: 4 aggregators, 12 ranks on other nodes each
         let nodes = rank_nodes(&sys, 16).unwrap();
         let mut h = Hints::from_system(&sys);
-        h.cb_buffer_size = 64 << 10;
-        h.exchange_piece_ns = 3;
+        h.mpiio.cb_buffer_size = 64 << 10;
+        h.mpiio.exchange_piece_ns = 3;
         let pats = hpio(16, 32, 128, 1024);
         for kind in [IoKind::Write, IoKind::Read] {
             let func = match kind {
@@ -939,13 +939,13 @@ mod tests {
                 file: 0,
                 kind,
             };
-            h.aggregate_exchange_above = 0;
+            h.mpiio.aggregate_exchange_above = 0;
             let msgs = collective(&req, &pats, &nodes, &h, 1, &[]);
             assert!(msgs.iter().flatten().all(|o| !matches!(o, Op::Exchange(_))));
             // 16 ranks × 4 aggregators = 64 pairs > 63: aggregated; > 64: not.
-            h.aggregate_exchange_above = 64;
+            h.mpiio.aggregate_exchange_above = 64;
             assert_eq!(collective(&req, &pats, &nodes, &h, 1, &[]), msgs);
-            h.aggregate_exchange_above = 63;
+            h.mpiio.aggregate_exchange_above = 63;
             let agg = collective(&req, &pats, &nodes, &h, 1, &[]);
             let exchanges: Vec<usize> = agg
                 .iter()
@@ -1021,7 +1021,7 @@ mod tests {
             assert_eq!(sm.exchanges, 0);
         }
         // Overlap keeps the messages.
-        h.overlap_exchange = true;
+        h.mpiio.overlap_exchange = true;
         let req = Request {
             func: calls::MPI_FILE_WRITE_ALL,
             file: 0,
@@ -1049,11 +1049,11 @@ mod tests {
             .collect();
         for fd in [FileDomain::Even, FileDomain::StripeAligned] {
             let mut h = Hints::from_system(&sys);
-            h.cb_write = Toggle::Enable;
-            h.file_domain = fd;
+            h.mpiio.cb_write = Toggle::Enable;
+            h.mpiio.file_domain = fd;
             h.stripe_size = 700;
-            h.cb_buffer_size = 1400;
-            h.aggregate_exchange_above = 0;
+            h.mpiio.cb_buffer_size = 1400;
+            h.mpiio.aggregate_exchange_above = 0;
             let req = Request {
                 func: calls::MPI_FILE_WRITE_ALL,
                 file: 0,
@@ -1107,7 +1107,7 @@ mod tests {
         let nodes = rank_nodes(&sys, 16).unwrap();
         let span: u64 = (32768 - 1) * 16 * 160 + 15 * 160 + 32; // [0, last byte of rank 15]
         for cb in [512u64 << 10, 4 << 20, 16 << 20, 64 << 20] {
-            h.cb_buffer_size = cb;
+            h.mpiio.cb_buffer_size = cb;
             let plan = plan(&pats, &nodes, &h).unwrap();
             assert_eq!(plan.aggregators, vec![0, 4, 8, 12]);
             let fd = span.div_ceil(4);
@@ -1139,13 +1139,13 @@ mod tests {
             .map(|r| Pattern::contiguous(r * (5 << 20), 5 << 20))
             .collect();
         let nodes = vec![0; 4];
-        h.cb_buffer_size = 4 << 20;
+        h.mpiio.cb_buffer_size = 4 << 20;
         assert_eq!(plan(&pats, &nodes, &h).unwrap().cycles(), 5);
-        h.cb_buffer_size = 16 << 20;
+        h.mpiio.cb_buffer_size = 16 << 20;
         assert_eq!(plan(&pats, &nodes, &h).unwrap().cycles(), 2);
-        h.cb_per_node = 0; // "*:*": every rank aggregates, 5 MiB each
+        h.mpiio.cb_per_node = 0; // "*:*": every rank aggregates, 5 MiB each
         assert_eq!(plan(&pats, &nodes, &h).unwrap().cycles(), 1);
-        h.cb_buffer_size = 1 << 20;
+        h.mpiio.cb_buffer_size = 1 << 20;
         assert_eq!(plan(&pats, &nodes, &h).unwrap().cycles(), 5);
     }
 
@@ -1153,9 +1153,9 @@ mod tests {
     fn stripe_aligned_cycles() {
         let sys = system();
         let mut h = Hints::from_system(&sys);
-        h.file_domain = FileDomain::StripeAligned;
+        h.mpiio.file_domain = FileDomain::StripeAligned;
         h.stripe_size = 1 << 20;
-        h.cb_buffer_size = 4 << 20;
+        h.mpiio.cb_buffer_size = 4 << 20;
         // 64 MiB written by 4 ranks on 2 nodes (cb_per_node 1 → 2 aggregators): 32 stripes
         // each, 4 stripes per cycle: 8 cycles.
         let pats: Vec<Pattern> = (0..4u64)
@@ -1168,7 +1168,7 @@ mod tests {
         assert_eq!(p.domains[0][1], (2 << 20, 1 << 20));
         assert_eq!(p.cycles(), 8);
         // cb smaller than a stripe: one stripe per cycle.
-        h.cb_buffer_size = 1000;
+        h.mpiio.cb_buffer_size = 1000;
         assert_eq!(plan(&pats, &nodes, &h).unwrap().cycles(), 32);
     }
 
@@ -1179,25 +1179,25 @@ mod tests {
         let nodes = rank_nodes(&sys, 16).unwrap();
         let mut h = Hints::from_system(&sys);
         assert_eq!(aggregators(&nodes, &h), vec![0, 4, 8, 12]);
-        h.cb_per_node = 2;
+        h.mpiio.cb_per_node = 2;
         assert_eq!(aggregators(&nodes, &h), vec![0, 1, 4, 5, 8, 9, 12, 13]);
-        h.aggregator_placement = AggregatorPlacement::RoundRobin;
+        h.mpiio.aggregator_placement = AggregatorPlacement::RoundRobin;
         assert_eq!(aggregators(&nodes, &h), vec![0, 4, 8, 12, 1, 5, 9, 13]);
-        h.cb_nodes = 3;
+        h.mpiio.cb_nodes = 3;
         assert_eq!(aggregators(&nodes, &h), vec![0, 4, 8]);
-        h.aggregator_placement = AggregatorPlacement::Blocked;
+        h.mpiio.aggregator_placement = AggregatorPlacement::Blocked;
         assert_eq!(aggregators(&nodes, &h), vec![0, 1, 4]);
-        h.cb_nodes = 0;
-        h.cb_per_node = 0;
+        h.mpiio.cb_nodes = 0;
+        h.mpiio.cb_per_node = 0;
         assert_eq!(aggregators(&nodes, &h).len(), 16);
         // Round-robin rank placement: node of rank r is r mod 4.
         let mut sys2 = sys.clone();
         sys2.nodes.placement = Placement::RoundRobin;
         let nodes = rank_nodes(&sys2, 8).unwrap();
         let mut h = Hints::from_system(&sys2);
-        h.cb_per_node = 2;
+        h.mpiio.cb_per_node = 2;
         assert_eq!(aggregators(&nodes, &h), vec![0, 4, 1, 5, 2, 6, 3, 7]);
-        h.aggregator_placement = AggregatorPlacement::RoundRobin;
+        h.mpiio.aggregator_placement = AggregatorPlacement::RoundRobin;
         assert_eq!(aggregators(&nodes, &h), vec![0, 1, 2, 3, 4, 5, 6, 7]);
     }
 
@@ -1208,8 +1208,8 @@ mod tests {
     fn first_window_fills_fresh_memory() {
         let sys = system();
         let mut h = Hints::from_system(&sys);
-        h.call_overhead_ns = 0;
-        h.cb_buffer_size = 256 << 10;
+        h.mpiio.call_overhead_ns = 0;
+        h.mpiio.cb_buffer_size = 256 << 10;
         h.fresh_memory_bandwidth = 1e9;
         let progs = hpio4_write_all(&h);
         // 3 cycles over 655232 bytes; the first window is 256 KiB: 262144 ns at 1 GB/s.
@@ -1252,8 +1252,8 @@ mod tests {
     fn exchange_pieces_cost_the_aggregator_after_the_waitall() {
         let sys = system();
         let mut h = Hints::from_system(&sys);
-        h.call_overhead_ns = 0;
-        h.exchange_piece_ns = 7;
+        h.mpiio.call_overhead_ns = 0;
+        h.mpiio.exchange_piece_ns = 7;
         let progs = hpio4_write_all(&h);
         // One cycle: 4 ranks × 1024 pieces of 32 bytes.
         assert_eq!(computes(&progs[0]), vec![4 * 1024 * 7]);
@@ -1344,7 +1344,7 @@ mod tests {
             assert_eq!(count_io(p, IoKind::Write), 1);
             assert!(!p.iter().any(|o| matches!(o, Op::Isend { .. })));
         }
-        h.cb_write = Toggle::Enable;
+        h.mpiio.cb_write = Toggle::Enable;
         let progs = collective(&req, &pats, &nodes, &h, 1, &[]);
         assert_eq!(count_io(&progs[0], IoKind::Write), 1);
         assert_eq!(count_io(&progs[1], IoKind::Write), 0);
@@ -1355,7 +1355,7 @@ mod tests {
     fn overlap_keeps_every_op() {
         let sys = system();
         let mut h = Hints::from_system(&sys);
-        h.cb_buffer_size = 64 << 10;
+        h.mpiio.cb_buffer_size = 64 << 10;
         let pats = hpio(4, 32, 128, 1024);
         let nodes = vec![0; 4];
         let req = Request {
@@ -1364,7 +1364,7 @@ mod tests {
             kind: IoKind::Write,
         };
         let a = collective(&req, &pats, &nodes, &h, 1, &[]);
-        h.overlap_exchange = true;
+        h.mpiio.overlap_exchange = true;
         let b = collective(&req, &pats, &nodes, &h, 1, &[]);
         for (x, y) in a.iter().zip(&b) {
             assert_eq!(x.len(), y.len());

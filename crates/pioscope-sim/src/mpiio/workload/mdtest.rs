@@ -3,8 +3,8 @@
 //! close) and removes (MPI_File_delete) them, phases separated by barriers.
 
 use crate::model::System;
+use crate::mpiio::romio::{self, calls};
 use crate::program::{MetaKind, Op, Rank};
-use crate::romio::{self, calls};
 
 use super::{Builder, Generated, Spec, WorkloadError};
 

@@ -1,5 +1,6 @@
-//! Sizes, rates and times as people write them ("64M", "117MB/s", "8.5ms") and as the model
-//! stores them (bytes, bytes per second, nanoseconds), both ways.
+//! Sizes, rates and times as people write them in model files and `--set` ("64M", "117MB/s",
+//! "8.5ms"), parsed into what the model stores (bytes, bytes per second, nanoseconds). The
+//! other way, figures for people, is `pioscope_trace::units`.
 //!
 //! Suffix convention (docs/MODEL.md, "Sizes, rates and times"): `K`, `M`, `G`, `T` alone or as
 //! `Ki`/`KiB`... are binary (1024-based), because that is how stripe and buffer sizes are set;
@@ -94,69 +95,6 @@ fn suffix_multiplier(suffix: &str, bits: bool) -> Option<f64> {
     }
 }
 
-/// "64 KiB", "1.50 MiB", "117 B": binary units, as sizes are set.
-pub fn fmt_size(bytes: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < UNITS.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 || v.fract() == 0.0 {
-        format!("{v:.0} {}", UNITS[i])
-    } else {
-        format!("{v:.2} {}", UNITS[i])
-    }
-}
-
-/// "117.0 MB/s", "5.86 GB/s": decimal units, as rates are quoted.
-pub fn fmt_rate(bytes_per_s: f64) -> String {
-    const UNITS: [&str; 5] = ["B/s", "kB/s", "MB/s", "GB/s", "TB/s"];
-    let mut v = bytes_per_s;
-    let mut i = 0;
-    while v >= 1000.0 && i + 1 < UNITS.len() {
-        v /= 1000.0;
-        i += 1;
-    }
-    format!("{} {}", three_digits(v), UNITS[i])
-}
-
-/// "8.50 ms", "50.0 µs", "1.00 s".
-pub fn fmt_time_ns(ns: f64) -> String {
-    if ns >= 1e9 {
-        format!("{} s", three_digits(ns / 1e9))
-    } else if ns >= 1e6 {
-        format!("{} ms", three_digits(ns / 1e6))
-    } else if ns >= 1e3 {
-        format!("{} µs", three_digits(ns / 1e3))
-    } else {
-        format!("{} ns", three_digits(ns))
-    }
-}
-
-/// An operation rate: "101 /s", "12.3k /s".
-pub fn fmt_ops(per_s: f64) -> String {
-    if per_s >= 1e6 {
-        format!("{}M/s", three_digits(per_s / 1e6))
-    } else if per_s >= 1e3 {
-        format!("{}k/s", three_digits(per_s / 1e3))
-    } else {
-        format!("{}/s", three_digits(per_s))
-    }
-}
-
-/// Three significant digits.
-fn three_digits(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,14 +128,5 @@ mod tests {
         assert_eq!(parse_time_ns("300ns"), Ok(300));
         assert_eq!(parse_time_ns("1200"), Ok(1200));
         assert!(parse_time_ns("fast").is_err());
-    }
-
-    #[test]
-    fn formatting() {
-        assert_eq!(fmt_size(65536.0), "64 KiB");
-        assert_eq!(fmt_size(1.5 * 1048576.0), "1.50 MiB");
-        assert_eq!(fmt_rate(117e6), "117 MB/s");
-        assert_eq!(fmt_time_ns(8.5e6), "8.50 ms");
-        assert_eq!(fmt_ops(100.0), "100/s");
     }
 }

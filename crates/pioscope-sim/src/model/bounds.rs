@@ -7,6 +7,8 @@
 //! capacities, caches empty at the start. A run can only be slower; how much slower is the
 //! simulator's question, not this module's.
 
+use pioscope_trace::units;
+
 use crate::model::{Disk, LayoutKind, Network, Placement, System};
 use crate::program::IoKind;
 
@@ -177,7 +179,7 @@ pub fn disk_random_service_s(disk: &Disk, bytes: u64) -> f64 {
 }
 
 fn fmt_rate(r: f64) -> String {
-    crate::units::fmt_rate(r)
+    units::fmt_rate(r)
 }
 
 /// The aggregate throughput ceiling for `clients` ranks each issuing blocking requests of
@@ -262,8 +264,8 @@ pub fn throughput(system: &System, clients: u32, request_size: u64, kind: IoKind
             name: "per-client latency",
             detail: format!(
                 "{clients} client(s) x {} / {} per request",
-                crate::units::fmt_size(size as f64),
-                crate::units::fmt_time_ns(t * 1e9)
+                units::fmt_size(size as f64),
+                units::fmt_time_ns(t * 1e9)
             ),
             bytes_per_s: f64::from(clients) * size as f64 / t,
         }
@@ -275,8 +277,8 @@ pub fn throughput(system: &System, clients: u32, request_size: u64, kind: IoKind
             name: "server CPU",
             detail: format!(
                 "{servers} server(s) / {} per request of {}",
-                crate::units::fmt_time_ns(st.cpu_per_request_ns as f64),
-                crate::units::fmt_size(piece as f64)
+                units::fmt_time_ns(st.cpu_per_request_ns as f64),
+                units::fmt_size(piece as f64)
             ),
             bytes_per_s: per_s * piece as f64,
         });
@@ -286,7 +288,7 @@ pub fn throughput(system: &System, clients: u32, request_size: u64, kind: IoKind
             name: "disk IOPS",
             detail: format!(
                 "{targets} disk(s) x {iops:.0} IOPS x {}",
-                crate::units::fmt_size(piece as f64)
+                units::fmt_size(piece as f64)
             ),
             bytes_per_s: f64::from(targets) * iops * piece as f64,
         });
@@ -369,7 +371,7 @@ pub fn metadata(system: &System, clients: u32) -> MetaBounds {
                 limited_by: "metadata servers",
                 detail: format!(
                     "{mds} server(s) / {} per {what}",
-                    crate::units::fmt_time_ns(service_ns)
+                    units::fmt_time_ns(service_ns)
                 ),
             }
         } else {
@@ -378,7 +380,7 @@ pub fn metadata(system: &System, clients: u32) -> MetaBounds {
                 limited_by: "per-client latency",
                 detail: format!(
                     "{clients} client(s) / {} per {what} (round trip + service)",
-                    crate::units::fmt_time_ns((rtt_s + service_s) * 1e9)
+                    units::fmt_time_ns((rtt_s + service_s) * 1e9)
                 ),
             }
         }
@@ -394,7 +396,7 @@ pub fn metadata(system: &System, clients: u32) -> MetaBounds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load;
+    use crate::model::load;
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * b.abs().max(1.0)

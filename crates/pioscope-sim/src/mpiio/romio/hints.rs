@@ -2,50 +2,27 @@
 //! hints the program gives (`MPI_Info` at open, recorded in settings.parquet, or a workload's
 //! `hint.KEY=VALUE`), with the values ROMIO accepts.
 
-use crate::model::{AggregatorPlacement, FileDomain, System, Toggle};
+use pioscope_trace::store::SettingRow;
+
+use crate::model::{AggregatorPlacement, FileDomain, MpiIo, System, Toggle};
 
 use super::RomioError;
 
-/// What ROMIO uses for one file.
+/// What ROMIO uses for one file: the model's `[mpiio]` section with this file's hints applied,
+/// and the three settings ROMIO takes from elsewhere in the model.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hints {
-    /// `cb_buffer_size`: bytes per aggregator and two-phase cycle.
-    pub cb_buffer_size: u64,
-    /// `cb_nodes`: aggregators at most; 0 = no limit beyond `cb_per_node` per node.
-    pub cb_nodes: u32,
-    /// `cb_config_list` "*:N": aggregators per node at most; 0 = every rank ("*:*").
-    pub cb_per_node: u32,
-    /// Blocked per node or round-robin across nodes.
-    pub aggregator_placement: AggregatorPlacement,
-    /// Even split or stripe-aligned file domains.
-    pub file_domain: FileDomain,
-    /// `ind_wr_buffer_size`: data-sieving window for writes.
-    pub ind_wr_buffer_size: u64,
-    /// `ind_rd_buffer_size`: data-sieving window for reads.
-    pub ind_rd_buffer_size: u64,
-    /// `romio_ds_write`.
-    pub ds_write: Toggle,
-    /// `romio_ds_read`.
-    pub ds_read: Toggle,
-    /// `romio_cb_write`.
-    pub cb_write: Toggle,
-    /// `romio_cb_read`.
-    pub cb_read: Toggle,
-    /// Overlap the exchange of cycle n+1 with the write of cycle n.
-    pub overlap_exchange: bool,
-    /// Client CPU time per MPI-IO call.
-    pub call_overhead_ns: u64,
-    /// Aggregator CPU time per piece it unpacks (writes) or packs (reads) in an exchange.
-    pub exchange_piece_ns: u64,
-    /// Exchanges of more ranks × aggregators than this are simulated in aggregate (one
-    /// `Op::Exchange` per rank); 0 = never. The model's `mpiio.aggregate_exchange_above`.
-    pub aggregate_exchange_above: u64,
+    /// The model's `[mpiio]` settings, overridden by the file's hints. The buffer sizes are at
+    /// least 1 (a 0 in a model file would make every cycle and sieving window empty).
+    pub mpiio: MpiIo,
     /// Rate at which an aggregator fills its freshly allocated collective buffer (0 = free).
     /// The model's `nodes.fresh_memory_bandwidth`.
     pub fresh_memory_bandwidth: f64,
-    /// `striping_unit`: stripe size (stripe-aligned domains use it).
+    /// `striping_unit`: stripe size (stripe-aligned domains use it); the model's
+    /// `layout.stripe_size`, at least 1.
     pub stripe_size: u64,
-    /// `striping_factor`: stripes a file spans (0 = the file system's default).
+    /// `striping_factor`: stripes a file spans (0 = the file system's default); the model's
+    /// `layout.stripe_count`.
     pub stripe_count: u32,
 }
 
@@ -54,21 +31,12 @@ impl Hints {
     pub fn from_system(system: &System) -> Hints {
         let m = &system.mpiio;
         Hints {
-            cb_buffer_size: m.cb_buffer_size.max(1),
-            cb_nodes: m.cb_nodes,
-            cb_per_node: m.cb_per_node,
-            aggregator_placement: m.aggregator_placement,
-            file_domain: m.file_domain,
-            ind_wr_buffer_size: m.ind_wr_buffer_size.max(1),
-            ind_rd_buffer_size: m.ind_rd_buffer_size.max(1),
-            ds_write: m.ds_write,
-            ds_read: m.ds_read,
-            cb_write: m.cb_write,
-            cb_read: m.cb_read,
-            overlap_exchange: m.overlap_exchange,
-            call_overhead_ns: m.call_overhead_ns,
-            exchange_piece_ns: m.exchange_piece_ns,
-            aggregate_exchange_above: m.aggregate_exchange_above,
+            mpiio: MpiIo {
+                cb_buffer_size: m.cb_buffer_size.max(1),
+                ind_wr_buffer_size: m.ind_wr_buffer_size.max(1),
+                ind_rd_buffer_size: m.ind_rd_buffer_size.max(1),
+                ..m.clone()
+            },
             fresh_memory_bandwidth: system.nodes.fresh_memory_bandwidth,
             stripe_size: system.layout.stripe_size.max(1),
             stripe_count: system.layout.stripe_count,
@@ -87,19 +55,22 @@ impl Hints {
         };
         match key {
             "cb_buffer_size" => {
-                self.cb_buffer_size = positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
-                    .ok_or_else(|| bad("must be > 0"))?
+                self.mpiio.cb_buffer_size =
+                    positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
+                        .ok_or_else(|| bad("must be > 0"))?
             }
             "ind_wr_buffer_size" => {
-                self.ind_wr_buffer_size = positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
-                    .ok_or_else(|| bad("must be > 0"))?
+                self.mpiio.ind_wr_buffer_size =
+                    positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
+                        .ok_or_else(|| bad("must be > 0"))?
             }
             "ind_rd_buffer_size" => {
-                self.ind_rd_buffer_size = positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
-                    .ok_or_else(|| bad("must be > 0"))?
+                self.mpiio.ind_rd_buffer_size =
+                    positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
+                        .ok_or_else(|| bad("must be > 0"))?
             }
             "cb_nodes" => {
-                self.cb_nodes = v.parse().map_err(|_| bad("not a count"))?;
+                self.mpiio.cb_nodes = v.parse().map_err(|_| bad("not a count"))?;
             }
             "cb_config_list" => {
                 // "*:N" or "*:*"; host lists are not modelled (every node is eligible).
@@ -107,26 +78,26 @@ impl Hints {
                 if !v.contains(':') {
                     return Ok(false);
                 }
-                self.cb_per_node = if per == "*" {
+                self.mpiio.cb_per_node = if per == "*" {
                     0
                 } else {
                     per.parse().map_err(|_| bad("expected *:N or *:*"))?
                 };
             }
             "romio_cb_write" => {
-                self.cb_write =
+                self.mpiio.cb_write =
                     toggle(v).ok_or_else(|| bad("expected enable, disable or automatic"))?
             }
             "romio_cb_read" => {
-                self.cb_read =
+                self.mpiio.cb_read =
                     toggle(v).ok_or_else(|| bad("expected enable, disable or automatic"))?
             }
             "romio_ds_write" => {
-                self.ds_write =
+                self.mpiio.ds_write =
                     toggle(v).ok_or_else(|| bad("expected enable, disable or automatic"))?
             }
             "romio_ds_read" => {
-                self.ds_read =
+                self.mpiio.ds_read =
                     toggle(v).ok_or_else(|| bad("expected enable, disable or automatic"))?
             }
             "striping_unit" => {
@@ -135,21 +106,21 @@ impl Hints {
             }
             "striping_factor" => self.stripe_count = v.parse().map_err(|_| bad("not a count"))?,
             "aggregator_placement" => {
-                self.aggregator_placement = match v {
+                self.mpiio.aggregator_placement = match v {
                     "blocked" => AggregatorPlacement::Blocked,
                     "round-robin" => AggregatorPlacement::RoundRobin,
                     _ => return Err(bad("expected blocked or round-robin")),
                 }
             }
             "file_domain" => {
-                self.file_domain = match v {
+                self.mpiio.file_domain = match v {
                     "even" => FileDomain::Even,
                     "stripe-aligned" => FileDomain::StripeAligned,
                     _ => return Err(bad("expected even or stripe-aligned")),
                 }
             }
             "overlap_exchange" => {
-                self.overlap_exchange = match v {
+                self.mpiio.overlap_exchange = match v {
                     "true" | "enable" | "1" => true,
                     "false" | "disable" | "0" => false,
                     _ => return Err(bad("expected true or false")),
@@ -159,10 +130,70 @@ impl Hints {
         }
         Ok(true)
     }
+
+    /// The settings rows of a simulated store for `file`: the hints ROMIO used, under the
+    /// keys [`Hints::set`] reads, as the runtime records them at `MPI_File_open` (rank 0
+    /// only, time 0). Keys prefixed `sim.` are the model's, not ROMIO's.
+    pub fn setting_rows(&self, file: u32) -> Vec<SettingRow> {
+        let m = &self.mpiio;
+        let per_node = if m.cb_per_node == 0 {
+            "*:*".to_string()
+        } else {
+            format!("*:{}", m.cb_per_node)
+        };
+        let kv: Vec<(&str, String)> = vec![
+            ("cb_buffer_size", m.cb_buffer_size.to_string()),
+            ("cb_nodes", m.cb_nodes.to_string()),
+            ("cb_config_list", per_node),
+            ("romio_cb_write", toggle_name(m.cb_write).to_string()),
+            ("romio_cb_read", toggle_name(m.cb_read).to_string()),
+            ("romio_ds_write", toggle_name(m.ds_write).to_string()),
+            ("romio_ds_read", toggle_name(m.ds_read).to_string()),
+            ("ind_wr_buffer_size", m.ind_wr_buffer_size.to_string()),
+            ("ind_rd_buffer_size", m.ind_rd_buffer_size.to_string()),
+            ("striping_unit", self.stripe_size.to_string()),
+            ("striping_factor", self.stripe_count.to_string()),
+            (
+                "sim.aggregator_placement",
+                match m.aggregator_placement {
+                    AggregatorPlacement::Blocked => "blocked",
+                    AggregatorPlacement::RoundRobin => "round-robin",
+                }
+                .to_string(),
+            ),
+            (
+                "sim.file_domain",
+                match m.file_domain {
+                    FileDomain::Even => "even",
+                    FileDomain::StripeAligned => "stripe-aligned",
+                }
+                .to_string(),
+            ),
+        ];
+        kv.into_iter()
+            .map(|(k, v)| SettingRow {
+                rank: 0,
+                process: 0,
+                time_ns: 0,
+                file_id: Some(file as i32),
+                func: "MPI_File_open".to_string(),
+                key: k.to_string(),
+                value: v,
+            })
+            .collect()
+    }
 }
 
 fn positive(v: u64) -> Option<u64> {
     (v > 0).then_some(v)
+}
+
+fn toggle_name(t: Toggle) -> &'static str {
+    match t {
+        Toggle::Enable => "enable",
+        Toggle::Disable => "disable",
+        Toggle::Automatic => "automatic",
+    }
 }
 
 fn toggle(v: &str) -> Option<Toggle> {

@@ -15,8 +15,8 @@ use pioscope_trace::store::{SettingRow, StoreError, Trace};
 use thiserror::Error;
 
 use crate::model::System;
+use crate::mpiio::romio::{self, calls, Hints, Pattern, Request, RomioError};
 use crate::program::{Call, FileId, IoKind, Job, MetaKind, Op, Rank};
-use crate::romio::{self, calls, Hints, Pattern, Request, RomioError};
 
 /// Errors replaying a trace.
 #[derive(Debug, Error)]

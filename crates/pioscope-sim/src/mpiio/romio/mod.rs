@@ -123,8 +123,14 @@ pub fn sieve_volume(pattern: &Pattern, kind: IoKind, hints: &Hints) -> SieveVolu
         return SieveVolume::default();
     }
     let (on, buffer) = match kind {
-        IoKind::Write => (hints.ds_write != Toggle::Disable, hints.ind_wr_buffer_size),
-        IoKind::Read => (hints.ds_read != Toggle::Disable, hints.ind_rd_buffer_size),
+        IoKind::Write => (
+            hints.mpiio.ds_write != Toggle::Disable,
+            hints.mpiio.ind_wr_buffer_size,
+        ),
+        IoKind::Read => (
+            hints.mpiio.ds_read != Toggle::Disable,
+            hints.mpiio.ind_rd_buffer_size,
+        ),
     };
     if !on {
         return SieveVolume::default();
@@ -192,8 +198,14 @@ pub fn independent_body(prog: &mut Vec<Op>, req: &Request, pattern: &Pattern, hi
         return;
     }
     let (on, buffer) = match req.kind {
-        IoKind::Write => (hints.ds_write != Toggle::Disable, hints.ind_wr_buffer_size),
-        IoKind::Read => (hints.ds_read != Toggle::Disable, hints.ind_rd_buffer_size),
+        IoKind::Write => (
+            hints.mpiio.ds_write != Toggle::Disable,
+            hints.mpiio.ind_wr_buffer_size,
+        ),
+        IoKind::Read => (
+            hints.mpiio.ds_read != Toggle::Disable,
+            hints.mpiio.ind_rd_buffer_size,
+        ),
     };
     if !on {
         for (o, l) in pattern.pieces_between(lo, hi) {
@@ -239,9 +251,9 @@ pub fn independent(
     let mut c = data_call(req, pattern, false, None);
     c.observed_id = observed_id;
     prog.push(Op::Begin(Box::new(c)));
-    if hints.call_overhead_ns > 0 {
+    if hints.mpiio.call_overhead_ns > 0 {
         prog.push(Op::Compute {
-            ns: hints.call_overhead_ns,
+            ns: hints.mpiio.call_overhead_ns,
         });
     }
     independent_body(prog, req, pattern, hints);
@@ -267,9 +279,9 @@ pub fn open(
         ..calls::call(calls::MPI_FILE_OPEN)
     };
     prog.push(Op::Begin(Box::new(c)));
-    if hints.call_overhead_ns > 0 {
+    if hints.mpiio.call_overhead_ns > 0 {
         prog.push(Op::Compute {
-            ns: hints.call_overhead_ns,
+            ns: hints.mpiio.call_overhead_ns,
         });
     }
     let creator = create && (rank == 0 || !collective);
@@ -488,7 +500,7 @@ mod tests {
         let h = Hints::from_system(&system());
         let (ranks, size, space, count) = (4u64, 32u64, 128u64, 32768u64);
         let p_len = ranks * (size + space);
-        let b = h.ind_wr_buffer_size;
+        let b = h.mpiio.ind_wr_buffer_size;
         assert!(b % p_len >= size);
         let a = b.div_ceil(p_len) * p_len;
         for r in 0..ranks {
@@ -500,7 +512,7 @@ mod tests {
             assert_eq!(v.written, (w - 1) * b + (span - (w - 1) * a), "rank {r}");
             assert_eq!(v.read, v.written, "rank {r}");
             // Reads: ind_rd_buffer_size = 4 MiB = 6553.6 periods, same rule.
-            let br = h.ind_rd_buffer_size;
+            let br = h.mpiio.ind_rd_buffer_size;
             let ar = if br % p_len >= size {
                 br.div_ceil(p_len) * p_len
             } else {
@@ -515,7 +527,7 @@ mod tests {
         // A window exactly one period long and aligned on it: the stride 640 = 4·160 with a
         // 640-byte buffer: one window per region, each 640 bytes except the last (32 bytes).
         let mut h2 = h.clone();
-        h2.ind_wr_buffer_size = 640;
+        h2.mpiio.ind_wr_buffer_size = 640;
         let p = hpio(0, 4, 32, 128, 10);
         let v = sieve_volume(&p, IoKind::Write, &h2);
         assert_eq!(v.windows, 10);
@@ -561,7 +573,7 @@ mod tests {
         assert!(
             matches!(&prog[0], Op::Begin(c) if c.observed_id == Some(7) && c.offset == Some(160) && c.size == 32768)
         );
-        h.ds_write = Toggle::Disable;
+        h.mpiio.ds_write = Toggle::Disable;
         let mut prog = Vec::new();
         independent(&mut prog, &req, &p, &h, None);
         assert_eq!(

@@ -5,8 +5,8 @@
 //! Allreduce; reads the same without the sync.
 
 use crate::model::System;
+use crate::mpiio::romio::{calls, Pattern, Request};
 use crate::program::{IoKind, Rank};
-use crate::romio::{calls, Pattern, Request};
 
 use super::{Builder, Generated, Spec, WorkloadError};
 

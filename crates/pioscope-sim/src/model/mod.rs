@@ -1,0 +1,13 @@
+//! The machine model: its TOML schema (`schema`, re-exported here: `model::System` and the
+//! sections it holds), loading it (`load`: presets, files, `--set` overrides, validation),
+//! the unit strings model files are written in (`units`), analytic bounds from it (`bounds`)
+//! and calibration fits that produce it (`calibrate`). Every field is described in
+//! docs/MODEL.md.
+
+pub mod bounds;
+pub mod calibrate;
+pub mod load;
+mod schema;
+pub mod units;
+
+pub use schema::*;

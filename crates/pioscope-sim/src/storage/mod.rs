@@ -1,6 +1,0 @@
-//! Storage servers: disk service times and queues (`disk`), caches (`cache`), and a server's
-//! CPU and metadata queues (`server`).
-
-pub mod cache;
-pub mod disk;
-pub mod server;
