@@ -14,6 +14,7 @@ use std::path::Path;
 
 use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::raw::format::flags;
+use pioscope_trace::store::containers::{disk_meta, server_meta};
 use pioscope_trace::store::meta::{ClockMeta, ContainerKind, JobMeta, Meta, ProcessMeta};
 use pioscope_trace::store::{Event, FileRow, SettingRow, StoreError, StoreWriter};
 
@@ -275,44 +276,37 @@ impl StoreRecorder {
         };
         let host = |r: u32| format!("node-{}", node_of(r));
         let clock = ClockMeta::exact("simulated", duration_ns, 0);
-        let container = |p: u32, kind, rank, host: String, facts: &[(&str, String)]| {
-            let mut c = ProcessMeta::generated(p, kind, rank, host, clock.clone());
-            c.facts = facts
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect();
-            c
-        };
         let mut processes = Vec::new();
         for r in 0..self.ranks {
-            let facts = [
+            let mut p =
+                ProcessMeta::generated(r, ContainerKind::Process, r as i32, host(r), clock.clone());
+            p.cmdline = Some(command.to_string());
+            p.facts = [
                 ("rank", r.to_string()),
                 ("size", self.ranks.to_string()),
                 ("host", host(r)),
                 ("simulated", system.name.clone()),
-            ];
-            let mut p = container(r, ContainerKind::Process, r as i32, host(r), &facts);
-            p.cmdline = Some(command.to_string());
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
             processes.push(p);
         }
-        // Servers and disks: rank -1, named after their server (docs/FORMAT.md, Containers).
+        // Servers, then their disks (docs/FORMAT.md, Containers).
+        let server_name = |s: u32| format!("server-{s}");
         for s in 0..self.servers {
-            let name = format!("server-{s}");
             let role = if s < system.storage.data_servers {
                 "data"
             } else {
                 "metadata"
             };
-            let facts = [("server", name.clone()), ("role", role.to_string())];
             let p = self.server_process(s);
-            processes.push(container(p, ContainerKind::Server, -1, name, &facts));
+            processes.push(server_meta(p, &server_name(s), role, clock.clone()));
         }
         for s in 0..self.servers {
             for d in 0..self.disks_per_server {
-                let name = format!("server-{s}");
-                let facts = [("server", name.clone()), ("disk", d.to_string())];
                 let p = self.disk_process(s, d);
-                processes.push(container(p, ContainerKind::Disk, -1, name, &facts));
+                processes.push(disk_meta(p, &server_name(s), d, clock.clone()));
             }
         }
         let job = JobMeta {

@@ -11,12 +11,31 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::meta::{ContainerKind, Meta, ProcessMeta};
+use super::meta::{ClockMeta, ContainerKind, Meta, ProcessMeta};
 
 /// meta.json `facts` key naming the server of a server or disk.
 pub const SERVER_FACT: &str = "server";
 /// meta.json `facts` key numbering a disk inside its server.
 pub const DISK_FACT: &str = "disk";
+/// meta.json `facts` key of a server's role (`data`, `metadata`).
+pub const ROLE_FACT: &str = "role";
+
+/// The meta.json entry of a storage server that a writer generates (the simulator today):
+/// rank -1, host and `server` fact its name, `role` fact its role.
+pub fn server_meta(process: u32, name: &str, role: &str, clock: ClockMeta) -> ProcessMeta {
+    let mut p = ProcessMeta::generated(process, ContainerKind::Server, -1, name.into(), clock);
+    p.facts.insert(SERVER_FACT.into(), name.into());
+    p.facts.insert(ROLE_FACT.into(), role.into());
+    p
+}
+
+/// The meta.json entry of disk `index` of server `server`, generated like `server_meta`.
+pub fn disk_meta(process: u32, server: &str, index: u32, clock: ClockMeta) -> ProcessMeta {
+    let mut p = ProcessMeta::generated(process, ContainerKind::Disk, -1, server.into(), clock);
+    p.facts.insert(SERVER_FACT.into(), server.into());
+    p.facts.insert(DISK_FACT.into(), index.to_string());
+    p
+}
 
 /// One container: a meta.json `processes` entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
