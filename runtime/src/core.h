@@ -60,12 +60,14 @@ int pioscope_raw_create(const char *dir);
 /* Writes one chunk (header, parts, zero padding to 8) with one writev. Returns 0 or -errno; a
  * write error stops the tracer (PARTIAL chunk with the reason, if it can). */
 int pioscope_raw_chunk(uint16_t kind, uint32_t thread, const struct iovec *parts, int nparts);
-/* The same to a given descriptor, without the failure handling (a file being created). */
+/* The same to a given descriptor, without the failure handling (a file being created). The
+ * tracer holds no descriptor otherwise: every chunk opens the file, appends, closes. */
 int pioscope_raw_chunk_to(int fd, uint16_t kind, uint32_t thread, const struct iovec *parts,
                           int nparts);
-/* The tracer's own descriptor (-1 if none): the close wrapper keeps applications off it. */
-int pioscope_raw_fd(void);
-/* Writes bytes that already form whole chunks (an EVENTS chunk cut in place). */
+/* True once this process's raw file exists (a forked child creates it on its first chunk). */
+int pioscope_raw_started(void);
+/* Writes bytes that already form one whole chunk (an EVENTS chunk cut in place). A full disk
+ * keeps the chunk's whole records that fit (see rawfile.c); a failure stops the tracer. */
 int pioscope_raw_put(const struct iovec *iov, int n);
 void pioscope_raw_fill_header(pioscope_raw_chunk_header *h, uint16_t kind, uint32_t thread,
                               uint32_t payload_bytes);
