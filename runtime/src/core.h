@@ -86,6 +86,8 @@ void pioscope_raw_unlock_after_fork(int child);
 /* ---- interning (intern.c) ---- */
 
 int pioscope_intern_init(void);
+/* Writes the STRING chunks still waiting in the batch: before any EVENTS chunk and at the end. */
+void pioscope_intern_flush(void);
 /* Writes the STRING chunks of every string interned so far (a forked child's new file). */
 void pioscope_intern_replay(int fd);
 /* Text of a string id, or NULL. The text stays valid for the life of the process. */
@@ -97,8 +99,6 @@ void pioscope_intern_unlock_after_fork(int child);
 
 /* The pid whose raw file this process writes (differs from getpid() in a vfork child). */
 extern uint32_t pioscope_pid PIOSCOPE_HIDDEN;
-/* Flushes everything and writes the final chunk once (END, or PARTIAL with the reason). */
-void pioscope_finish(const char *partial_reason);
 
 /* ---- small text helpers (no stdio on the tracer's paths) ---- */
 

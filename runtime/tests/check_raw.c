@@ -528,7 +528,8 @@ static void fd768_scenario(int status)
 static void fdlimit_scenario(int status)
 {
     rr_file f;
-    check_begin("fdlimit (issue 12): at the descriptor limit the tracer stops, says EMFILE");
+    check_begin("fdlimit (issue 12): a spill at the descriptor limit stops the tracer, which "
+                "keeps its records and says EMFILE");
     CHECK(status == 0, "status %d", status);
     if (load_one(&f) == 0) {
         CHECK(pwrites_on(&f, "main.bin") == 100);

@@ -74,6 +74,7 @@ int main(int argc, char **argv)
             printf("%d ", fd);
         }
         printf("then %s\n", strerror(err));
+        for (int i = 0; opened && i < 200; i++) pwrite(fds[0], "l", 1, i);  /* a spill, here */
         for (int i = 0; i < opened; i++) close(fds[i]);
         write_records(dir, "after", 10);
         return 0;

@@ -104,7 +104,8 @@ traced closerange closerange "$POSIX_LIB" -- "$BIN/prog_lifecycle" @DIR closeran
 # Issue 12: the traced program never notices the tracer: its descriptor numbers, its results at
 # the descriptor limit (the same as untraced), and a full disk keeps the records that fit.
 traced fd768 fd768 "$POSIX_LIB" -- "$BIN/prog_lifecycle" @DIR fd768
-FD_LIMIT=8 traced fdlimit fdlimit "$POSIX_LIB" -- "$BIN/prog_lifecycle" @DIR fdlimit
+FD_LIMIT=8 traced fdlimit fdlimit "$POSIX_LIB" PIOSCOPE_BUFFER_BYTES=4K -- \
+    "$BIN/prog_lifecycle" @DIR fdlimit
 FD_LIMIT=8 traced none:fdlimit-untraced fdlimit-untraced none -- "$BIN/prog_lifecycle" @DIR fdlimit
 if cmp -s "$WORK/fdlimit/stdout" "$WORK/fdlimit-untraced/stdout"; then
     echo "PASS fdlimit (issue 12): the same descriptors and errno as untraced"
