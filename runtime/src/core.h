@@ -66,8 +66,9 @@ int pioscope_raw_chunk_to(int fd, uint16_t kind, uint32_t thread, const struct i
                           int nparts);
 /* True once this process's raw file exists (a forked child creates it on its first chunk). */
 int pioscope_raw_started(void);
-/* Writes bytes that already form one whole chunk (an EVENTS chunk cut in place). A full disk
- * keeps the chunk's whole records that fit (see rawfile.c); a failure stops the tracer. */
+/* Writes bytes that already form whole chunks: one EVENTS chunk cut in place, or a batch of
+ * STRING chunks. When the disk fills mid-way, an EVENTS chunk keeps its whole records that fit
+ * and anything else is removed (rawfile.c); a failure stops the tracer. */
 int pioscope_raw_put(const struct iovec *iov, int n);
 void pioscope_raw_fill_header(pioscope_raw_chunk_header *h, uint16_t kind, uint32_t thread,
                               uint32_t payload_bytes);

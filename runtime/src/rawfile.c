@@ -6,7 +6,8 @@
  * RATIONALE: the tracer holds no descriptor between writes. Any number it kept open would be
  * one the program could not have: a program that dup2()s onto it, or runs at its descriptor
  * limit, would see something else than untraced. Opening per chunk costs an open and a close
- * per chunk written (a full buffer, a new string, a side chunk), never on the record path. */
+ * per chunk written (a full buffer, a batch of new strings, a side chunk), never on the record
+ * path. */
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -20,8 +21,8 @@
 
 static int raw_ready;              /* atomic: raw_file names this process's file */
 static int raw_pending;            /* atomic: a forked child creates its file on first chunk */
-static int raw_dead;               /* atomic: no more chunks (final written, or failed) */
-static int raw_failed;             /* atomic: a write failed */
+static int raw_dead;               /* atomic: no more chunks (final written, or a write failed) */
+static int raw_failed;             /* atomic: an open or a write failed */
 static int raw_fail_said;          /* atomic: the failure's PARTIAL chunk is in the file */
 static int raw_final_started;      /* atomic */
 static uint32_t forked_from;
@@ -144,7 +145,8 @@ static size_t whole_records(const struct iovec *iov, int n, size_t at, size_t ro
 
 /* The disk filled after `written` bytes of the chunk in `iov` (header first) reached the file
  * through `fd`: cuts them back to a chunk that reads whole. An EVENTS chunk keeps its whole
- * records, less PARTIAL_ROOM; any other chunk, or one with no record left, goes. */
+ * records, less PARTIAL_ROOM; anything else (a batch of strings), or a chunk with no record
+ * left, goes. */
 static void cut_back(int fd, const struct iovec *iov, int n, size_t written)
 {
     long end = pio_lseek(fd, 0, SEEK_CUR);  /* O_APPEND: the end of this descriptor's write */
@@ -178,8 +180,9 @@ static long open_raw(void)
     return fd;
 }
 
-/* Appends one chunk (its bytes in iov, header first) with one writev, cutting it back to what
- * reads whole when the disk fills (cut_back). Returns 0 or -errno. */
+/* Appends one chunk, or a batch of STRING chunks (their bytes in iov, header first), with one
+ * writev, cutting it back to what reads whole when the disk fills (cut_back). Returns 0 or
+ * -errno. */
 static long append_chunk(int fd, const struct iovec *iov, int n)
 {
     size_t written;

@@ -493,7 +493,7 @@ static void execfail_scenario(int status)
 static void closerange_scenario(int status)
 {
     rr_file f;
-    check_begin("closerange: close_range(3, ~0) leaves the tracer's file open");
+    check_begin("closerange: after the program's close_range(3, ~0) the trace goes on");
     CHECK(status == 0, "status %d", status);
     if (load_one(&f) == 0) {
         CHECK(pwrites_on(&f, "main.bin") == 100 && pwrites_on(&f, "after.bin") == 10);

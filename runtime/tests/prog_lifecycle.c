@@ -46,7 +46,7 @@ int main(int argc, char **argv)
         write_records(dir, "after", 10);
         return 0;
     }
-    if (!strcmp(how, "closerange")) {  /* the tracer's descriptor survives a bulk close */
+    if (!strcmp(how, "closerange")) {  /* the trace goes on after a bulk close */
         if (close_range(3, ~0u, 0) != 0) return 4;
         write_records(dir, "after", 10);
         return 0;
