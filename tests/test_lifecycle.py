@@ -1,6 +1,8 @@
 """Every way a program can end leaves a readable trace: threads, fork, exit statuses, fatal
-signals, _exit, and a damaged raw file."""
+signals, _exit, MPI_Abort, and a damaged raw file; and the traced program never notices the
+tracer."""
 import signal
+import subprocess
 
 import pytest
 
@@ -55,6 +57,27 @@ def test_fatal_signal_leaves_a_flagged_trace(programs, workdir, tmp_path, how, s
     assert trace.meta["partial"] is True
     reasons = " ".join(trace.meta["partial_reasons"])
     assert sig.name in reasons
+
+
+def test_mpi_abort_keeps_the_aborting_ranks_records(programs, workdir, tmp_path):
+    """Issue 12: MPI_Abort left a trace with 0 events; the job still ends as untraced."""
+    untraced = subprocess.run(["mpiexec", "-n", "2", programs["mpi_abort"], workdir],
+                              capture_output=True, check=False)
+    assert untraced.returncode == 3
+    _, trace = run_traced(tmp_path / "trace", programs["mpi_abort"], workdir, ranks=2,
+                          expect_status=untraced.returncode)
+    assert len(pwrites_on(trace, "rank-0.bin")) == 100
+    assert trace.meta["partial"] is True
+    assert any("MPI_Abort called with error code 3" in r for r in trace.meta["partial_reasons"])
+
+
+def test_descriptor_768_belongs_to_the_program(tmp_path):
+    """Issue 12: the tracer held descriptor 768; a shell's `exec 768>out` lost its output."""
+    out = tmp_path / "out"
+    _, trace = run_traced(tmp_path / "trace", "bash", "-c",
+                          f"exec 768>{out}; echo hi >&768; exec 768>&-")
+    assert out.read_text() == "hi\n"
+    assert trace.meta["partial"] is False
 
 
 def test_corrupt_raw_file_keeps_records_before_the_damage(programs, workdir, tmp_path):

@@ -46,11 +46,13 @@ static void tbuf_unlock(struct pioscope_tbuf *b)
     __atomic_store_n(&b->lock, 0, __ATOMIC_RELEASE);
 }
 
-/* Writes records [from, to) as one EVENTS chunk. When they start the buffer, the header goes in
- * the room before them and the chunk is one write(). Caller holds the flag. */
+/* Writes records [from, to) as one EVENTS chunk, after the strings they may use. When they
+ * start the buffer, the header goes in the room before them and the chunk is one write().
+ * Caller holds the flag. */
 static int cut_chunk(struct pioscope_tbuf *b, char *from, char *to)
 {
     if (from == to) return 0;
+    pioscope_intern_flush();
     uint32_t payload = (uint32_t)(to - from);
     if (from == b->data) {
         pioscope_raw_fill_header((pioscope_raw_chunk_header *)b->base, PIOSCOPE_CHUNK_EVENTS,
@@ -165,15 +167,18 @@ void pioscope_buffers_after_fork(void)
 /* ---- recording ---- */
 
 /* The owner's buffer is full: its records go out as one chunk and it starts again. Returns
- * where the next record goes, or NULL when the tracer has stopped. */
+ * where the next record goes, or NULL when the tracer has stopped. Records the file could not
+ * be opened for stay in the buffer: the end writes them, when descriptors may be free again. */
 static __attribute__((noinline)) char *spill(struct pioscope_tbuf *b)
 {
     tbuf_lock(b);
-    cut_chunk(b, b->flushed, b->cur);
-    b->flushed = b->data;
-    __atomic_store_n(&b->cur, b->data, __ATOMIC_RELEASE);
+    int kept = cut_chunk(b, b->flushed, b->cur) != 0 && pioscope_raw_writable();
+    if (!kept) {
+        b->flushed = b->data;
+        __atomic_store_n(&b->cur, b->data, __ATOMIC_RELEASE);
+    }
     tbuf_unlock(b);
-    return __atomic_load_n(&pioscope_recording, __ATOMIC_RELAXED) ? b->data : NULL;
+    return !kept && __atomic_load_n(&pioscope_recording, __ATOMIC_RELAXED) ? b->data : NULL;
 }
 
 /* The record path, inlined into pioscope_leave: no lock, no allocation, no formatting. */
@@ -242,10 +247,11 @@ void pioscope_internal_end(void)
     if (pioscope_thread.internal) pioscope_thread.internal--;
 }
 
-/* Every buffer's published records go out. Other threads keep recording meanwhile: their new
- * records stay for their next spill. */
+/* The strings, then every buffer's published records go out. Other threads keep recording
+ * meanwhile: their new records stay for their next spill. */
 void pioscope_flush_all(void)
 {
+    pioscope_intern_flush();
     for (struct pioscope_tbuf *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b;
          b = b->next) {
         if (__atomic_load_n(&b->state, __ATOMIC_ACQUIRE) != TBUF_OWNED) continue;

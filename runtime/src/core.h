@@ -60,12 +60,15 @@ int pioscope_raw_create(const char *dir);
 /* Writes one chunk (header, parts, zero padding to 8) with one writev. Returns 0 or -errno; a
  * write error stops the tracer (PARTIAL chunk with the reason, if it can). */
 int pioscope_raw_chunk(uint16_t kind, uint32_t thread, const struct iovec *parts, int nparts);
-/* The same to a given descriptor, without the failure handling (a file being created). */
+/* The same to a given descriptor, without the failure handling (a file being created). The
+ * tracer holds no descriptor otherwise: every chunk opens the file, appends, closes. */
 int pioscope_raw_chunk_to(int fd, uint16_t kind, uint32_t thread, const struct iovec *parts,
                           int nparts);
-/* The tracer's own descriptor (-1 if none): the close wrapper keeps applications off it. */
-int pioscope_raw_fd(void);
-/* Writes bytes that already form whole chunks (an EVENTS chunk cut in place). */
+/* True once this process's raw file exists (a forked child creates it on its first chunk). */
+int pioscope_raw_started(void);
+/* Writes bytes that already form whole chunks: one EVENTS chunk cut in place, or a batch of
+ * STRING chunks. When the disk fills mid-way, an EVENTS chunk keeps its whole records that fit
+ * and anything else is removed (rawfile.c); a failure stops the tracer. */
 int pioscope_raw_put(const struct iovec *iov, int n);
 void pioscope_raw_fill_header(pioscope_raw_chunk_header *h, uint16_t kind, uint32_t thread,
                               uint32_t payload_bytes);
@@ -84,6 +87,8 @@ void pioscope_raw_unlock_after_fork(int child);
 /* ---- interning (intern.c) ---- */
 
 int pioscope_intern_init(void);
+/* Writes the STRING chunks still waiting in the batch: before any EVENTS chunk and at the end. */
+void pioscope_intern_flush(void);
 /* Writes the STRING chunks of every string interned so far (a forked child's new file). */
 void pioscope_intern_replay(int fd);
 /* Text of a string id, or NULL. The text stays valid for the life of the process. */
@@ -95,8 +100,6 @@ void pioscope_intern_unlock_after_fork(int child);
 
 /* The pid whose raw file this process writes (differs from getpid() in a vfork child). */
 extern uint32_t pioscope_pid PIOSCOPE_HIDDEN;
-/* Flushes everything and writes the final chunk once (END, or PARTIAL with the reason). */
-void pioscope_finish(const char *partial_reason);
 
 /* ---- small text helpers (no stdio on the tracer's paths) ---- */
 

@@ -1,6 +1,11 @@
 /* intern.c: owns the process-wide string table (file paths, region names, communicators): ids,
  * absolute paths, the file system type of each path, and the STRING chunk of each new string.
- * Reached from open/fopen and region begins, never from read/write: a mutex is fine here. */
+ * Reached from open/fopen and region begins, never from read/write: a mutex is fine here.
+ *
+ * New STRING chunks wait in one process-wide batch, written before any EVENTS chunk
+ * (pioscope_intern_flush), when full, and at the end: a string still precedes every record
+ * that uses it in the file, and a program that creates many files pays one raw-file write (an
+ * open and a close, rawfile.c) per batch, not per path. */
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -31,6 +36,25 @@ static char *arena;
 static size_t arena_left;
 static uint32_t next_id = 1;    /* atomic loads outside the lock */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t lock_holder;   /* valid while lock_held */
+static int lock_held;           /* atomic */
+
+/* STRING chunks not yet written (under the lock). */
+static char batch[65536] __attribute__((aligned(8)));
+static size_t batch_len;        /* atomic loads outside the lock */
+
+static void lock_table(void)
+{
+    pthread_mutex_lock(&lock);
+    lock_holder = pthread_self();
+    __atomic_store_n(&lock_held, 1, __ATOMIC_RELEASE);
+}
+
+static void unlock_table(void)
+{
+    __atomic_store_n(&lock_held, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&lock);
+}
 
 int pioscope_intern_init(void)
 {
@@ -63,6 +87,49 @@ static long write_string(int fd, const struct entry *e)
     return pioscope_raw_chunk(PIOSCOPE_CHUNK_STRING, pioscope_thread_number(), parts, 2);
 }
 
+/* Writes the batch out (caller holds the lock). A batch the file could not be opened for
+ * stays, for the end (the records using it stay in their buffers too, buffer.c). */
+static void write_batch(void)
+{
+    if (!batch_len) return;
+    struct iovec all = {batch, batch_len};
+    if (pioscope_raw_put(&all, 1) == 0 || !pioscope_raw_writable())
+        __atomic_store_n(&batch_len, 0, __ATOMIC_RELEASE);
+}
+
+/* Adds the STRING chunk of `e` to the batch (caller holds the lock); one that does not fit
+ * even after the batch went out is written at once. */
+static void queue_string(const struct entry *e)
+{
+    pioscope_raw_string s = {e->id, e->kind, e->length, e->fs_magic};
+    size_t payload = (sizeof s + e->length + 7) & ~(size_t)7;
+    size_t chunk = sizeof(pioscope_raw_chunk_header) + payload;
+    if (batch_len + chunk > sizeof batch) write_batch();
+    if (batch_len + chunk > sizeof batch) {
+        write_string(-1, e);
+        return;
+    }
+    char *p = batch + batch_len;
+    pioscope_raw_fill_header((pioscope_raw_chunk_header *)p, PIOSCOPE_CHUNK_STRING,
+                             pioscope_thread_number(), (uint32_t)payload);
+    p += sizeof(pioscope_raw_chunk_header);
+    memcpy(p, &s, sizeof s);
+    memcpy(p + sizeof s, e->text, e->length);
+    memset(p + sizeof s + e->length, 0, payload - sizeof s - e->length);
+    __atomic_store_n(&batch_len, batch_len + chunk, __ATOMIC_RELEASE);
+}
+
+void pioscope_intern_flush(void)
+{
+    if (!__atomic_load_n(&batch_len, __ATOMIC_ACQUIRE)) return;
+    /* A signal handler that interrupted this thread's own insert: the batch goes out later. */
+    if (__atomic_load_n(&lock_held, __ATOMIC_ACQUIRE) && pthread_equal(lock_holder, pthread_self()))
+        return;
+    lock_table();
+    write_batch();
+    unlock_table();
+}
+
 /* Caller holds the lock. */
 static struct entry *insert(uint64_t h, uint16_t kind, const char *text, size_t n,
                             uint64_t fs_magic)
@@ -90,8 +157,8 @@ static struct entry *insert(uint64_t h, uint16_t kind, const char *text, size_t 
     buckets[h % BUCKETS] = e;
     __atomic_store_n(&by_id[e->id], e, __ATOMIC_RELEASE);
     __atomic_store_n(&next_id, next_id + 1, __ATOMIC_RELEASE);
-    /* Written before the id is returned, so the string precedes every record using it. */
-    write_string(-1, e);
+    /* Queued before the id is returned, so the string precedes every record using it. */
+    queue_string(e);
     return e;
 }
 
@@ -119,16 +186,16 @@ static uint32_t intern(uint16_t kind, char *text, size_t n, int fd)
     if (!buckets || !text) return 0;
     if (n > UINT16_MAX) n = UINT16_MAX;
     uint64_t h = hash_text(kind, text, n);
-    pthread_mutex_lock(&lock);
+    lock_table();
     struct entry *e = find(h, kind, text, n);
-    pthread_mutex_unlock(&lock);
+    unlock_table();
     if (e) return e->id;
 
     uint64_t magic = kind == PIOSCOPE_STRING_FILE ? fs_magic_of(text, n, fd) : 0;
-    pthread_mutex_lock(&lock);
+    lock_table();
     e = find(h, kind, text, n);
     if (!e) e = insert(h, kind, text, n, magic);
-    pthread_mutex_unlock(&lock);
+    unlock_table();
     return e ? e->id : 0;
 }
 
@@ -234,13 +301,17 @@ void pioscope_intern_replay(int fd)
 
 void pioscope_intern_lock_for_fork(void)
 {
-    pthread_mutex_lock(&lock);
+    lock_table();
 }
 
+/* The child's new file replays every string (its batch would repeat them). */
 void pioscope_intern_unlock_after_fork(int child)
 {
-    if (child)
+    if (child) {
+        batch_len = 0;
+        lock_held = 0;
         pthread_mutex_init(&lock, NULL);
-    else
-        pthread_mutex_unlock(&lock);
+    } else {
+        unlock_table();
+    }
 }

@@ -251,7 +251,7 @@ static int before_exec(const char *path)
     if (!ours() || !__atomic_load_n(&pioscope_recording, __ATOMIC_RELAXED)) return 0;
     pioscope_flush_all();
     /* A forked child that recorded nothing still has no file: it gets none. */
-    if (pioscope_raw_fd() >= 0) pioscope_write_job_fact("exec", path);
+    if (pioscope_raw_started()) pioscope_write_job_fact("exec", path);
     pioscope_finish(NULL);
     return 1;
 }

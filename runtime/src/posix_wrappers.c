@@ -251,12 +251,6 @@ PIOSCOPE_WRAPPER(close, int, close, (int fd))
 {
     fd_fn *real = pioscope_target_real(&target_close);
     if (!real) return missing();
-    /* The tracer's descriptor is invisible to the program: closing it "fails" as it would
-     * without the tracer. */
-    if (fd >= 0 && fd == pioscope_raw_fd()) {
-        errno = EBADF;
-        return -1;
-    }
     uint32_t id = pioscope_fd_file(fd);
     pioscope_fd_close(fd);  /* before: once closed, another thread may reuse the number */
     pioscope_call call;
@@ -760,8 +754,7 @@ PIOSCOPE_WRAPPER(rename, int, rename, (const char *from, const char *to))
 /* ---- bulk close: lifecycle guards, not recorded ---- */
 
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-/* Descriptors closed in bulk leave the fd table, and the tracer's own descriptor survives, as
- * if it were not there (close_range on it alone would have had nothing to do). */
+/* Descriptors closed in bulk leave the fd table (the tracer holds none of its own). */
 typedef int close_range_fn(unsigned int, unsigned int, int);
 typedef void closefrom_fn(int);
 /* Not recorded (not in functions.def): plain cached pointers instead of targets. */
@@ -776,39 +769,21 @@ static void forget_fds(unsigned int first, unsigned int last)
     }
 }
 
-static int close_range_around_tracer(close_range_fn *real, unsigned int first,
-                                     unsigned int last, int flags)
-{
-    int raw = pioscope_raw_fd();
-#ifdef CLOSE_RANGE_CLOEXEC
-    if (!(flags & CLOSE_RANGE_CLOEXEC))
-#endif
-        forget_fds(first, last);
-    if (raw < 0 || (unsigned int)raw < first || (unsigned int)raw > last)
-        return real(first, last, flags);
-    int r = 0;
-    if ((unsigned int)raw > first) r = real(first, (unsigned int)raw - 1, flags);
-    if (r == 0 && (unsigned int)raw < last) r = real((unsigned int)raw + 1, last, flags);
-    return r;
-}
-
 PIOSCOPE_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
     close_range_fn *real = pioscope_resolve(&real_close_range, "close_range");
     if (!real) return missing();
-    return close_range_around_tracer(real, first, last, flags);
+#ifdef CLOSE_RANGE_CLOEXEC
+    if (!(flags & CLOSE_RANGE_CLOEXEC))
+#endif
+        forget_fds(first, last);
+    return real(first, last, flags);
 }
 
 PIOSCOPE_EXPORT void closefrom(int lowfd)
 {
-    close_range_fn *range = pioscope_resolve(&real_close_range, "close_range");
     closefrom_fn *real = pioscope_resolve(&real_closefrom, "closefrom");
-    int saved = errno;
-    if (range && lowfd >= 0 && close_range_around_tracer(range, (unsigned int)lowfd, ~0u, 0) == 0) {
-        errno = saved;
-        return;
-    }
-    errno = saved;
-    if (real) real(lowfd);  /* close_range refused (old kernel): glibc's own fallback */
+    if (lowfd >= 0) forget_fds((unsigned int)lowfd, ~0u);
+    if (real) real(lowfd);
 }
 #endif

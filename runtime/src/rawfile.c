@@ -1,25 +1,34 @@
 /* rawfile.c: owns the process's raw file: its name and creation, the file header and JOB facts,
- * writing whole chunks (one writev each, O_APPEND), side chunks (settings, clock sync), the
- * final END/PARTIAL chunk, and stopping the tracer when a write fails. */
+ * writing whole chunks (each: open, one writev, close), cutting a chunk the disk could not take
+ * back to its whole records, side chunks (settings, clock sync), the final END/PARTIAL chunk,
+ * and stopping the tracer when a write fails.
+ *
+ * RATIONALE: the tracer holds no descriptor between writes. Any number it kept open would be
+ * one the program could not have: a program that dup2()s onto it, or runs at its descriptor
+ * limit, would see something else than untraced. Opening per chunk costs an open and a close
+ * per chunk written (a full buffer, a batch of new strings, a side chunk), never on the record
+ * path. */
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/utsname.h>
 
 #include "clock.h"
 #include "core.h"
 #include "sys.h"
 
-static int raw_fd = -1;            /* atomic */
+static int raw_ready;              /* atomic: raw_file names this process's file */
 static int raw_pending;            /* atomic: a forked child creates its file on first chunk */
-static int raw_dead;               /* atomic: no more chunks (final written, or failed) */
-static int raw_failed;             /* atomic: a write failed */
+static int raw_dead;               /* atomic: no more chunks (final written, or a write failed) */
+static int raw_failed;             /* atomic: an open or a write failed */
+static int raw_fail_said;          /* atomic: the failure's PARTIAL chunk is in the file */
 static int raw_final_started;      /* atomic */
 static uint32_t forked_from;
 static char raw_dir[PATH_MAX];
 static char raw_file[PATH_MAX];
+static char fail_reason[128];      /* why the tracer stopped (set once, by raw_fail) */
 static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t create_owner;     /* valid while creating (under create_lock) */
 static int creating;               /* atomic */
@@ -29,6 +38,10 @@ static int replay_strings;         /* a re-created file repeats the strings inte
 static pthread_mutex_t facts_lock = PTHREAD_MUTEX_INITIALIZER;
 static char facts[16384];
 static size_t facts_len;
+
+/* Bytes of a full disk's last EVENTS chunk given up so the PARTIAL chunk saying why fits in
+ * the space they took (its header and a reason of up to 96 bytes). */
+#define PARTIAL_ROOM 128
 
 static const char zeros[8];
 
@@ -72,10 +85,12 @@ static void text_errno(pioscope_text *t, int err)
 
 /* ---- writing ---- */
 
-/* Writes all of iov (copied: a short write resumes where it stopped). Returns 0 or -errno. */
-static long write_all(int fd, const struct iovec *iov, int n)
+/* Writes all of iov (copied: a short write resumes where it stopped), counting the bytes that
+ * reached the file in *written. Returns 0 or -errno. */
+static long write_all(int fd, const struct iovec *iov, int n, size_t *written)
 {
     struct iovec v[16];
+    *written = 0;
     if (n > 16) return -EINVAL;
     memcpy(v, iov, sizeof *v * (size_t)n);
     int i = 0;
@@ -84,6 +99,7 @@ static long write_all(int fd, const struct iovec *iov, int n)
         if (r == -EINTR) continue;
         if (r < 0) return r;
         if (r == 0) return -EIO;
+        *written += (size_t)r;
         while (i < n && (size_t)r >= v[i].iov_len) r -= (long)v[i++].iov_len;
         if (i < n) {
             v[i].iov_base = (char *)v[i].iov_base + r;
@@ -91,6 +107,88 @@ static long write_all(int fd, const struct iovec *iov, int n)
         }
     }
     return 0;
+}
+
+/* Copies `len` bytes at byte `at` of the iov's concatenation; 0 when it is shorter. */
+static int iov_copy(const struct iovec *iov, int n, size_t at, void *out, size_t len)
+{
+    char *o = out;
+    for (int i = 0; i < n && len; i++) {
+        if (at >= iov[i].iov_len) {
+            at -= iov[i].iov_len;
+            continue;
+        }
+        size_t take = iov[i].iov_len - at < len ? iov[i].iov_len - at : len;
+        memcpy(o, (const char *)iov[i].iov_base + at, take);
+        o += take;
+        len -= take;
+        at = 0;
+    }
+    return len == 0;
+}
+
+/* Bytes of whole records (a main record and its ext record stay together) among the first
+ * `room` bytes of the EVENTS payload that starts at byte `at` of the iov. */
+static size_t whole_records(const struct iovec *iov, int n, size_t at, size_t room)
+{
+    size_t used = 0;
+    for (;;) {
+        uint8_t flags;
+        if (!iov_copy(iov, n, at + used + offsetof(pioscope_raw_event, flags), &flags, 1))
+            return used;
+        size_t record = sizeof(pioscope_raw_event) +
+                        ((flags & PIOSCOPE_F_EXT) ? sizeof(pioscope_raw_event_ext) : 0);
+        if (used + record > room) return used;
+        used += record;
+    }
+}
+
+/* The disk filled after `written` bytes of the chunk in `iov` (header first) reached the file
+ * through `fd`: cuts them back to a chunk that reads whole. An EVENTS chunk keeps its whole
+ * records, less PARTIAL_ROOM; anything else (a batch of strings), or a chunk with no record
+ * left, goes. */
+static void cut_back(int fd, const struct iovec *iov, int n, size_t written)
+{
+    long end = pio_lseek(fd, 0, SEEK_CUR);  /* O_APPEND: the end of this descriptor's write */
+    if (end < 0 || (size_t)end < written) return;
+    long start = end - (long)written;
+    pioscope_raw_chunk_header h;
+    size_t keep = 0;
+    if (written > sizeof h + PARTIAL_ROOM && iov_copy(iov, n, 0, &h, sizeof h) &&
+        h.kind == PIOSCOPE_CHUNK_EVENTS)
+        keep = whole_records(iov, n, sizeof h, written - sizeof h - PARTIAL_ROOM);
+    if (!keep) {
+        pio_ftruncate(fd, start);
+        return;
+    }
+    /* The header is rewritten in place: without O_APPEND, which would send pwrite to the end
+     * (the description is this write's own: no other writer shares it). */
+    h.payload_bytes = (uint32_t)keep;
+    if (pio_fcntl(fd, F_SETFL, 0) < 0 || pio_pwrite(fd, &h, sizeof h, start) != sizeof h) {
+        pio_ftruncate(fd, start);
+        return;
+    }
+    pio_ftruncate(fd, start + (long)(sizeof h + keep));
+}
+
+/* Opens the raw file for one append. Returns the descriptor or -errno. */
+static long open_raw(void)
+{
+    long fd;
+    do fd = pio_openat(AT_FDCWD, raw_file, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
+    while (fd == -EINTR);
+    return fd;
+}
+
+/* Appends one chunk, or a batch of STRING chunks (their bytes in iov, header first), with one
+ * writev, cutting it back to what reads whole when the disk fills (cut_back). Returns 0 or
+ * -errno. */
+static long append_chunk(int fd, const struct iovec *iov, int n)
+{
+    size_t written;
+    long r = write_all(fd, iov, n, &written);
+    if (r < 0 && written > 0) cut_back(fd, iov, n, written);
+    return r;
 }
 
 void pioscope_raw_fill_header(pioscope_raw_chunk_header *h, uint16_t kind, uint32_t thread,
@@ -126,22 +224,35 @@ static long chunk_to(int fd, uint16_t kind, uint32_t thread, const struct iovec 
         v[n].iov_base = (void *)zeros;
         v[n++].iov_len = pad;
     }
-    return write_all(fd, v, n);
+    return append_chunk(fd, v, n);
 }
 
-/* A write failed: the tracer stops recording and says why, if the file still takes it. */
-static void raw_fail(long err)
+/* Opens the raw file, writes one PARTIAL chunk saying `reason`, closes. Returns 0 or -errno. */
+static long write_partial(const char *reason)
+{
+    long fd = open_raw();
+    if (fd < 0) return fd;
+    struct iovec part = {(void *)reason, strlen(reason)};
+    long r = chunk_to((int)fd, PIOSCOPE_CHUNK_PARTIAL, pioscope_thread_number(), &part, 1);
+    pio_close((int)fd);
+    return r;
+}
+
+/* Opening or writing the raw file failed (`opening` says which) with -err: the tracer stops
+ * recording and says why in a PARTIAL chunk, now if the file takes it, else at the end. A
+ * file that could not be opened (the program holds every descriptor the limit allows) still
+ * takes the records already made at the end, when descriptors may be free again; a file that
+ * could not be written takes nothing more. */
+static void raw_fail(long err, int opening)
 {
     if (__atomic_exchange_n(&raw_failed, 1, __ATOMIC_ACQ_REL)) return;
     __atomic_store_n(&pioscope_recording, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&raw_dead, 1, __ATOMIC_RELEASE);
-    char buf[128];
-    pioscope_text t = {buf, sizeof buf, 0};
-    pioscope_text_str(&t, "tracer stopped: write error ");
+    if (!opening) __atomic_store_n(&raw_dead, 1, __ATOMIC_RELEASE);
+    pioscope_text t = {fail_reason, sizeof fail_reason, 0};
+    pioscope_text_str(&t, opening ? "tracer stopped: cannot open its raw file: "
+                                  : "tracer stopped: write error ");
     text_errno(&t, (int)-err);
-    struct iovec part = {buf, pioscope_text_used(&t)};
-    int fd = __atomic_load_n(&raw_fd, __ATOMIC_ACQUIRE);
-    if (fd >= 0) chunk_to(fd, PIOSCOPE_CHUNK_PARTIAL, pioscope_thread_number(), &part, 1);
+    if (write_partial(fail_reason) == 0) __atomic_store_n(&raw_fail_said, 1, __ATOMIC_RELEASE);
 }
 
 int pioscope_raw_chunk_to(int fd, uint16_t kind, uint32_t thread, const struct iovec *parts,
@@ -152,17 +263,16 @@ int pioscope_raw_chunk_to(int fd, uint16_t kind, uint32_t thread, const struct i
 
 static int create_file(void);
 
-/* The file descriptor to write to, creating a forked child's file on its first chunk. */
-static int ensure_fd(void)
+/* True when the file exists, creating a forked child's file on its first chunk. */
+static int ensure_file(void)
 {
-    int fd = __atomic_load_n(&raw_fd, __ATOMIC_ACQUIRE);
-    if (fd >= 0) return fd;
-    if (!__atomic_load_n(&raw_pending, __ATOMIC_ACQUIRE)) return -1;
+    if (__atomic_load_n(&raw_ready, __ATOMIC_ACQUIRE)) return 1;
+    if (!__atomic_load_n(&raw_pending, __ATOMIC_ACQUIRE)) return 0;
     /* A fatal signal handler running on the thread that is creating the file: no deadlock. */
     if (__atomic_load_n(&creating, __ATOMIC_ACQUIRE) && pthread_equal(create_owner, pthread_self()))
-        return -1;
+        return 0;
     pthread_mutex_lock(&create_lock);
-    if (raw_fd < 0 && raw_pending) {
+    if (!raw_ready && raw_pending) {
         create_owner = pthread_self();
         __atomic_store_n(&creating, 1, __ATOMIC_RELEASE);
         if (create_file() != 0) __atomic_store_n(&pioscope_recording, 0, __ATOMIC_RELAXED);
@@ -170,13 +280,13 @@ static int ensure_fd(void)
         __atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&create_lock);
-    return __atomic_load_n(&raw_fd, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&raw_ready, __ATOMIC_ACQUIRE);
 }
 
 int pioscope_raw_writable(void)
 {
     return !__atomic_load_n(&raw_dead, __ATOMIC_ACQUIRE) &&
-           (__atomic_load_n(&raw_fd, __ATOMIC_ACQUIRE) >= 0 ||
+           (__atomic_load_n(&raw_ready, __ATOMIC_ACQUIRE) ||
             __atomic_load_n(&raw_pending, __ATOMIC_ACQUIRE));
 }
 
@@ -202,41 +312,60 @@ static void writer_leave(void)
     __atomic_sub_fetch(&writers, 1, __ATOMIC_RELEASE);
 }
 
-int pioscope_raw_put(const struct iovec *iov, int n)
+/* Writes one chunk: either its bytes as they are (`kind` 0: iov holds the header) or a header
+ * of `kind` before the parts. The failure handling runs while still counted as a writer, so
+ * the final chunk comes after the PARTIAL chunk it writes. */
+static int write_chunk(uint16_t kind, uint32_t thread, const struct iovec *iov, int n)
 {
     if (!writer_enter()) return -EIO;
-    int fd = ensure_fd();
-    long r = fd < 0 ? -EBADF : write_all(fd, iov, n);
+    long r = -EBADF;
+    if (ensure_file()) {
+        long fd = open_raw();
+        if (fd < 0) {
+            r = fd;
+            raw_fail(r, 1);
+        } else {
+            r = kind ? chunk_to((int)fd, kind, thread, iov, n) : append_chunk((int)fd, iov, n);
+            pio_close((int)fd);
+            if (r < 0) raw_fail(r, 0);
+        }
+    }
     writer_leave();
-    if (r < 0 && fd >= 0) raw_fail(r);
     return (int)r;
+}
+
+int pioscope_raw_put(const struct iovec *iov, int n)
+{
+    return write_chunk(0, 0, iov, n);
 }
 
 int pioscope_raw_chunk(uint16_t kind, uint32_t thread, const struct iovec *parts, int nparts)
 {
-    if (!writer_enter()) return -EIO;
-    int fd = ensure_fd();
-    long r = fd < 0 ? -EBADF : chunk_to(fd, kind, thread, parts, nparts);
-    writer_leave();
-    if (r < 0 && fd >= 0) raw_fail(r);
-    return (int)r;
+    return write_chunk(kind, thread, parts, nparts);
 }
 
 void pioscope_raw_final(const char *partial_reason)
 {
     if (__atomic_exchange_n(&raw_final_started, 1, __ATOMIC_ACQ_REL)) return;
-    if (__atomic_exchange_n(&raw_dead, 1, __ATOMIC_ACQ_REL)) return;
+    int dead = __atomic_exchange_n(&raw_dead, 1, __ATOMIC_ACQ_REL);
     for (long spins = 0; spins < 50000000; spins++) {  /* bounded: a stuck writer can't hang us */
         if (__atomic_load_n(&writers, __ATOMIC_ACQUIRE) <= writing) break;
         pio_cpu_relax();
     }
-    int fd = __atomic_load_n(&raw_fd, __ATOMIC_ACQUIRE);
-    if (fd < 0) return;  /* a forked child that never wrote anything has no file */
+    if (!__atomic_load_n(&raw_ready, __ATOMIC_ACQUIRE)) return;  /* a forked child that never
+                                                                     wrote anything has no file */
+    int failed = __atomic_load_n(&raw_failed, __ATOMIC_ACQUIRE);
+    /* The failure's reason, if it could not be written then (the descriptor limit). */
+    if (failed && !__atomic_exchange_n(&raw_fail_said, 1, __ATOMIC_ACQ_REL))
+        write_partial(fail_reason);
+    if (dead) return;  /* a write failed: the file takes nothing more */
     if (partial_reason) {
-        struct iovec part = {(void *)partial_reason, strlen(partial_reason)};
-        chunk_to(fd, PIOSCOPE_CHUNK_PARTIAL, pioscope_thread_number(), &part, 1);
-    } else {
-        chunk_to(fd, PIOSCOPE_CHUNK_END, pioscope_thread_number(), NULL, 0);
+        write_partial(partial_reason);
+    } else if (!failed) {
+        long fd = open_raw();
+        if (fd < 0) return;
+        chunk_to((int)fd, PIOSCOPE_CHUNK_END, pioscope_thread_number(), NULL, 0);
+        pio_close((int)fd);
     }
 }
 
@@ -377,17 +506,6 @@ static int mkdir_p(const char *dir)
     return 0;
 }
 
-/* Moves the tracer's descriptor out of the low numbers applications expect to get back. */
-static int high_fd(int fd)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 1024) return fd;
-    long high = pio_fcntl(fd, F_DUPFD_CLOEXEC, 768);
-    if (high < 0) return fd;
-    pio_close(fd);
-    return (int)high;
-}
-
 /* Creates <dir>/<host>-<pid>-<n>.praw (smallest free n), writes the file header, the JOB chunk
  * and, in a forked child, the strings interned so far. Caller serializes. */
 static int create_file(void)
@@ -420,7 +538,6 @@ static int create_file(void)
         raw_file[0] = 0;
         return -1;
     }
-    fd = high_fd((int)fd);
 
     pioscope_raw_file_header h;
     memset(&h, 0, sizeof h);
@@ -445,13 +562,15 @@ static int create_file(void)
 
     struct iovec head = {&h, sizeof h};
     struct iovec part = {job, pioscope_text_used(&t)};
-    if (write_all((int)fd, &head, 1) < 0 ||
+    size_t written;
+    if (write_all((int)fd, &head, 1, &written) < 0 ||
         chunk_to((int)fd, PIOSCOPE_CHUNK_JOB, pioscope_thread_number(), &part, 1) < 0) {
         pio_close((int)fd);
         return -1;
     }
     if (replay_strings) pioscope_intern_replay((int)fd);
-    __atomic_store_n(&raw_fd, (int)fd, __ATOMIC_RELEASE);
+    pio_close((int)fd);
+    __atomic_store_n(&raw_ready, 1, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -472,9 +591,9 @@ const char *pioscope_raw_path(void)
     return raw_file;
 }
 
-int pioscope_raw_fd(void)
+int pioscope_raw_started(void)
 {
-    return __atomic_load_n(&raw_fd, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&raw_ready, __ATOMIC_ACQUIRE);
 }
 
 /* ---- fork ---- */
@@ -498,8 +617,7 @@ void pioscope_raw_unlock_after_fork(int child)
 
 void pioscope_raw_reopen(uint32_t parent_pid)
 {
-    int fd = __atomic_exchange_n(&raw_fd, -1, __ATOMIC_ACQ_REL);
-    if (fd >= 0) pio_close(fd);
+    __atomic_store_n(&raw_ready, 0, __ATOMIC_RELEASE);
     raw_file[0] = 0;
     if (parent_pid) {
         forked_from = parent_pid;
@@ -508,7 +626,7 @@ void pioscope_raw_reopen(uint32_t parent_pid)
     /* (a failed exec keeps forked_from: the process is still what it was) */
     replay_strings = 1;
     creating = 0;
-    raw_failed = raw_final_started = 0;
+    raw_failed = raw_fail_said = raw_final_started = 0;
     __atomic_store_n(&raw_pending, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&raw_dead, 0, __ATOMIC_RELEASE);
 }

@@ -49,6 +49,18 @@ static inline long pio_writev(int fd, const struct iovec *iov, int cnt)
 {
     return pio_sys3(SYS_writev, fd, (long)iov, cnt);
 }
+static inline long pio_pwrite(int fd, const void *buf, size_t n, long offset)
+{
+    return pio_syscall6(SYS_pwrite64, fd, (long)buf, (long)n, offset, 0, 0);
+}
+static inline long pio_lseek(int fd, long offset, int whence)
+{
+    return pio_sys3(SYS_lseek, fd, offset, whence);
+}
+static inline long pio_ftruncate(int fd, long length)
+{
+    return pio_sys3(SYS_ftruncate, fd, length, 0);
+}
 static inline long pio_read(int fd, void *buf, size_t n)
 {
     return pio_sys3(SYS_read, fd, (long)buf, (long)n);

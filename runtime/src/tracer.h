@@ -173,6 +173,9 @@ void pioscope_write_clock_sync(uint32_t phase, int64_t offset_ns, uint64_t rtt_n
                                uint64_t local_mono_ns);
 /* Flushes every thread's buffer (MPI_Finalize, exit, fatal signals). */
 void pioscope_flush_all(void);
+/* Flushes everything and writes the final chunk once (END, or PARTIAL with the reason): the
+ * process ends (exit hooks, fatal signals) or is about to end without them (MPI_Abort). */
+void pioscope_finish(const char *partial_reason);
 
 /* Rank of this process once MPI_Init has run, -1 before (and in programs without MPI). */
 void pioscope_set_rank(int rank, int size);

@@ -2,7 +2,7 @@
  * facts (counts, sizes, offsets, depth, errno, chunks), one scenario per test program.
  * usage: check_raw SCENARIO DIR RAWDIR STATUS
  *   SCENARIO: posix | fortify | threads | running | regions | fortran | fork | forkexec | exec | execfail |
- *             closerange | end:HOW:STATUS |
+ *             closerange | fd768 | fdlimit | diskfull | end:HOW:STATUS |
  *             signal:NAME | none:LABEL
  *   STATUS: the program's exit status as the shell reports it (128 + signal when killed) */
 #include <errno.h>
@@ -493,11 +493,63 @@ static void execfail_scenario(int status)
 static void closerange_scenario(int status)
 {
     rr_file f;
-    check_begin("closerange: close_range(3, ~0) leaves the tracer's file open");
+    check_begin("closerange: after the program's close_range(3, ~0) the trace goes on");
     CHECK(status == 0, "status %d", status);
     if (load_one(&f) == 0) {
         CHECK(pwrites_on(&f, "main.bin") == 100 && pwrites_on(&f, "after.bin") == 10);
         CHECK(f.ended && f.chunks[PIOSCOPE_CHUNK_PARTIAL] == 0);
+        rr_free(&f);
+    }
+    check_end();
+}
+
+/* ---- issue 12: the traced program never notices the tracer ---- */
+
+static void fd768_scenario(int status)
+{
+    rr_file f;
+    check_begin("fd768 (issue 12): the program's descriptor 768 is its own, the trace is whole");
+    CHECK(status == 0, "status %d", status);
+    char path[4200], text[64] = "";
+    snprintf(path, sizeof path, "%s/out768.txt", dir);
+    FILE *out = fopen(path, "r");
+    size_t n = out ? fread(text, 1, sizeof text - 1, out) : 0;
+    if (out) fclose(out);
+    text[n] = 0;
+    CHECK(!strcmp(text, "hi\n"), "out768.txt holds %zu bytes", n);
+    if (load_one(&f) == 0) {
+        CHECK(pwrites_on(&f, "main.bin") == 100 && pwrites_on(&f, "after.bin") == 10);
+        CHECK(f.ended && f.chunks[PIOSCOPE_CHUNK_PARTIAL] == 0);
+        rr_free(&f);
+    }
+    check_end();
+}
+
+static void fdlimit_scenario(int status)
+{
+    rr_file f;
+    check_begin("fdlimit (issue 12): a spill at the descriptor limit stops the tracer, which "
+                "keeps its records and says EMFILE");
+    CHECK(status == 0, "status %d", status);
+    if (load_one(&f) == 0) {
+        CHECK(pwrites_on(&f, "main.bin") == 100);
+        CHECK(strstr(f.partial, "EMFILE"), "reason '%s'", f.partial);
+        rr_free(&f);
+    }
+    check_end();
+}
+
+static void diskfull_scenario(int status)
+{
+    static const rr_event *ev[32768];
+    rr_file f;
+    check_begin("diskfull (issue 12): the chunk cut by a full disk keeps its whole records");
+    CHECK(status == 0, "status %d", status);
+    if (load_one(&f) == 0) {
+        size_t bulk = count_func(ev, on_file(&f, "bulk.bin", ev, 32768), PIOSCOPE_FN_pwrite);
+        CHECK(pwrites_on(&f, "main.bin") == 100);
+        CHECK(bulk > 0 && bulk < 20000, "%zu bulk records", bulk);
+        CHECK(strstr(f.partial, "ENOSPC"), "reason '%s'", f.partial);
         rr_free(&f);
     }
     check_end();
@@ -535,6 +587,12 @@ int main(int argc, char **argv)
         execfail_scenario(status);
     } else if (!strcmp(scenario, "closerange")) {
         closerange_scenario(status);
+    } else if (!strcmp(scenario, "fd768")) {
+        fd768_scenario(status);
+    } else if (!strcmp(scenario, "fdlimit")) {
+        fdlimit_scenario(status);
+    } else if (!strcmp(scenario, "diskfull")) {
+        diskfull_scenario(status);
     } else if (!strncmp(scenario, "end:", 4)) {
         char how[64];
         snprintf(how, sizeof how, "%s", scenario + 4);  /* end:HOW:STATUS */

@@ -1,7 +1,8 @@
 /* prog_lifecycle: writes 100 one-byte records to DIR/main.bin, then ends the way MODE says,
  * so check_raw can verify every ending leaves a decodable trace.
  * usage: prog_lifecycle DIR exit|_exit|_Exit|sigterm|sigint|abort|segv|fault|fork|exec|forkexec|
- *                         execfail|closerange [STATUS] */
+ *                         execfail|closerange|fd768|fdlimit|bulk [STATUS] */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,9 +46,41 @@ int main(int argc, char **argv)
         write_records(dir, "after", 10);
         return 0;
     }
-    if (!strcmp(how, "closerange")) {  /* the tracer's descriptor survives a bulk close */
+    if (!strcmp(how, "closerange")) {  /* the trace goes on after a bulk close */
         if (close_range(3, ~0u, 0) != 0) return 4;
         write_records(dir, "after", 10);
+        return 0;
+    }
+    if (!strcmp(how, "fd768")) {  /* issue 12: the number the tracer once held is the program's */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/out768.txt", dir);
+        int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, 768) != 768 || close(fd) != 0) return 4;
+        write_records(dir, "after", 10);
+        if (write(768, "hi\n", 3) != 3 || close(768) != 0) return 5;
+        return 0;
+    }
+    if (!strcmp(how, "fdlimit")) {  /* issue 12: new files until the descriptor limit */
+        int fds[64], opened = 0, err = 0;
+        while (opened < 64) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/limit-%d.bin", dir, opened);
+            int fd = open(path, O_CREAT | O_WRONLY, 0644);
+            if (fd < 0) {
+                err = errno;
+                break;
+            }
+            fds[opened++] = fd;
+            printf("%d ", fd);
+        }
+        printf("then %s\n", strerror(err));
+        for (int i = 0; opened && i < 200; i++) pwrite(fds[0], "l", 1, i);  /* a spill, here */
+        for (int i = 0; i < opened; i++) close(fds[i]);
+        write_records(dir, "after", 10);
+        return 0;
+    }
+    if (!strcmp(how, "bulk")) {  /* records enough to fill a small disk */
+        write_records(dir, "bulk", status ? status : 20000);
         return 0;
     }
     if (!strcmp(how, "fork") || !strcmp(how, "forkexec")) {

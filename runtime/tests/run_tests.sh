@@ -61,7 +61,9 @@ traced() {
     local preload=()
     [ "$lib" != none ] && preload=(LD_PRELOAD="$lib")
     # (The outer braces keep bash's own "Terminated"/"Aborted" notices off the output.)
-    { (cd "$d/data" && exec env "${preload[@]}" PIOSCOPE_RAW_DIR="$d/raw" "${vars[@]}" \
+    # FD_LIMIT (set by the caller): the program starts with that many descriptors allowed.
+    { (cd "$d/data" && { [ -z "${FD_LIMIT:-}" ] || ulimit -n "$FD_LIMIT"; } &&
+       exec env "${preload[@]}" PIOSCOPE_RAW_DIR="$d/raw" "${vars[@]}" \
         "${args[@]}") >"$d/stdout" 2>"$d/stderr"; } 2>/dev/null
     local status=$?
     verdicts "$BIN/check_raw" "$scenario" "$d/data" "$d/raw" "$status"
@@ -98,6 +100,34 @@ traced exec exec "$POSIX_LIB" -- "$BIN/prog_lifecycle" @DIR exec
 traced forkexec forkexec "$POSIX_LIB" -- "$BIN/prog_lifecycle" @DIR forkexec
 traced execfail execfail "$POSIX_LIB" -- "$BIN/prog_lifecycle" @DIR execfail
 traced closerange closerange "$POSIX_LIB" -- "$BIN/prog_lifecycle" @DIR closerange
+
+# Issue 12: the traced program never notices the tracer: its descriptor numbers, its results at
+# the descriptor limit (the same as untraced), and a full disk keeps the records that fit.
+traced fd768 fd768 "$POSIX_LIB" -- "$BIN/prog_lifecycle" @DIR fd768
+FD_LIMIT=8 traced fdlimit fdlimit "$POSIX_LIB" PIOSCOPE_BUFFER_BYTES=4K -- \
+    "$BIN/prog_lifecycle" @DIR fdlimit
+FD_LIMIT=8 traced none:fdlimit-untraced fdlimit-untraced none -- "$BIN/prog_lifecycle" @DIR fdlimit
+if cmp -s "$WORK/fdlimit/stdout" "$WORK/fdlimit-untraced/stdout"; then
+    echo "PASS fdlimit (issue 12): the same descriptors and errno as untraced"
+    passed=$((passed + 1))
+else
+    echo "FAIL fdlimit (issue 12): traced '$(cat "$WORK/fdlimit/stdout")'," \
+         "untraced '$(cat "$WORK/fdlimit-untraced/stdout")'"
+    failed=$((failed + 1))
+fi
+# The raw directory, a 64 KiB tmpfs, fills in the middle of the first 256 KiB chunk (mounting
+# needs root).
+FULL=$WORK/diskfull/raw
+mkdir -p "$FULL"
+if mount -t tmpfs -o size=64k pioscope-test "$FULL" 2>/dev/null; then
+    trap 'umount "$FULL"; rm -rf "$WORK"' EXIT
+    traced diskfull diskfull "$POSIX_LIB" PIOSCOPE_BUFFER_BYTES=256K -- \
+        "$BIN/prog_lifecycle" @DIR bulk 20000
+    umount "$FULL"
+    trap 'rm -rf "$WORK"' EXIT
+else
+    echo "SKIP diskfull (issue 12): cannot mount a tmpfs (not root)"
+fi
 
 traced none:PIOSCOPE_DISABLE=1 disabled "$POSIX_LIB" PIOSCOPE_DISABLE=1 -- "$BIN/prog_posix" @DIR
 traced none:PIOSCOPE_EXCLUDE excluded "$POSIX_LIB" PIOSCOPE_EXCLUDE=true,prog_posix -- \

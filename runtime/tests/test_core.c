@@ -397,10 +397,9 @@ static void clock_test(void)
 static void fail_test(void)
 {
     check_begin("failure: a failing raw file write stops recording, program unaffected");
-    int full = open("/dev/full", O_WRONLY);
-    int rawfd = pioscope_raw_fd();
-    CHECK(full >= 0 && rawfd >= 0);
-    dup2(full, rawfd);  /* every write now fails with ENOSPC */
+    /* The raw file becomes /dev/full: every write now fails with ENOSPC. */
+    const char *raw = pioscope_raw_path();
+    CHECK(pioscope_raw_started() && unlink(raw) == 0 && symlink("/dev/full", raw) == 0);
     errno = 77;
     for (int k = 0; k < 300000 && pioscope_recording; k++)
         record_call(5, ev_of(PIOSCOPE_FN_pwrite, (uint64_t)k, 1, 1));
