@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use pioscope_trace::store::schema::events_schema;
+use pioscope_trace::store::schema::{events_schema, files};
 use pioscope_trace::store::{Event, Trace};
 
 use crate::{for_each_event, ExportError, Options, Progress, Summary};
@@ -15,8 +15,8 @@ pub fn header() -> Vec<String> {
         .iter()
         .map(|f| f.name().clone())
         .collect();
-    h.push("path".to_string());
-    h.push("fs_type".to_string());
+    h.push(files::PATH.to_string());
+    h.push(files::FS_TYPE.to_string());
     h
 }
 
