@@ -126,7 +126,7 @@ static inline int io_end_transfer(io_op *op, MPI_File fh, int rc, MPI_Count coun
             ev.flags |= PIOSCOPE_F_NONBLOCKING;
             ev.link = 0;
             if (rc == MPI_SUCCESS) {
-                ev.link = pioscope_mpi_request_id();
+                ev.link = pioscope_request_id();
                 pioscope_mpi_request_track(*request, ev.link, PIOSCOPE_MPI_REQ_FILE, ev.flags,
                                            ev.object, ev.offset, ev.size, NULL);
             }
@@ -1077,7 +1077,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_write_ordered_end, (MPI_File fh, const void *buf, 
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_c, (MPI_File fh, MPI_Offset offset, void *buf,
                                           MPI_Count count, MPI_Datatype datatype,
-                                              MPI_Status *status))
+                                          MPI_Status *status))
 {
     return do_at(&target_MPI_File_read_at_c, 0, IO_READ, IO_LARGE, fh, offset, buf, count,
                  datatype, status);
@@ -1085,7 +1085,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_c, (MPI_File fh, MPI_Offset offset, void *
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all_c, (MPI_File fh, MPI_Offset offset, void *buf,
                                               MPI_Count count, MPI_Datatype datatype,
-                                                  MPI_Status *status))
+                                              MPI_Status *status))
 {
     return do_at(&target_MPI_File_read_at_all_c, PIOSCOPE_F_COLLECTIVE, IO_READ, IO_LARGE, fh,
                  offset, buf, count, datatype, status);
@@ -1093,7 +1093,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all_c, (MPI_File fh, MPI_Offset offset, vo
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_c, (MPI_File fh, MPI_Offset offset, const void *buf,
                                            MPI_Count count, MPI_Datatype datatype,
-                                               MPI_Status *status))
+                                           MPI_Status *status))
 {
     return do_at(&target_MPI_File_write_at_c, 0, IO_WRITE, IO_LARGE, fh, offset, buf, count,
                  datatype, status);
@@ -1101,7 +1101,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_c, (MPI_File fh, MPI_Offset offset, const
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all_c, (MPI_File fh, MPI_Offset offset, const void *buf,
                                                MPI_Count count, MPI_Datatype datatype,
-                                                   MPI_Status *status))
+                                               MPI_Status *status))
 {
     return do_at(&target_MPI_File_write_at_all_c, PIOSCOPE_F_COLLECTIVE, IO_WRITE, IO_LARGE, fh,
                  offset, buf, count, datatype, status);
@@ -1165,7 +1165,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_write_ordered_c, (MPI_File fh, const void *buf, MP
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iread_at_c, (MPI_File fh, MPI_Offset offset, void *buf,
                                            MPI_Count count, MPI_Datatype datatype,
-                                               MPI_Request *request))
+                                           MPI_Request *request))
 {
     return do_iat(&target_MPI_File_iread_at_c, 0, IO_READ, IO_LARGE, fh, offset, buf, count,
                   datatype, request);
@@ -1173,7 +1173,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_iread_at_c, (MPI_File fh, MPI_Offset offset, void 
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iread_at_all_c, (MPI_File fh, MPI_Offset offset, void *buf,
                                                MPI_Count count, MPI_Datatype datatype,
-                                                   MPI_Request *request))
+                                               MPI_Request *request))
 {
     return do_iat(&target_MPI_File_iread_at_all_c, PIOSCOPE_F_COLLECTIVE, IO_READ, IO_LARGE, fh,
                   offset, buf, count, datatype, request);
@@ -1181,7 +1181,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_iread_at_all_c, (MPI_File fh, MPI_Offset offset, v
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_at_c, (MPI_File fh, MPI_Offset offset, const void *buf,
                                             MPI_Count count, MPI_Datatype datatype,
-                                                MPI_Request *request))
+                                            MPI_Request *request))
 {
     return do_iat(&target_MPI_File_iwrite_at_c, 0, IO_WRITE, IO_LARGE, fh, offset, buf, count,
                   datatype, request);
@@ -1189,7 +1189,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_at_c, (MPI_File fh, MPI_Offset offset, cons
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_at_all_c, (MPI_File fh, MPI_Offset offset, const void *buf,
                                                 MPI_Count count, MPI_Datatype datatype,
-                                                    MPI_Request *request))
+                                                MPI_Request *request))
 {
     return do_iat(&target_MPI_File_iwrite_at_all_c, PIOSCOPE_F_COLLECTIVE, IO_WRITE, IO_LARGE, fh,
                   offset, buf, count, datatype, request);
@@ -1260,7 +1260,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_read_ordered_begin_c, (MPI_File fh, void *buf, MPI
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all_begin_c, (MPI_File fh, MPI_Offset offset,
                                                      const void *buf, MPI_Count count,
-                                                         MPI_Datatype datatype))
+                                                     MPI_Datatype datatype))
 {
     return do_begin_at(&target_MPI_File_write_at_all_begin_c, IO_WRITE, IO_LARGE, fh, offset, buf,
                        count, datatype);

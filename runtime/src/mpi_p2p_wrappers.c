@@ -118,7 +118,7 @@ static inline int do_nonblocking(pioscope_target *target, int kind, int width, c
         pioscope_internal_end();
         ev.flags = PIOSCOPE_F_NONBLOCKING;
         if (rc == MPI_SUCCESS) {
-            ev.link = pioscope_mpi_request_id();
+            ev.link = pioscope_request_id();
             pioscope_mpi_request_track(*request, ev.link, kind, 0, ev.object, ev.offset,
                                        ev.size, recv ? &ref : NULL);
         }
@@ -315,8 +315,8 @@ PIOSCOPE_MPI_WRAPPER(MPI_Recv_c, (void *buf, MPI_Count count, MPI_Datatype datat
 
 PIOSCOPE_MPI_WRAPPER(MPI_Sendrecv_c, (const void *sendbuf, MPI_Count sendcount,
                                       MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                                          MPI_Count recvcount, MPI_Datatype recvtype, int source,
-                                              int recvtag, MPI_Comm comm, MPI_Status *status))
+                                      MPI_Count recvcount, MPI_Datatype recvtype, int source,
+                                      int recvtag, MPI_Comm comm, MPI_Status *status))
 {
     return do_sendrecv(&target_MPI_Sendrecv_c, P2P_LARGE, sendbuf, sendcount, sendtype, dest,
                        sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
