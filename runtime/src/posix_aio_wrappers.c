@@ -148,7 +148,6 @@ static inline ssize_t do_return(pioscope_target *target, struct aiocb *cb)
     if (!real) return missing();
     ssize_t r = real(cb);
     int err = errno;
-    pioscope_stop(&call);
     aio_slot request;
     int tracked = request_take(cb, &request);
     pioscope_event ev = {0};
@@ -168,7 +167,7 @@ static inline ssize_t do_return(pioscope_target *target, struct aiocb *cb)
             done.size = r > 0 ? (uint64_t)r : 0;
             done.result = r;
             done.error = ev.error;
-            pioscope_record_instant(&done); /* before leave: one level down */
+            pioscope_record_instant(&done); /* before the call ends: inside it, one level down */
         }
     }
     pioscope_leave(&call, &ev);
@@ -176,7 +175,9 @@ static inline ssize_t do_return(pioscope_target *target, struct aiocb *cb)
     return r;
 }
 
-/* aio_error: result = the request's status (0 done, EINPROGRESS, or its error number). */
+/* aio_error: result = the request's status (0 done, or its error number). A poll that finds
+ * the request still in progress is not recorded: ROMIO's MPI_Wait polls in a busy loop (one
+ * record per turn would swamp the trace), and the waiting is the MPI_Wait's. */
 typedef int error_fn(const struct aiocb *);
 
 static inline int do_error(pioscope_target *target, const struct aiocb *cb)
@@ -186,6 +187,7 @@ static inline int do_error(pioscope_target *target, const struct aiocb *cb)
     if (!real) return missing();
     int r = real(cb);
     int err = errno;
+    if (r == EINPROGRESS) call.recording = 0;
     pioscope_record(&call, target->func, pioscope_fd_file(cb->aio_fildes), 0, 0, r, r < 0, err,
                     0);
     errno = err;
