@@ -376,16 +376,15 @@ PIOSCOPE_MPI_WRAPPER(MPI_Reduce_scatter_block, (const void *sendbuf, void *recvb
                                                 MPI_Comm comm))
 {
     return do_allreduce(&target_MPI_Reduce_scatter_block, COLL_INT, sendbuf, recvbuf, recvcount,
-                        datatype,
-                        op, comm);
+                        datatype, op, comm);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                                   MPI_Comm comm))
 {
-    return do_gather(&target_MPI_Gather, COLL_INT, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                     recvtype, root, comm);
+    return do_gather(&target_MPI_Gather, COLL_INT, sendbuf, sendcount, sendtype, recvbuf,
+                     recvcount, recvtype, root, comm);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -407,8 +406,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_Scatter, (const void *sendbuf, int sendcount, MPI_Datat
                                    MPI_Comm comm))
 {
     return do_gather(&target_MPI_Scatter, COLL_INT, sendbuf, sendcount, sendtype, recvbuf,
-                     recvcount,
-                     recvtype, root, comm);
+                     recvcount, recvtype, root, comm);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_Scatterv, (const void *sendbuf, const int sendcounts[],
@@ -431,8 +429,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_Allgather, (const void *sendbuf, int sendcount, MPI_Dat
                                      MPI_Comm comm))
 {
     return do_allgather(&target_MPI_Allgather, COLL_INT, sendbuf, sendcount, sendtype, recvbuf,
-                        recvcount,
-                        recvtype, comm);
+                        recvcount, recvtype, comm);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -454,8 +451,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_Alltoall, (const void *sendbuf, int sendcount, MPI_Data
                                     MPI_Comm comm))
 {
     return do_allgather(&target_MPI_Alltoall, COLL_INT, sendbuf, sendcount, sendtype, recvbuf,
-                        recvcount,
-                        recvtype, comm);
+                        recvcount, recvtype, comm);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_Alltoallv, (const void *sendbuf, const int sendcounts[],

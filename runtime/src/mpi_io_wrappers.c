@@ -651,11 +651,10 @@ PIOSCOPE_MPI_WRAPPER(MPI_Register_datarep, (const char *datarep,
     return query_end(&op, rc, 0, 0);
 }
 
-PIOSCOPE_MPI_WRAPPER(MPI_Register_datarep_c, (const char *datarep,
-                                              MPI_Datarep_conversion_function_c *read_conversion_fn,
-                                              MPI_Datarep_conversion_function_c *write_conversion_fn,
-                                              MPI_Datarep_extent_function *dtype_file_extent_fn,
-                                              void *extra_state))
+PIOSCOPE_MPI_WRAPPER(MPI_Register_datarep_c,
+                     (const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn,
+                      MPI_Datarep_conversion_function_c *write_conversion_fn,
+                      MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state))
 {
     __typeof__(&PMPI_Register_datarep_c) real =
         pioscope_target_real(&target_MPI_Register_datarep_c);
@@ -727,8 +726,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all, (MPI_File fh, MPI_Offset offset, void
                                             MPI_Datatype datatype, MPI_Status *status))
 {
     return do_at(&target_MPI_File_read_at_all, PIOSCOPE_F_COLLECTIVE, IO_READ, IO_INT, fh, offset,
-                 buf,
-                 count, datatype, status);
+                 buf, count, datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
@@ -742,72 +740,63 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all, (MPI_File fh, MPI_Offset offset, con
                                              int count, MPI_Datatype datatype, MPI_Status *status))
 {
     return do_at(&target_MPI_File_write_at_all, PIOSCOPE_F_COLLECTIVE, IO_WRITE, IO_INT, fh,
-                 offset, buf,
-                 count, datatype, status);
+                 offset, buf, count, datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                                      MPI_Status *status))
 {
     return do_ptr(&target_MPI_File_read, IO_INDIVIDUAL, 0, IO_READ, IO_INT, fh, buf, count,
-                  datatype,
-                  status);
+                  datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                                          MPI_Status *status))
 {
     return do_ptr(&target_MPI_File_read_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_READ,
-                  IO_INT, fh, buf,
-                  count, datatype, status);
+                  IO_INT, fh, buf, count, datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write, (MPI_File fh, const void *buf, int count,
                                       MPI_Datatype datatype, MPI_Status *status))
 {
     return do_ptr(&target_MPI_File_write, IO_INDIVIDUAL, 0, IO_WRITE, IO_INT, fh, buf, count,
-                  datatype,
-                  status);
+                  datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_all, (MPI_File fh, const void *buf, int count,
                                           MPI_Datatype datatype, MPI_Status *status))
 {
     return do_ptr(&target_MPI_File_write_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE,
-                  IO_INT, fh,
-                  buf, count, datatype, status);
+                  IO_INT, fh, buf, count, datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_shared, (MPI_File fh, void *buf, int count,
                                             MPI_Datatype datatype, MPI_Status *status))
 {
     return do_ptr(&target_MPI_File_read_shared, IO_SHARED, 0, IO_READ, IO_INT, fh, buf, count,
-                  datatype,
-                  status);
+                  datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_ordered, (MPI_File fh, void *buf, int count,
                                              MPI_Datatype datatype, MPI_Status *status))
 {
     return do_ptr(&target_MPI_File_read_ordered, IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_READ,
-                  IO_INT, fh, buf,
-                  count, datatype, status);
+                  IO_INT, fh, buf, count, datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_shared, (MPI_File fh, const void *buf, int count,
                                              MPI_Datatype datatype, MPI_Status *status))
 {
     return do_ptr(&target_MPI_File_write_shared, IO_SHARED, 0, IO_WRITE, IO_INT, fh, buf, count,
-                  datatype,
-                  status);
+                  datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_ordered, (MPI_File fh, const void *buf, int count,
                                               MPI_Datatype datatype, MPI_Status *status))
 {
     return do_ptr(&target_MPI_File_write_ordered, IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_WRITE,
-                  IO_INT, fh,
-                  buf, count, datatype, status);
+                  IO_INT, fh, buf, count, datatype, status);
 }
 
 /* ---- data access, nonblocking: link = request id (collective ones too), completed in
@@ -867,15 +856,14 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_iread_at_all, (MPI_File fh, MPI_Offset offset, voi
                                              MPI_Datatype datatype, MPI_Request *request))
 {
     return do_iat(&target_MPI_File_iread_at_all, PIOSCOPE_F_COLLECTIVE, IO_READ, IO_INT, fh,
-                  offset, buf,
-                  count, datatype, request);
+                  offset, buf, count, datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_at, (MPI_File fh, MPI_Offset offset, const void *buf,
                                           int count, MPI_Datatype datatype, MPI_Request *request))
 {
-    return do_iat(&target_MPI_File_iwrite_at, 0, IO_WRITE, IO_INT, fh, offset, buf, count, datatype,
-                  request);
+    return do_iat(&target_MPI_File_iwrite_at, 0, IO_WRITE, IO_INT, fh, offset, buf, count,
+                  datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_at_all, (MPI_File fh, MPI_Offset offset, const void *buf,
@@ -883,56 +871,49 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_at_all, (MPI_File fh, MPI_Offset offset, co
                                               MPI_Request *request))
 {
     return do_iat(&target_MPI_File_iwrite_at_all, PIOSCOPE_F_COLLECTIVE, IO_WRITE, IO_INT, fh,
-                  offset, buf,
-                  count, datatype, request);
+                  offset, buf, count, datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iread, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                                       MPI_Request *request))
 {
     return do_iptr(&target_MPI_File_iread, IO_INDIVIDUAL, 0, IO_READ, IO_INT, fh, buf, count,
-                   datatype,
-                   request);
+                   datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iread_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                                           MPI_Request *request))
 {
     return do_iptr(&target_MPI_File_iread_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_READ,
-                   IO_INT, fh,
-                   buf, count, datatype, request);
+                   IO_INT, fh, buf, count, datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite, (MPI_File fh, const void *buf, int count,
                                        MPI_Datatype datatype, MPI_Request *request))
 {
     return do_iptr(&target_MPI_File_iwrite, IO_INDIVIDUAL, 0, IO_WRITE, IO_INT, fh, buf, count,
-                   datatype,
-                   request);
+                   datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_all, (MPI_File fh, const void *buf, int count,
                                            MPI_Datatype datatype, MPI_Request *request))
 {
     return do_iptr(&target_MPI_File_iwrite_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE,
-                   IO_INT, fh,
-                   buf, count, datatype, request);
+                   IO_INT, fh, buf, count, datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iread_shared, (MPI_File fh, void *buf, int count,
                                              MPI_Datatype datatype, MPI_Request *request))
 {
     return do_iptr(&target_MPI_File_iread_shared, IO_SHARED, 0, IO_READ, IO_INT, fh, buf, count,
-                   datatype,
-                   request);
+                   datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_shared, (MPI_File fh, const void *buf, int count,
                                               MPI_Datatype datatype, MPI_Request *request))
 {
     return do_iptr(&target_MPI_File_iwrite_shared, IO_SHARED, 0, IO_WRITE, IO_INT, fh, buf, count,
-                   datatype,
-                   request);
+                   datatype, request);
 }
 
 /* ---- split collectives ----
@@ -999,8 +980,8 @@ static inline int do_end(pioscope_target *target, int dir, MPI_File fh, const vo
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all_begin, (MPI_File fh, MPI_Offset offset, void *buf,
                                                   int count, MPI_Datatype datatype))
 {
-    return do_begin_at(&target_MPI_File_read_at_all_begin, IO_READ, IO_INT, fh, offset, buf, count,
-                       datatype);
+    return do_begin_at(&target_MPI_File_read_at_all_begin, IO_READ, IO_INT, fh, offset, buf,
+                       count, datatype);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all_end, (MPI_File fh, void *buf, MPI_Status *status))
@@ -1012,8 +993,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_read_all_begin, (MPI_File fh, void *buf, int count
                                                MPI_Datatype datatype))
 {
     return do_begin_ptr(&target_MPI_File_read_all_begin, IO_INDIVIDUAL, IO_READ, IO_INT, fh, buf,
-                        count,
-                        datatype);
+                        count, datatype);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_all_end, (MPI_File fh, void *buf, MPI_Status *status))
@@ -1025,8 +1005,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_read_ordered_begin, (MPI_File fh, void *buf, int c
                                                    MPI_Datatype datatype))
 {
     return do_begin_ptr(&target_MPI_File_read_ordered_begin, IO_SHARED, IO_READ, IO_INT, fh, buf,
-                        count,
-                        datatype);
+                        count, datatype);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status))
@@ -1038,8 +1017,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all_begin, (MPI_File fh, MPI_Offset offse
                                                    int count, MPI_Datatype datatype))
 {
     return do_begin_at(&target_MPI_File_write_at_all_begin, IO_WRITE, IO_INT, fh, offset, buf,
-                       count,
-                       datatype);
+                       count, datatype);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
@@ -1051,8 +1029,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_write_all_begin, (MPI_File fh, const void *buf, in
                                                 MPI_Datatype datatype))
 {
     return do_begin_ptr(&target_MPI_File_write_all_begin, IO_INDIVIDUAL, IO_WRITE, IO_INT, fh,
-                        buf, count,
-                        datatype);
+                        buf, count, datatype);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
@@ -1064,8 +1041,7 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_write_ordered_begin, (MPI_File fh, const void *buf
                                                     MPI_Datatype datatype))
 {
     return do_begin_ptr(&target_MPI_File_write_ordered_begin, IO_SHARED, IO_WRITE, IO_INT, fh,
-                        buf, count,
-                        datatype);
+                        buf, count, datatype);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status))

@@ -156,24 +156,21 @@ PIOSCOPE_MPI_WRAPPER(MPI_Isend, (const void *buf, int count, MPI_Datatype dataty
                                  int tag, MPI_Comm comm, MPI_Request *request))
 {
     return do_nonblocking(&target_MPI_Isend, PIOSCOPE_MPI_REQ_SEND, P2P_INT, buf, count, datatype,
-                          dest,
-                          tag, comm, request);
+                          dest, tag, comm, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_Issend, (const void *buf, int count, MPI_Datatype datatype, int dest,
                                   int tag, MPI_Comm comm, MPI_Request *request))
 {
     return do_nonblocking(&target_MPI_Issend, PIOSCOPE_MPI_REQ_SEND, P2P_INT, buf, count,
-                          datatype, dest,
-                          tag, comm, request);
+                          datatype, dest, tag, comm, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_Irecv, (void *buf, int count, MPI_Datatype datatype, int source,
                                  int tag, MPI_Comm comm, MPI_Request *request))
 {
     return do_nonblocking(&target_MPI_Irecv, PIOSCOPE_MPI_REQ_RECV, P2P_INT, buf, count, datatype,
-                          source,
-                          tag, comm, request);
+                          source, tag, comm, request);
 }
 
 /* Recv: size = the buffer's capacity, result = bytes received. */

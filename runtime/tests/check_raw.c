@@ -1,9 +1,8 @@
 /* check_raw: decodes the raw files a test program left under the tracer and asserts exact
  * facts (counts, sizes, offsets, depth, errno, chunks), one scenario per test program.
  * usage: check_raw SCENARIO DIR RAWDIR STATUS
- *   SCENARIO: posix | fortify | threads | running | regions | fortran | fork | forkexec | exec | execfail |
- *             closerange | end:HOW:STATUS |
- *             signal:NAME | none:LABEL
+ *   SCENARIO: posix | aio | fortify | threads | running | regions | fortran | fork | forkexec |
+ *             exec | execfail | closerange | end:HOW:STATUS | signal:NAME | none:LABEL
  *   STATUS: the program's exit status as the shell reports it (128 + signal when killed) */
 #include <errno.h>
 #include <stdlib.h>
