@@ -116,8 +116,6 @@ enum pioscope_mpi_request_kind {
     PIOSCOPE_MPI_REQ_RECV = 2, /* Irecv: the completion resolves source and tag */
     PIOSCOPE_MPI_REQ_FILE = 3  /* MPI_File_i*: the completion carries the bytes transferred */
 };
-/* A new request id, unique in this process (never 0). */
-uint64_t pioscope_mpi_request_id(void);
 /* Remembers a started request until a Wait/Test completes it; the completion repeats object,
  * offset (an Irecv's is replaced by the actual source and tag) and PIOSCOPE_F_OFFSET_UNKNOWN
  * from flags. comm (for an Irecv's source) may be NULL. */

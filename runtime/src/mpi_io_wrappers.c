@@ -1,6 +1,7 @@
-/* mpi_io_wrappers.c: the MPI-IO wrappers (every MPI_File_* call of functions.def). object = the
- * file's path, offset = the file byte of the first byte accessed (the view resolved), size =
- * bytes requested, result = bytes transferred, link = collective instance or request id. */
+/* mpi_io_wrappers.c: the MPI-IO wrappers (every MPI_File_* call of functions.def, with their
+ * MPI-4 large-count _c forms, and MPI_Register_datarep). object = the file's path, offset = the
+ * file byte of the first byte accessed (the view resolved), size = bytes requested, result =
+ * bytes transferred, link = collective instance or request id. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -97,7 +98,8 @@ static inline void io_failed(pioscope_event *ev, int rc)
 /* Ends a data call that returned rc: saves errno, takes the end time, records, restores errno
  * and returns rc. status: blocking call; request: nonblocking start; neither: the begin of a
  * split collective (remembered on the handle for its end). */
-static inline int io_end_transfer(io_op *op, MPI_File fh, int rc, int count, MPI_Datatype type,
+static inline int io_end_transfer(io_op *op, MPI_File fh, int rc, MPI_Count count,
+                                  MPI_Datatype type,
                                   const MPI_Status *status, const MPI_Request *request)
 {
     int saved_errno = errno;
@@ -124,7 +126,7 @@ static inline int io_end_transfer(io_op *op, MPI_File fh, int rc, int count, MPI
             ev.flags |= PIOSCOPE_F_NONBLOCKING;
             ev.link = 0;
             if (rc == MPI_SUCCESS) {
-                ev.link = pioscope_mpi_request_id();
+                ev.link = pioscope_request_id();
                 pioscope_mpi_request_track(*request, ev.link, PIOSCOPE_MPI_REQ_FILE, ev.flags,
                                            ev.object, ev.offset, ev.size, NULL);
             }
@@ -210,8 +212,11 @@ static const char *strip_fs_prefix(const char *filename)
 /* ---- the real functions: one prototype per signature, as mpi.h declares it ----
  * The read and the write of a family differ only in the constness of the buffer, so the
  * family's helper takes the buffer const and calls through the prototype `dir` names (a read's
- * buffer came in non-const from the program). */
+ * buffer came in non-const from the program). The MPI-4 large-count form (_c) of a function
+ * differs only in its count, an MPI_Count: the helper takes the count as MPI_Count and calls
+ * through the prototype `width` names. */
 enum io_dir { IO_READ, IO_WRITE };
+enum io_width { IO_INT, IO_LARGE };
 
 typedef __typeof__(PMPI_File_read_at) read_at_fn;
 typedef __typeof__(PMPI_File_write_at) write_at_fn;
@@ -225,6 +230,18 @@ typedef __typeof__(PMPI_File_read_at_all_begin) read_at_begin_fn;
 typedef __typeof__(PMPI_File_write_at_all_begin) write_at_begin_fn;
 typedef __typeof__(PMPI_File_read_all_begin) read_begin_fn;
 typedef __typeof__(PMPI_File_write_all_begin) write_begin_fn;
+typedef __typeof__(PMPI_File_read_at_c) read_at_c_fn;
+typedef __typeof__(PMPI_File_write_at_c) write_at_c_fn;
+typedef __typeof__(PMPI_File_read_c) read_c_fn;
+typedef __typeof__(PMPI_File_write_c) write_c_fn;
+typedef __typeof__(PMPI_File_iread_at_c) iread_at_c_fn;
+typedef __typeof__(PMPI_File_iwrite_at_c) iwrite_at_c_fn;
+typedef __typeof__(PMPI_File_iread_c) iread_c_fn;
+typedef __typeof__(PMPI_File_iwrite_c) iwrite_c_fn;
+typedef __typeof__(PMPI_File_read_at_all_begin_c) read_at_begin_c_fn;
+typedef __typeof__(PMPI_File_write_at_all_begin_c) write_at_begin_c_fn;
+typedef __typeof__(PMPI_File_read_all_begin_c) read_begin_c_fn;
+typedef __typeof__(PMPI_File_write_all_begin_c) write_begin_c_fn;
 typedef __typeof__(PMPI_File_read_all_end) read_end_fn;
 typedef __typeof__(PMPI_File_write_all_end) write_end_fn;
 typedef __typeof__(PMPI_File_set_size) resize_fn;
@@ -441,11 +458,220 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_seek_shared, (MPI_File fh, MPI_Offset offset, int 
                    whence);
 }
 
+/* ---- queries and the rest of the file chapter (MPI 4.0 chapter 14) ----
+ * Local calls that move no data; the record says the program asked, and when (ROMIO's
+ * get_size and get_position_shared do file I/O of their own, which nests under them). */
+
+/* A query on fh whose answer is not recorded: offset and size 0. */
+static inline void query_begin(io_op *op, pioscope_target *target, MPI_File fh)
+{
+    io_begin(op, target->func, fh, IO_NONE, 0, 0);
+}
+
+/* Ends it with offset and size as the caller defines them for this function, keeping errno. */
+static inline int query_end(io_op *op, int rc, uint64_t offset, uint64_t size)
+{
+    int saved_errno = errno;
+    pioscope_stop(&op->call);
+    io_end_meta(op, rc, offset, size);
+    errno = saved_errno;
+    return rc;
+}
+
+static inline uint64_t nonnegative(MPI_Offset value)
+{
+    return value > 0 ? (uint64_t)value : 0;
+}
+
+/* size = the file's size in bytes. */
+PIOSCOPE_MPI_WRAPPER(MPI_File_get_size, (MPI_File fh, MPI_Offset *size))
+{
+    __typeof__(&PMPI_File_get_size) real = pioscope_target_real(&target_MPI_File_get_size);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    query_begin(&op, &target_MPI_File_get_size, fh);
+    int rc = real(fh, size);
+    return query_end(&op, rc, 0, rc == MPI_SUCCESS ? nonnegative(*size) : 0);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_get_group, (MPI_File fh, MPI_Group *group))
+{
+    __typeof__(&PMPI_File_get_group) real = pioscope_target_real(&target_MPI_File_get_group);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    query_begin(&op, &target_MPI_File_get_group, fh);
+    int rc = real(fh, group);
+    return query_end(&op, rc, 0, 0);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_get_amode, (MPI_File fh, int *amode))
+{
+    __typeof__(&PMPI_File_get_amode) real = pioscope_target_real(&target_MPI_File_get_amode);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    query_begin(&op, &target_MPI_File_get_amode, fh);
+    int rc = real(fh, amode);
+    return query_end(&op, rc, 0, 0);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_get_info, (MPI_File fh, MPI_Info *info_used))
+{
+    __typeof__(&PMPI_File_get_info) real = pioscope_target_real(&target_MPI_File_get_info);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    query_begin(&op, &target_MPI_File_get_info, fh);
+    int rc = real(fh, info_used);
+    return query_end(&op, rc, 0, 0);
+}
+
+/* offset = the view's displacement. */
+PIOSCOPE_MPI_WRAPPER(MPI_File_get_view, (MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
+                                         MPI_Datatype *filetype, char *datarep))
+{
+    __typeof__(&PMPI_File_get_view) real = pioscope_target_real(&target_MPI_File_get_view);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    query_begin(&op, &target_MPI_File_get_view, fh);
+    int rc = real(fh, disp, etype, filetype, datarep);
+    return query_end(&op, rc, rc == MPI_SUCCESS ? nonnegative(*disp) : 0, 0);
+}
+
+/* offset = the individual pointer, in etypes of the view (as the call returns it). */
+PIOSCOPE_MPI_WRAPPER(MPI_File_get_position, (MPI_File fh, MPI_Offset *offset))
+{
+    __typeof__(&PMPI_File_get_position) real =
+        pioscope_target_real(&target_MPI_File_get_position);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    query_begin(&op, &target_MPI_File_get_position, fh);
+    int rc = real(fh, offset);
+    return query_end(&op, rc, rc == MPI_SUCCESS ? nonnegative(*offset) : 0, 0);
+}
+
+/* offset = the shared pointer, in etypes of the view. */
+PIOSCOPE_MPI_WRAPPER(MPI_File_get_position_shared, (MPI_File fh, MPI_Offset *offset))
+{
+    __typeof__(&PMPI_File_get_position_shared) real =
+        pioscope_target_real(&target_MPI_File_get_position_shared);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    query_begin(&op, &target_MPI_File_get_position_shared, fh);
+    int rc = real(fh, offset);
+    return query_end(&op, rc, rc == MPI_SUCCESS ? nonnegative(*offset) : 0, 0);
+}
+
+/* offset = the file byte the call returns (of etype offset `offset` in the view). */
+PIOSCOPE_MPI_WRAPPER(MPI_File_get_byte_offset, (MPI_File fh, MPI_Offset offset,
+                                                MPI_Offset *disp))
+{
+    __typeof__(&PMPI_File_get_byte_offset) real =
+        pioscope_target_real(&target_MPI_File_get_byte_offset);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    query_begin(&op, &target_MPI_File_get_byte_offset, fh);
+    int rc = real(fh, offset, disp);
+    return query_end(&op, rc, rc == MPI_SUCCESS ? nonnegative(*disp) : 0, 0);
+}
+
+/* size = the extent in the file of the datatype. */
+PIOSCOPE_MPI_WRAPPER(MPI_File_get_type_extent, (MPI_File fh, MPI_Datatype datatype,
+                                                MPI_Aint *extent))
+{
+    __typeof__(&PMPI_File_get_type_extent) real =
+        pioscope_target_real(&target_MPI_File_get_type_extent);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    query_begin(&op, &target_MPI_File_get_type_extent, fh);
+    int rc = real(fh, datatype, extent);
+    return query_end(&op, rc, 0, rc == MPI_SUCCESS ? nonnegative(*extent) : 0);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_get_type_extent_c, (MPI_File fh, MPI_Datatype datatype,
+                                                  MPI_Count *extent))
+{
+    __typeof__(&PMPI_File_get_type_extent_c) real =
+        pioscope_target_real(&target_MPI_File_get_type_extent_c);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    query_begin(&op, &target_MPI_File_get_type_extent_c, fh);
+    int rc = real(fh, datatype, extent);
+    return query_end(&op, rc, 0, rc == MPI_SUCCESS ? nonnegative(*extent) : 0);
+}
+
+/* Collective; size = the flag asked for (1: atomic mode on). */
+PIOSCOPE_MPI_WRAPPER(MPI_File_set_atomicity, (MPI_File fh, int flag))
+{
+    __typeof__(&PMPI_File_set_atomicity) real =
+        pioscope_target_real(&target_MPI_File_set_atomicity);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    io_begin(&op, target_MPI_File_set_atomicity.func, fh, IO_NONE, PIOSCOPE_F_COLLECTIVE, 0);
+    int rc = real(fh, flag);
+    return query_end(&op, rc, 0, flag ? 1 : 0);
+}
+
+/* size = the flag returned. */
+PIOSCOPE_MPI_WRAPPER(MPI_File_get_atomicity, (MPI_File fh, int *flag))
+{
+    __typeof__(&PMPI_File_get_atomicity) real =
+        pioscope_target_real(&target_MPI_File_get_atomicity);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    query_begin(&op, &target_MPI_File_get_atomicity, fh);
+    int rc = real(fh, flag);
+    return query_end(&op, rc, 0, rc == MPI_SUCCESS && *flag ? 1 : 0);
+}
+
+/* Not on a file: object 0. */
+PIOSCOPE_MPI_WRAPPER(MPI_Register_datarep, (const char *datarep,
+                                            MPI_Datarep_conversion_function *read_conversion_fn,
+                                            MPI_Datarep_conversion_function *write_conversion_fn,
+                                            MPI_Datarep_extent_function *dtype_file_extent_fn,
+                                            void *extra_state))
+{
+    __typeof__(&PMPI_Register_datarep) real = pioscope_target_real(&target_MPI_Register_datarep);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    query_begin(&op, &target_MPI_Register_datarep, MPI_FILE_NULL);
+    int rc = real(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn,
+                  extra_state);
+    return query_end(&op, rc, 0, 0);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_Register_datarep_c,
+                     (const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn,
+                      MPI_Datarep_conversion_function_c *write_conversion_fn,
+                      MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state))
+{
+    __typeof__(&PMPI_Register_datarep_c) real =
+        pioscope_target_real(&target_MPI_Register_datarep_c);
+    if (!real)
+        return MPI_ERR_INTERN;
+    io_op op;
+    query_begin(&op, &target_MPI_Register_datarep_c, MPI_FILE_NULL);
+    int rc = real(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn,
+                  extra_state);
+    return query_end(&op, rc, 0, 0);
+}
+
 /* ---- data access, blocking: explicit offset, individual pointer, shared pointer ---- */
 
 /* read_at, write_at and their _all. */
-static inline int do_at(pioscope_target *target, uint8_t flags, int dir, MPI_File fh,
-                        MPI_Offset offset, const void *buf, int count, MPI_Datatype type,
+static inline int do_at(pioscope_target *target, uint8_t flags, int dir, int width, MPI_File fh,
+                        MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype type,
                         MPI_Status *status)
 {
     void *real = pioscope_target_real(target);
@@ -455,14 +681,21 @@ static inline int do_at(pioscope_target *target, uint8_t flags, int dir, MPI_Fil
     MPI_Status *st = io_status(status, &local);
     io_op op;
     io_begin(&op, target->func, fh, IO_EXPLICIT, flags, offset);
-    int rc = dir == IO_WRITE ? ((write_at_fn *)real)(fh, offset, buf, count, type, st)
-                             : ((read_at_fn *)real)(fh, offset, (void *)buf, count, type, st);
+    void *rbuf = (void *)buf;
+    int rc;
+    if (width == IO_LARGE)
+        rc = dir == IO_WRITE ? ((write_at_c_fn *)real)(fh, offset, buf, count, type, st)
+                             : ((read_at_c_fn *)real)(fh, offset, rbuf, count, type, st);
+    else
+        rc = dir == IO_WRITE ? ((write_at_fn *)real)(fh, offset, buf, (int)count, type, st)
+                             : ((read_at_fn *)real)(fh, offset, rbuf, (int)count, type, st);
     return io_end_transfer(&op, fh, rc, count, type, st, NULL);
 }
 
 /* read, write, their _all (IO_INDIVIDUAL), _shared and _ordered (IO_SHARED). */
-static inline int do_ptr(pioscope_target *target, int position, uint8_t flags, int dir, MPI_File fh,
-                         const void *buf, int count, MPI_Datatype type, MPI_Status *status)
+static inline int do_ptr(pioscope_target *target, int position, uint8_t flags, int dir, int width,
+                         MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype type,
+                         MPI_Status *status)
 {
     void *real = pioscope_target_real(target);
     if (!real)
@@ -471,99 +704,107 @@ static inline int do_ptr(pioscope_target *target, int position, uint8_t flags, i
     MPI_Status *st = io_status(status, &local);
     io_op op;
     io_begin(&op, target->func, fh, position, flags, 0);
-    int rc = dir == IO_WRITE ? ((write_fn *)real)(fh, buf, count, type, st)
-                             : ((read_fn *)real)(fh, (void *)buf, count, type, st);
+    void *rbuf = (void *)buf;
+    int rc;
+    if (width == IO_LARGE)
+        rc = dir == IO_WRITE ? ((write_c_fn *)real)(fh, buf, count, type, st)
+                             : ((read_c_fn *)real)(fh, rbuf, count, type, st);
+    else
+        rc = dir == IO_WRITE ? ((write_fn *)real)(fh, buf, (int)count, type, st)
+                             : ((read_fn *)real)(fh, rbuf, (int)count, type, st);
     return io_end_transfer(&op, fh, rc, count, type, st, NULL);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_at, (MPI_File fh, MPI_Offset offset, void *buf, int count,
                                         MPI_Datatype datatype, MPI_Status *status))
 {
-    return do_at(&target_MPI_File_read_at, 0, IO_READ, fh, offset, buf, count, datatype, status);
+    return do_at(&target_MPI_File_read_at, 0, IO_READ, IO_INT, fh, offset, buf, count, datatype,
+                 status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count,
                                             MPI_Datatype datatype, MPI_Status *status))
 {
-    return do_at(&target_MPI_File_read_at_all, PIOSCOPE_F_COLLECTIVE, IO_READ, fh, offset, buf,
-                 count, datatype, status);
+    return do_at(&target_MPI_File_read_at_all, PIOSCOPE_F_COLLECTIVE, IO_READ, IO_INT, fh, offset,
+                 buf, count, datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
                                          MPI_Datatype datatype, MPI_Status *status))
 {
-    return do_at(&target_MPI_File_write_at, 0, IO_WRITE, fh, offset, buf, count, datatype, status);
+    return do_at(&target_MPI_File_write_at, 0, IO_WRITE, IO_INT, fh, offset, buf, count, datatype,
+                 status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all, (MPI_File fh, MPI_Offset offset, const void *buf,
                                              int count, MPI_Datatype datatype, MPI_Status *status))
 {
-    return do_at(&target_MPI_File_write_at_all, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, offset, buf,
-                 count, datatype, status);
+    return do_at(&target_MPI_File_write_at_all, PIOSCOPE_F_COLLECTIVE, IO_WRITE, IO_INT, fh,
+                 offset, buf, count, datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                                      MPI_Status *status))
 {
-    return do_ptr(&target_MPI_File_read, IO_INDIVIDUAL, 0, IO_READ, fh, buf, count, datatype,
-                  status);
+    return do_ptr(&target_MPI_File_read, IO_INDIVIDUAL, 0, IO_READ, IO_INT, fh, buf, count,
+                  datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                                          MPI_Status *status))
 {
-    return do_ptr(&target_MPI_File_read_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_READ, fh, buf,
-                  count, datatype, status);
+    return do_ptr(&target_MPI_File_read_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_READ,
+                  IO_INT, fh, buf, count, datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write, (MPI_File fh, const void *buf, int count,
                                       MPI_Datatype datatype, MPI_Status *status))
 {
-    return do_ptr(&target_MPI_File_write, IO_INDIVIDUAL, 0, IO_WRITE, fh, buf, count, datatype,
-                  status);
+    return do_ptr(&target_MPI_File_write, IO_INDIVIDUAL, 0, IO_WRITE, IO_INT, fh, buf, count,
+                  datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_all, (MPI_File fh, const void *buf, int count,
                                           MPI_Datatype datatype, MPI_Status *status))
 {
-    return do_ptr(&target_MPI_File_write_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh,
-                  buf, count, datatype, status);
+    return do_ptr(&target_MPI_File_write_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE,
+                  IO_INT, fh, buf, count, datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_shared, (MPI_File fh, void *buf, int count,
                                             MPI_Datatype datatype, MPI_Status *status))
 {
-    return do_ptr(&target_MPI_File_read_shared, IO_SHARED, 0, IO_READ, fh, buf, count, datatype,
-                  status);
+    return do_ptr(&target_MPI_File_read_shared, IO_SHARED, 0, IO_READ, IO_INT, fh, buf, count,
+                  datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_ordered, (MPI_File fh, void *buf, int count,
                                              MPI_Datatype datatype, MPI_Status *status))
 {
-    return do_ptr(&target_MPI_File_read_ordered, IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_READ, fh, buf,
-                  count, datatype, status);
+    return do_ptr(&target_MPI_File_read_ordered, IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_READ,
+                  IO_INT, fh, buf, count, datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_shared, (MPI_File fh, const void *buf, int count,
                                              MPI_Datatype datatype, MPI_Status *status))
 {
-    return do_ptr(&target_MPI_File_write_shared, IO_SHARED, 0, IO_WRITE, fh, buf, count, datatype,
-                  status);
+    return do_ptr(&target_MPI_File_write_shared, IO_SHARED, 0, IO_WRITE, IO_INT, fh, buf, count,
+                  datatype, status);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_ordered, (MPI_File fh, const void *buf, int count,
                                               MPI_Datatype datatype, MPI_Status *status))
 {
-    return do_ptr(&target_MPI_File_write_ordered, IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh,
-                  buf, count, datatype, status);
+    return do_ptr(&target_MPI_File_write_ordered, IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_WRITE,
+                  IO_INT, fh, buf, count, datatype, status);
 }
 
 /* ---- data access, nonblocking: link = request id (collective ones too), completed in
  * Wait/Test ---- */
 
 /* iread_at, iwrite_at and their _all. */
-static inline int do_iat(pioscope_target *target, uint8_t flags, int dir, MPI_File fh,
-                         MPI_Offset offset, const void *buf, int count, MPI_Datatype type,
+static inline int do_iat(pioscope_target *target, uint8_t flags, int dir, int width, MPI_File fh,
+                         MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype type,
                          MPI_Request *request)
 {
     void *real = pioscope_target_real(target);
@@ -571,94 +812,108 @@ static inline int do_iat(pioscope_target *target, uint8_t flags, int dir, MPI_Fi
         return MPI_ERR_INTERN;
     io_op op;
     io_begin(&op, target->func, fh, IO_EXPLICIT, flags, offset);
-    int rc = dir == IO_WRITE ? ((iwrite_at_fn *)real)(fh, offset, buf, count, type, request)
-                             : ((iread_at_fn *)real)(fh, offset, (void *)buf, count, type, request);
+    void *rbuf = (void *)buf;
+    int rc;
+    if (width == IO_LARGE)
+        rc = dir == IO_WRITE ? ((iwrite_at_c_fn *)real)(fh, offset, buf, count, type, request)
+                             : ((iread_at_c_fn *)real)(fh, offset, rbuf, count, type, request);
+    else
+        rc = dir == IO_WRITE
+                 ? ((iwrite_at_fn *)real)(fh, offset, buf, (int)count, type, request)
+                 : ((iread_at_fn *)real)(fh, offset, rbuf, (int)count, type, request);
     return io_end_transfer(&op, fh, rc, count, type, NULL, request);
 }
 
 /* iread, iwrite, their _all (IO_INDIVIDUAL) and _shared (IO_SHARED). */
 static inline int do_iptr(pioscope_target *target, int position, uint8_t flags, int dir,
-                          MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                          MPI_Request *request)
+                          int width, MPI_File fh, const void *buf, MPI_Count count,
+                          MPI_Datatype type, MPI_Request *request)
 {
     void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
     io_begin(&op, target->func, fh, position, flags, 0);
-    int rc = dir == IO_WRITE ? ((iwrite_fn *)real)(fh, buf, count, type, request)
-                             : ((iread_fn *)real)(fh, (void *)buf, count, type, request);
+    void *rbuf = (void *)buf;
+    int rc;
+    if (width == IO_LARGE)
+        rc = dir == IO_WRITE ? ((iwrite_c_fn *)real)(fh, buf, count, type, request)
+                             : ((iread_c_fn *)real)(fh, rbuf, count, type, request);
+    else
+        rc = dir == IO_WRITE ? ((iwrite_fn *)real)(fh, buf, (int)count, type, request)
+                             : ((iread_fn *)real)(fh, rbuf, (int)count, type, request);
     return io_end_transfer(&op, fh, rc, count, type, NULL, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iread_at, (MPI_File fh, MPI_Offset offset, void *buf, int count,
                                          MPI_Datatype datatype, MPI_Request *request))
 {
-    return do_iat(&target_MPI_File_iread_at, 0, IO_READ, fh, offset, buf, count, datatype, request);
+    return do_iat(&target_MPI_File_iread_at, 0, IO_READ, IO_INT, fh, offset, buf, count, datatype,
+                  request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iread_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count,
                                              MPI_Datatype datatype, MPI_Request *request))
 {
-    return do_iat(&target_MPI_File_iread_at_all, PIOSCOPE_F_COLLECTIVE, IO_READ, fh, offset, buf,
-                  count, datatype, request);
+    return do_iat(&target_MPI_File_iread_at_all, PIOSCOPE_F_COLLECTIVE, IO_READ, IO_INT, fh,
+                  offset, buf, count, datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_at, (MPI_File fh, MPI_Offset offset, const void *buf,
                                           int count, MPI_Datatype datatype, MPI_Request *request))
 {
-    return do_iat(&target_MPI_File_iwrite_at, 0, IO_WRITE, fh, offset, buf, count, datatype,
-                  request);
+    return do_iat(&target_MPI_File_iwrite_at, 0, IO_WRITE, IO_INT, fh, offset, buf, count,
+                  datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_at_all, (MPI_File fh, MPI_Offset offset, const void *buf,
                                               int count, MPI_Datatype datatype,
                                               MPI_Request *request))
 {
-    return do_iat(&target_MPI_File_iwrite_at_all, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh, offset, buf,
-                  count, datatype, request);
+    return do_iat(&target_MPI_File_iwrite_at_all, PIOSCOPE_F_COLLECTIVE, IO_WRITE, IO_INT, fh,
+                  offset, buf, count, datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iread, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                                       MPI_Request *request))
 {
-    return do_iptr(&target_MPI_File_iread, IO_INDIVIDUAL, 0, IO_READ, fh, buf, count, datatype,
-                   request);
+    return do_iptr(&target_MPI_File_iread, IO_INDIVIDUAL, 0, IO_READ, IO_INT, fh, buf, count,
+                   datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iread_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                                           MPI_Request *request))
 {
-    return do_iptr(&target_MPI_File_iread_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_READ, fh,
-                   buf, count, datatype, request);
+    return do_iptr(&target_MPI_File_iread_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_READ,
+                   IO_INT, fh, buf, count, datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite, (MPI_File fh, const void *buf, int count,
                                        MPI_Datatype datatype, MPI_Request *request))
 {
-    return do_iptr(&target_MPI_File_iwrite, IO_INDIVIDUAL, 0, IO_WRITE, fh, buf, count, datatype,
-                   request);
+    return do_iptr(&target_MPI_File_iwrite, IO_INDIVIDUAL, 0, IO_WRITE, IO_INT, fh, buf, count,
+                   datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_all, (MPI_File fh, const void *buf, int count,
                                            MPI_Datatype datatype, MPI_Request *request))
 {
-    return do_iptr(&target_MPI_File_iwrite_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE, fh,
-                   buf, count, datatype, request);
+    return do_iptr(&target_MPI_File_iwrite_all, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE,
+                   IO_INT, fh, buf, count, datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iread_shared, (MPI_File fh, void *buf, int count,
                                              MPI_Datatype datatype, MPI_Request *request))
 {
-    return do_iptr(&target_MPI_File_iread_shared, IO_SHARED, 0, IO_READ, fh, buf, count, datatype,
-                   request);
+    return do_iptr(&target_MPI_File_iread_shared, IO_SHARED, 0, IO_READ, IO_INT, fh, buf, count,
+                   datatype, request);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_shared, (MPI_File fh, const void *buf, int count,
                                               MPI_Datatype datatype, MPI_Request *request))
 {
-    return do_iptr(&target_MPI_File_iwrite_shared, IO_SHARED, 0, IO_WRITE, fh, buf, count, datatype,
-                   request);
+    return do_iptr(&target_MPI_File_iwrite_shared, IO_SHARED, 0, IO_WRITE, IO_INT, fh, buf, count,
+                   datatype, request);
 }
 
 /* ---- split collectives ----
@@ -666,30 +921,43 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_shared, (MPI_File fh, const void *buf, int 
  * repeats them with the bytes transferred as result. (ROMIO does all the I/O in the begin.) */
 
 /* read_at_all_begin, write_at_all_begin. */
-static inline int do_begin_at(pioscope_target *target, int dir, MPI_File fh, MPI_Offset offset,
-                              const void *buf, int count, MPI_Datatype type)
+static inline int do_begin_at(pioscope_target *target, int dir, int width, MPI_File fh,
+                              MPI_Offset offset, const void *buf, MPI_Count count,
+                              MPI_Datatype type)
 {
     void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
     io_begin(&op, target->func, fh, IO_EXPLICIT, PIOSCOPE_F_COLLECTIVE, offset);
-    int rc = dir == IO_WRITE ? ((write_at_begin_fn *)real)(fh, offset, buf, count, type)
-                             : ((read_at_begin_fn *)real)(fh, offset, (void *)buf, count, type);
+    void *rbuf = (void *)buf;
+    int rc;
+    if (width == IO_LARGE)
+        rc = dir == IO_WRITE ? ((write_at_begin_c_fn *)real)(fh, offset, buf, count, type)
+                             : ((read_at_begin_c_fn *)real)(fh, offset, rbuf, count, type);
+    else
+        rc = dir == IO_WRITE ? ((write_at_begin_fn *)real)(fh, offset, buf, (int)count, type)
+                             : ((read_at_begin_fn *)real)(fh, offset, rbuf, (int)count, type);
     return io_end_transfer(&op, fh, rc, count, type, NULL, NULL);
 }
 
 /* read_all_begin, write_all_begin (IO_INDIVIDUAL), the _ordered_begin ones (IO_SHARED). */
-static inline int do_begin_ptr(pioscope_target *target, int position, int dir, MPI_File fh,
-                               const void *buf, int count, MPI_Datatype type)
+static inline int do_begin_ptr(pioscope_target *target, int position, int dir, int width,
+                               MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype type)
 {
     void *real = pioscope_target_real(target);
     if (!real)
         return MPI_ERR_INTERN;
     io_op op;
     io_begin(&op, target->func, fh, position, PIOSCOPE_F_COLLECTIVE, 0);
-    int rc = dir == IO_WRITE ? ((write_begin_fn *)real)(fh, buf, count, type)
-                             : ((read_begin_fn *)real)(fh, (void *)buf, count, type);
+    void *rbuf = (void *)buf;
+    int rc;
+    if (width == IO_LARGE)
+        rc = dir == IO_WRITE ? ((write_begin_c_fn *)real)(fh, buf, count, type)
+                             : ((read_begin_c_fn *)real)(fh, rbuf, count, type);
+    else
+        rc = dir == IO_WRITE ? ((write_begin_fn *)real)(fh, buf, (int)count, type)
+                             : ((read_begin_fn *)real)(fh, rbuf, (int)count, type);
     return io_end_transfer(&op, fh, rc, count, type, NULL, NULL);
 }
 
@@ -712,8 +980,8 @@ static inline int do_end(pioscope_target *target, int dir, MPI_File fh, const vo
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all_begin, (MPI_File fh, MPI_Offset offset, void *buf,
                                                   int count, MPI_Datatype datatype))
 {
-    return do_begin_at(&target_MPI_File_read_at_all_begin, IO_READ, fh, offset, buf, count,
-                       datatype);
+    return do_begin_at(&target_MPI_File_read_at_all_begin, IO_READ, IO_INT, fh, offset, buf,
+                       count, datatype);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all_end, (MPI_File fh, void *buf, MPI_Status *status))
@@ -724,8 +992,8 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all_end, (MPI_File fh, void *buf, MPI_Stat
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_all_begin, (MPI_File fh, void *buf, int count,
                                                MPI_Datatype datatype))
 {
-    return do_begin_ptr(&target_MPI_File_read_all_begin, IO_INDIVIDUAL, IO_READ, fh, buf, count,
-                        datatype);
+    return do_begin_ptr(&target_MPI_File_read_all_begin, IO_INDIVIDUAL, IO_READ, IO_INT, fh, buf,
+                        count, datatype);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_all_end, (MPI_File fh, void *buf, MPI_Status *status))
@@ -736,8 +1004,8 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_read_all_end, (MPI_File fh, void *buf, MPI_Status 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_ordered_begin, (MPI_File fh, void *buf, int count,
                                                    MPI_Datatype datatype))
 {
-    return do_begin_ptr(&target_MPI_File_read_ordered_begin, IO_SHARED, IO_READ, fh, buf, count,
-                        datatype);
+    return do_begin_ptr(&target_MPI_File_read_ordered_begin, IO_SHARED, IO_READ, IO_INT, fh, buf,
+                        count, datatype);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status))
@@ -748,8 +1016,8 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_read_ordered_end, (MPI_File fh, void *buf, MPI_Sta
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all_begin, (MPI_File fh, MPI_Offset offset, const void *buf,
                                                    int count, MPI_Datatype datatype))
 {
-    return do_begin_at(&target_MPI_File_write_at_all_begin, IO_WRITE, fh, offset, buf, count,
-                       datatype);
+    return do_begin_at(&target_MPI_File_write_at_all_begin, IO_WRITE, IO_INT, fh, offset, buf,
+                       count, datatype);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
@@ -760,8 +1028,8 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all_end, (MPI_File fh, const void *buf, M
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_all_begin, (MPI_File fh, const void *buf, int count,
                                                 MPI_Datatype datatype))
 {
-    return do_begin_ptr(&target_MPI_File_write_all_begin, IO_INDIVIDUAL, IO_WRITE, fh, buf, count,
-                        datatype);
+    return do_begin_ptr(&target_MPI_File_write_all_begin, IO_INDIVIDUAL, IO_WRITE, IO_INT, fh,
+                        buf, count, datatype);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
@@ -772,11 +1040,218 @@ PIOSCOPE_MPI_WRAPPER(MPI_File_write_all_end, (MPI_File fh, const void *buf, MPI_
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_ordered_begin, (MPI_File fh, const void *buf, int count,
                                                     MPI_Datatype datatype))
 {
-    return do_begin_ptr(&target_MPI_File_write_ordered_begin, IO_SHARED, IO_WRITE, fh, buf, count,
-                        datatype);
+    return do_begin_ptr(&target_MPI_File_write_ordered_begin, IO_SHARED, IO_WRITE, IO_INT, fh,
+                        buf, count, datatype);
 }
 
 PIOSCOPE_MPI_WRAPPER(MPI_File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status))
 {
     return do_end(&target_MPI_File_write_ordered_end, IO_WRITE, fh, buf, status);
+}
+
+/* ---- MPI-4 large-count forms: the same records, the count an MPI_Count ---- */
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_c, (MPI_File fh, MPI_Offset offset, void *buf,
+                                          MPI_Count count, MPI_Datatype datatype,
+                                          MPI_Status *status))
+{
+    return do_at(&target_MPI_File_read_at_c, 0, IO_READ, IO_LARGE, fh, offset, buf, count,
+                 datatype, status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all_c, (MPI_File fh, MPI_Offset offset, void *buf,
+                                              MPI_Count count, MPI_Datatype datatype,
+                                              MPI_Status *status))
+{
+    return do_at(&target_MPI_File_read_at_all_c, PIOSCOPE_F_COLLECTIVE, IO_READ, IO_LARGE, fh,
+                 offset, buf, count, datatype, status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_c, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                           MPI_Count count, MPI_Datatype datatype,
+                                           MPI_Status *status))
+{
+    return do_at(&target_MPI_File_write_at_c, 0, IO_WRITE, IO_LARGE, fh, offset, buf, count,
+                 datatype, status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all_c, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                               MPI_Count count, MPI_Datatype datatype,
+                                               MPI_Status *status))
+{
+    return do_at(&target_MPI_File_write_at_all_c, PIOSCOPE_F_COLLECTIVE, IO_WRITE, IO_LARGE, fh,
+                 offset, buf, count, datatype, status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_c, (MPI_File fh, void *buf, MPI_Count count,
+                                       MPI_Datatype datatype, MPI_Status *status))
+{
+    return do_ptr(&target_MPI_File_read_c, IO_INDIVIDUAL, 0, IO_READ, IO_LARGE, fh, buf, count,
+                  datatype, status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_all_c, (MPI_File fh, void *buf, MPI_Count count,
+                                           MPI_Datatype datatype, MPI_Status *status))
+{
+    return do_ptr(&target_MPI_File_read_all_c, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_READ,
+                  IO_LARGE, fh, buf, count, datatype, status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                        MPI_Datatype datatype, MPI_Status *status))
+{
+    return do_ptr(&target_MPI_File_write_c, IO_INDIVIDUAL, 0, IO_WRITE, IO_LARGE, fh, buf, count,
+                  datatype, status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_all_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                            MPI_Datatype datatype, MPI_Status *status))
+{
+    return do_ptr(&target_MPI_File_write_all_c, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE,
+                  IO_LARGE, fh, buf, count, datatype, status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_shared_c, (MPI_File fh, void *buf, MPI_Count count,
+                                              MPI_Datatype datatype, MPI_Status *status))
+{
+    return do_ptr(&target_MPI_File_read_shared_c, IO_SHARED, 0, IO_READ, IO_LARGE, fh, buf, count,
+                  datatype, status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_ordered_c, (MPI_File fh, void *buf, MPI_Count count,
+                                               MPI_Datatype datatype, MPI_Status *status))
+{
+    return do_ptr(&target_MPI_File_read_ordered_c, IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_READ,
+                  IO_LARGE, fh, buf, count, datatype, status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_shared_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                               MPI_Datatype datatype, MPI_Status *status))
+{
+    return do_ptr(&target_MPI_File_write_shared_c, IO_SHARED, 0, IO_WRITE, IO_LARGE, fh, buf,
+                  count, datatype, status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_ordered_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                                MPI_Datatype datatype, MPI_Status *status))
+{
+    return do_ptr(&target_MPI_File_write_ordered_c, IO_SHARED, PIOSCOPE_F_COLLECTIVE, IO_WRITE,
+                  IO_LARGE, fh, buf, count, datatype, status);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_iread_at_c, (MPI_File fh, MPI_Offset offset, void *buf,
+                                           MPI_Count count, MPI_Datatype datatype,
+                                           MPI_Request *request))
+{
+    return do_iat(&target_MPI_File_iread_at_c, 0, IO_READ, IO_LARGE, fh, offset, buf, count,
+                  datatype, request);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_iread_at_all_c, (MPI_File fh, MPI_Offset offset, void *buf,
+                                               MPI_Count count, MPI_Datatype datatype,
+                                               MPI_Request *request))
+{
+    return do_iat(&target_MPI_File_iread_at_all_c, PIOSCOPE_F_COLLECTIVE, IO_READ, IO_LARGE, fh,
+                  offset, buf, count, datatype, request);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_at_c, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                            MPI_Count count, MPI_Datatype datatype,
+                                            MPI_Request *request))
+{
+    return do_iat(&target_MPI_File_iwrite_at_c, 0, IO_WRITE, IO_LARGE, fh, offset, buf, count,
+                  datatype, request);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_at_all_c, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                                MPI_Count count, MPI_Datatype datatype,
+                                                MPI_Request *request))
+{
+    return do_iat(&target_MPI_File_iwrite_at_all_c, PIOSCOPE_F_COLLECTIVE, IO_WRITE, IO_LARGE, fh,
+                  offset, buf, count, datatype, request);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_iread_c, (MPI_File fh, void *buf, MPI_Count count,
+                                        MPI_Datatype datatype, MPI_Request *request))
+{
+    return do_iptr(&target_MPI_File_iread_c, IO_INDIVIDUAL, 0, IO_READ, IO_LARGE, fh, buf, count,
+                   datatype, request);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_iread_all_c, (MPI_File fh, void *buf, MPI_Count count,
+                                            MPI_Datatype datatype, MPI_Request *request))
+{
+    return do_iptr(&target_MPI_File_iread_all_c, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_READ,
+                   IO_LARGE, fh, buf, count, datatype, request);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                         MPI_Datatype datatype, MPI_Request *request))
+{
+    return do_iptr(&target_MPI_File_iwrite_c, IO_INDIVIDUAL, 0, IO_WRITE, IO_LARGE, fh, buf,
+                   count, datatype, request);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_all_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                             MPI_Datatype datatype, MPI_Request *request))
+{
+    return do_iptr(&target_MPI_File_iwrite_all_c, IO_INDIVIDUAL, PIOSCOPE_F_COLLECTIVE, IO_WRITE,
+                   IO_LARGE, fh, buf, count, datatype, request);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_iread_shared_c, (MPI_File fh, void *buf, MPI_Count count,
+                                               MPI_Datatype datatype, MPI_Request *request))
+{
+    return do_iptr(&target_MPI_File_iread_shared_c, IO_SHARED, 0, IO_READ, IO_LARGE, fh, buf,
+                   count, datatype, request);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_iwrite_shared_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                                MPI_Datatype datatype, MPI_Request *request))
+{
+    return do_iptr(&target_MPI_File_iwrite_shared_c, IO_SHARED, 0, IO_WRITE, IO_LARGE, fh, buf,
+                   count, datatype, request);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_at_all_begin_c, (MPI_File fh, MPI_Offset offset, void *buf,
+                                                    MPI_Count count, MPI_Datatype datatype))
+{
+    return do_begin_at(&target_MPI_File_read_at_all_begin_c, IO_READ, IO_LARGE, fh, offset, buf,
+                       count, datatype);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_all_begin_c, (MPI_File fh, void *buf, MPI_Count count,
+                                                 MPI_Datatype datatype))
+{
+    return do_begin_ptr(&target_MPI_File_read_all_begin_c, IO_INDIVIDUAL, IO_READ, IO_LARGE, fh,
+                        buf, count, datatype);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_read_ordered_begin_c, (MPI_File fh, void *buf, MPI_Count count,
+                                                     MPI_Datatype datatype))
+{
+    return do_begin_ptr(&target_MPI_File_read_ordered_begin_c, IO_SHARED, IO_READ, IO_LARGE, fh,
+                        buf, count, datatype);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_at_all_begin_c, (MPI_File fh, MPI_Offset offset,
+                                                     const void *buf, MPI_Count count,
+                                                     MPI_Datatype datatype))
+{
+    return do_begin_at(&target_MPI_File_write_at_all_begin_c, IO_WRITE, IO_LARGE, fh, offset, buf,
+                       count, datatype);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_all_begin_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                                  MPI_Datatype datatype))
+{
+    return do_begin_ptr(&target_MPI_File_write_all_begin_c, IO_INDIVIDUAL, IO_WRITE, IO_LARGE, fh,
+                        buf, count, datatype);
+}
+
+PIOSCOPE_MPI_WRAPPER(MPI_File_write_ordered_begin_c, (MPI_File fh, const void *buf,
+                                                      MPI_Count count, MPI_Datatype datatype))
+{
+    return do_begin_ptr(&target_MPI_File_write_ordered_begin_c, IO_SHARED, IO_WRITE, IO_LARGE, fh,
+                        buf, count, datatype);
 }

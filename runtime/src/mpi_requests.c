@@ -42,7 +42,6 @@ typedef struct {
 static request_slot table[REQUEST_SLOTS];
 static int table_lock;
 static unsigned table_count; /* read without the lock: 0 lets Wait/Test skip the lookup */
-static uint64_t next_id;
 static __thread char thread_token; /* its address names the calling thread */
 
 static uint32_t request_hash(MPI_Request request)
@@ -52,11 +51,6 @@ static uint32_t request_hash(MPI_Request request)
     key ^= key >> 31;
     key *= 0x9e3779b97f4a7c15ULL;
     return (uint32_t)(key >> 32);
-}
-
-uint64_t pioscope_mpi_request_id(void)
-{
-    return __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
 }
 
 void pioscope_mpi_request_track(MPI_Request request, uint64_t id, int kind, uint8_t flags,

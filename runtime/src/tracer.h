@@ -152,6 +152,9 @@ static inline void pioscope_record(const pioscope_call *call, uint16_t func, uin
 }
 /* Records a zero-length event at the current depth (used for request completions). */
 void pioscope_record_instant(const pioscope_event *event);
+/* A new nonblocking request id (the link of its start and of its completion), unique in this
+ * process and never 0: MPI requests and POSIX aio requests share the numbering. */
+uint64_t pioscope_request_id(void);
 
 /* Calls made by the tracer itself (its own MPI calls, its own I/O) are bracketed by these so
  * that wrappers they reach record nothing. They nest. */

@@ -1,8 +1,8 @@
 /* check_raw: decodes the raw files a test program left under the tracer and asserts exact
  * facts (counts, sizes, offsets, depth, errno, chunks), one scenario per test program.
  * usage: check_raw SCENARIO DIR RAWDIR STATUS
- *   SCENARIO: posix | fortify | threads | running | regions | fortran | fork | forkexec | exec | execfail |
- *             closerange | fd768 | fdlimit | diskfull | end:HOW:STATUS |
+ *   SCENARIO: posix | aio | fortify | threads | running | regions | fortran | fork | forkexec |
+ *             exec | execfail | closerange | fd768 | fdlimit | diskfull | end:HOW:STATUS |
  *             signal:NAME | none:LABEL
  *   STATUS: the program's exit status as the shell reports it (128 + signal when killed) */
 #include <errno.h>
@@ -208,6 +208,99 @@ static void posix(int status)
             CHECK(f.strings[i].fs_magic == 0);
     }
     CHECK(found == 1, "data.bin interned %d times", found);
+    check_end();
+    rr_free(&f);
+}
+
+/* ---- aio (prog_aio.c) ---- */
+
+struct expected_aio {
+    uint16_t func;
+    uint32_t depth;
+    uint64_t size, offset;
+    int64_t result;
+    int request; /* 0: no link; n: the n-th request (starts and completions share it) */
+};
+
+#define AIO_DONE(size, offset, request) \
+    {PIOSCOPE_FN_tracer_complete, 1, size, offset, size, request}
+static const struct expected_aio aio_calls[] = {
+    {PIOSCOPE_FN_open, 0, 0, 0, FD, 0},
+    {PIOSCOPE_FN_aio_write, 0, 100, 0, 100, 1},
+    {PIOSCOPE_FN_aio_suspend, 0, 1, 0, 0, 0},
+    {PIOSCOPE_FN_aio_error, 0, 0, 0, 0, 0}, /* the EINPROGRESS polls are not recorded */
+    {PIOSCOPE_FN_aio_error, 0, 0, 0, 0, 0},
+    {PIOSCOPE_FN_aio_return, 0, 0, 0, 100, 0},
+    AIO_DONE(100, 0, 1),
+    {PIOSCOPE_FN_lio_listio, 0, 70, 0, 0, 0},
+    {PIOSCOPE_FN_aio_write, 1, 50, 100, 50, 2}, /* one child per queued read or write */
+    {PIOSCOPE_FN_aio_read, 1, 20, 0, 20, 3},
+    {PIOSCOPE_FN_aio_return, 0, 0, 0, 50, 0},
+    AIO_DONE(50, 100, 2),
+    {PIOSCOPE_FN_aio_return, 0, 0, 0, 20, 0},
+    AIO_DONE(20, 0, 3),
+    {PIOSCOPE_FN_aio_fsync, 0, 0, 0, 0, 4},
+    {PIOSCOPE_FN_aio_suspend, 0, 1, 0, 0, 0},
+    {PIOSCOPE_FN_aio_error, 0, 0, 0, 0, 0},
+    {PIOSCOPE_FN_aio_error, 0, 0, 0, 0, 0},
+    {PIOSCOPE_FN_aio_return, 0, 0, 0, 0, 0},
+    AIO_DONE(0, 0, 4),
+    {PIOSCOPE_FN_aio_cancel, 0, 0, 0, 2, 0}, /* AIO_ALLDONE */
+    {PIOSCOPE_FN_close, 0, 0, 0, 0, 0},
+};
+
+static int by_start(const void *a, const void *b)
+{
+    const rr_event *x = *(const rr_event *const *)a, *y = *(const rr_event *const *)b;
+    if (x->ev.start != y->ev.start) return x->ev.start < y->ev.start ? -1 : 1;
+    return (int)x->ev.depth - (int)y->ev.depth;
+}
+
+static void aio(int status)
+{
+    rr_file f;
+    check_begin("aio: program ran unchanged under the tracer");
+    CHECK(status == 0, "exit status %d", status);
+    check_end();
+    if (load_one(&f) != 0) return;
+    const rr_event *mine[64];
+    size_t n = on_file(&f, "aio.bin", mine, 64);
+    qsort(mine, n, sizeof mine[0], by_start);
+    size_t want = sizeof aio_calls / sizeof aio_calls[0];
+    uint64_t links[8] = {0};
+    check_begin("aio: requests, their waits and completions recorded in order, nested");
+    CHECK(n == want, "%zu records, want %zu", n, want);
+    for (size_t i = 0; i < n && i < want; i++) {
+        const struct expected_aio *x = &aio_calls[i];
+        const rr_event *e = mine[i];
+        uint64_t link = (e->ev.flags & PIOSCOPE_F_EXT) ? e->ext.link : 0;
+        int64_t result = rr_result(e);
+        CHECK(e->ev.func == x->func, "record %zu: func %u, want %u", i + 1, e->ev.func, x->func);
+        CHECK(e->ev.depth == x->depth, "record %zu: depth %u", i + 1, e->ev.depth);
+        CHECK(rr_size(e) == x->size, "record %zu: size %llu", i + 1,
+              (unsigned long long)rr_size(e));
+        CHECK(e->ev.offset == x->offset, "record %zu: offset %llu", i + 1,
+              (unsigned long long)e->ev.offset);
+        if (x->result == FD)
+            CHECK(result >= 3, "record %zu: result %lld", i + 1, (long long)result);
+        else
+            CHECK(result == x->result, "record %zu: result %lld, want %lld", i + 1,
+                  (long long)result, (long long)x->result);
+        if (!x->request) {
+            CHECK(link == 0, "record %zu: link %llu", i + 1, (unsigned long long)link);
+            continue;
+        }
+        int completion = x->func == PIOSCOPE_FN_tracer_complete;
+        uint8_t flag = completion ? PIOSCOPE_F_COMPLETION : PIOSCOPE_F_NONBLOCKING;
+        CHECK(e->ev.flags & flag, "record %zu: flags %#x", i + 1, e->ev.flags);
+        if (!completion) {
+            for (int k = 1; k < x->request; k++)
+                CHECK(links[k] != link, "record %zu: request id reused", i + 1);
+            links[x->request] = link;
+        }
+        CHECK(link && link == links[x->request], "record %zu: link %llu, want %llu", i + 1,
+              (unsigned long long)link, (unsigned long long)links[x->request]);
+    }
     check_end();
     rr_free(&f);
 }
@@ -567,6 +660,8 @@ int main(int argc, char **argv)
     int status = atoi(argv[4]);
     if (!strcmp(scenario, "posix")) {
         posix(status);
+    } else if (!strcmp(scenario, "aio")) {
+        aio(status);
     } else if (!strcmp(scenario, "threads")) {
         threads(status);
     } else if (!strcmp(scenario, "regions")) {

@@ -77,6 +77,7 @@ core clock PIOSCOPE_CLOCK=monotonic
 
 traced posix posix "$POSIX_LIB" -- "$BIN/prog_posix" @DIR
 traced posix posix-mpi-build "$MPI_LIB" -- "$BIN/prog_posix" @DIR
+traced aio aio "$POSIX_LIB" -- "$BIN/prog_aio" @DIR
 traced fortify fortify "$POSIX_LIB" -- "$BIN/prog_fortify" @DIR 8
 traced threads threads "$POSIX_LIB" PIOSCOPE_BUFFER_BYTES=16K -- "$BIN/prog_threads" @DIR
 traced running running "$POSIX_LIB" PIOSCOPE_BUFFER_BYTES=4K -- "$BIN/prog_threads" @DIR running

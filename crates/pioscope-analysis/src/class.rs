@@ -22,8 +22,8 @@ pub fn is_io_layer(layer: Layer) -> bool {
 pub enum IoClass {
     /// Moving file data: reads and writes of every I/O layer (`OpKind::Read`/`Write`:
     /// read/pread/readv/write/pwrite/writev and their 64-bit forms, fread/fwrite,
-    /// MPI_File_read*/write*/iread*/iwrite*) and the split-collective `_end` calls that
-    /// complete them.
+    /// MPI_File_read*/write*/iread*/iwrite*, aio_read/aio_write) and the calls that complete
+    /// them: split-collective `_end`s, POSIX aio's waits (`is_aio_completion`).
     Data,
     /// Everything else on files: open/creat/openat, stat family, lseek, ftruncate, unlink,
     /// mkdir/rmdir, rename, fopen/fdopen, fseek/ftell, MPI_File_open/set_view/set_info/
@@ -65,6 +65,7 @@ pub fn io_class(layer: Layer, func: &str) -> Option<IoClass> {
         _ if is_sync(func) => IoClass::Sync,
         _ if is_close(func) => IoClass::Close,
         _ if layer == Layer::MpiIo && func.ends_with("_end") => IoClass::Data,
+        _ if is_aio_completion(func) => IoClass::Data,
         _ => IoClass::Metadata,
     })
 }
@@ -91,9 +92,29 @@ pub fn is_close(func: &str) -> bool {
     matches!(func, "close" | "fclose" | "MPI_File_close")
 }
 
-/// fsync, fdatasync, fflush, MPI_File_sync.
+/// fsync, fdatasync, fflush, MPI_File_sync, aio_fsync.
 pub fn is_sync(func: &str) -> bool {
-    matches!(func, "fsync" | "fdatasync" | "fflush" | "MPI_File_sync")
+    matches!(
+        func,
+        "fsync" | "fdatasync" | "fflush" | "MPI_File_sync" | "aio_fsync" | "aio_fsync64"
+    )
+}
+
+/// POSIX aio calls that wait for, poll or collect queued reads and writes (aio_suspend,
+/// aio_error, aio_return) or queue and, with LIO_WAIT, wait for a list of them (lio_listio):
+/// their time is the data's.
+pub fn is_aio_completion(func: &str) -> bool {
+    matches!(
+        func,
+        "aio_suspend"
+            | "aio_suspend64"
+            | "aio_error"
+            | "aio_error64"
+            | "aio_return"
+            | "aio_return64"
+            | "lio_listio"
+            | "lio_listio64"
+    )
 }
 
 /// The stat family (stat, lstat, fstat and glibc's __xstat forms).
@@ -172,6 +193,17 @@ mod tests {
         );
         assert_eq!(io_class(Layer::Posix, "__xstat64"), Some(IoClass::Metadata));
         assert_eq!(io_class(Layer::Mpi, "MPI_Send"), None);
+        assert_eq!(io_class(Layer::Posix, "aio_write"), Some(IoClass::Data));
+        assert_eq!(io_class(Layer::Posix, "aio_suspend"), Some(IoClass::Data));
+        assert_eq!(io_class(Layer::Posix, "aio_fsync"), Some(IoClass::Sync));
+        assert_eq!(
+            io_class(Layer::MpiIo, "MPI_File_write_at_all_c"),
+            Some(IoClass::Data)
+        );
+        assert_eq!(
+            io_class(Layer::MpiIo, "MPI_File_get_size"),
+            Some(IoClass::Metadata)
+        );
         let b = |n: &str| bits(functions::by_name(n).expect(n));
         assert_eq!(b("close"), METADATA | CLOSE);
         assert_eq!(b("__xstat64"), METADATA);

@@ -1,5 +1,7 @@
 //! Reads the DT_NEEDED entries of an ELF executable, so `run --runtime auto` can tell an MPI
-//! program (it links libmpi*) from a plain one without running it.
+//! program (it links libmpi*) from a plain one without running it, and the functions it
+//! imports (its undefined dynamic symbols), so `run` can name the MPI calls it makes that the
+//! tracer does not record.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -10,6 +12,9 @@ const PT_DYNAMIC: u32 = 2;
 const DT_NULL: i64 = 0;
 const DT_NEEDED: i64 = 1;
 const DT_STRTAB: i64 = 5;
+const SHT_DYNSYM: u32 = 11;
+/// Larger symbol or string tables are not read (no real executable comes close).
+const MAX_TABLE: u64 = 64 << 20;
 
 fn read_at(f: &mut File, offset: u64, len: usize) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; len];
@@ -89,6 +94,53 @@ pub fn needed_libraries(path: &Path) -> Option<Vec<String>> {
     Some(names)
 }
 
+/// The names of the functions and objects a 64-bit little-endian ELF file imports (its
+/// undefined dynamic symbols, version suffixes excluded); None for anything else.
+pub fn undefined_symbols(path: &Path) -> Option<Vec<String>> {
+    let mut f = File::open(path).ok()?;
+    let eh = read_at(&mut f, 0, 64)?;
+    if &eh[..4] != b"\x7fELF" || eh[4] != 2 || eh[5] != 1 {
+        return None;
+    }
+    let shoff = u64_at(&eh, 0x28);
+    let shentsize = u16_at(&eh, 0x3a) as u64;
+    let shnum = u16_at(&eh, 0x3c) as u64;
+    if shentsize < 64 || shnum == 0 || shnum > 65_535 {
+        return None;
+    }
+    let sh = read_at(&mut f, shoff, (shentsize * shnum) as usize)?;
+    let section = |i: u64| &sh[(i * shentsize) as usize..];
+    let dynsym = (0..shnum)
+        .map(section)
+        .find(|h| u32_at(h, 4) == SHT_DYNSYM)?;
+    let (sym_off, sym_size, link) = (
+        u64_at(dynsym, 0x18),
+        u64_at(dynsym, 0x20),
+        u32_at(dynsym, 0x28),
+    );
+    if link as u64 >= shnum || sym_size > MAX_TABLE {
+        return None;
+    }
+    let strtab = section(link as u64);
+    let (str_off, str_size) = (u64_at(strtab, 0x18), u64_at(strtab, 0x20));
+    if str_size > MAX_TABLE {
+        return None;
+    }
+    let syms = read_at(&mut f, sym_off, sym_size as usize)?;
+    let strings = read_at(&mut f, str_off, str_size as usize)?;
+    let mut names = Vec::new();
+    for sym in syms.chunks_exact(24) {
+        let (name, shndx) = (u32_at(sym, 0) as usize, u16_at(sym, 6));
+        if shndx != 0 || name == 0 || name >= strings.len() {
+            continue;
+        }
+        let text = &strings[name..];
+        let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+        names.push(String::from_utf8_lossy(&text[..end]).into_owned());
+    }
+    Some(names)
+}
+
 /// True when the executable links an MPI library (libmpi.so, libmpich.so, libmpi_cray, ...).
 pub fn links_mpi(path: &Path) -> bool {
     needed_libraries(path).is_some_and(|libs| libs.iter().any(|l| l.starts_with("libmpi")))
@@ -104,6 +156,16 @@ mod tests {
         let libs = needed_libraries(Path::new("/bin/sh")).expect("ELF");
         assert!(libs.iter().any(|l| l.starts_with("libc.so")), "{libs:?}");
         assert!(!links_mpi(Path::new("/bin/sh")));
+    }
+
+    #[test]
+    fn reads_imports_of_a_system_binary() {
+        let imports = undefined_symbols(Path::new("/bin/sh")).expect("ELF");
+        assert!(imports.iter().any(|s| s == "write"), "{imports:?}");
+        assert!(
+            !imports.iter().any(|s| s == "main"),
+            "main is defined, not imported"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod elf;
 mod human;
 mod launch;
 mod report_html;
+mod untraced_mpi;
 
 use std::process::ExitCode;
 

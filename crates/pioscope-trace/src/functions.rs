@@ -149,8 +149,10 @@ impl FuncInfo {
 fn classify(layer: Layer, name: &str) -> OpKind {
     match layer {
         Layer::Posix => match name {
-            "read" | "pread" | "pread64" | "readv" | "preadv" | "preadv64" => OpKind::Read,
-            "write" | "pwrite" | "pwrite64" | "writev" | "pwritev" | "pwritev64" => OpKind::Write,
+            "read" | "pread" | "pread64" | "readv" | "preadv" | "preadv64" | "aio_read"
+            | "aio_read64" => OpKind::Read,
+            "write" | "pwrite" | "pwrite64" | "writev" | "pwritev" | "pwritev64" | "aio_write"
+            | "aio_write64" => OpKind::Write,
             _ => OpKind::Other,
         },
         Layer::Stdio => match name {
@@ -190,16 +192,26 @@ fn classify(layer: Layer, name: &str) -> OpKind {
     }
 }
 
-/// MPI point-to-point calls: their raw `offset` holds `peer << 32 | tag`.
+/// The int-count form of an MPI function: `MPI_Send` for the MPI-4 large-count `MPI_Send_c`
+/// (same arguments but MPI_Count counts, recorded with the same fields), else `name` itself.
+pub fn int_count_form(name: &str) -> &str {
+    name.strip_suffix("_c")
+        .filter(|base| base.starts_with("MPI_"))
+        .unwrap_or(name)
+}
+
+/// MPI point-to-point calls (and their `_c` forms): their raw `offset` holds
+/// `peer << 32 | tag`.
 pub fn is_point_to_point(name: &str) -> bool {
-    is_send(name) || matches!(name, "MPI_Recv" | "MPI_Irecv")
+    is_send(name) || matches!(int_count_form(name), "MPI_Recv" | "MPI_Irecv")
 }
 
 /// The point-to-point calls that send a message (blocking, nonblocking, and MPI_Sendrecv's
-/// send half): what message matching pairs with receives and what the rules count as sends.
+/// send half, and their `_c` forms): what message matching pairs with receives and what the
+/// rules count as sends.
 pub fn is_send(name: &str) -> bool {
     matches!(
-        name,
+        int_count_form(name),
         "MPI_Send"
             | "MPI_Ssend"
             | "MPI_Bsend"
@@ -210,10 +222,11 @@ pub fn is_send(name: &str) -> bool {
     )
 }
 
-/// MPI collective communication calls: their raw `offset` holds `root << 32 | comm size`.
+/// MPI collective communication calls (and their `_c` forms): their raw `offset` holds
+/// `root << 32 | comm size`.
 pub fn is_mpi_collective(name: &str) -> bool {
     matches!(
-        name,
+        int_count_form(name),
         "MPI_Barrier"
             | "MPI_Bcast"
             | "MPI_Reduce"

@@ -8,7 +8,10 @@ on every rank (the point-to-point ones on the ranks that make them), with its fa
 object and link: collective MPI-IO calls carry an instance link equal on all ranks, split
 collective ends share their begin's link, nonblocking starts carry a request id that one
 tracer_complete child of a Wait/Test carries too; SETTINGS chunks only where the hints or
-the view changed. Exit 0 when all checks pass.
+the view changed. Every MPI-4 large-count `_c` form records what its int twin records (same
+bytes). ROMIO's independent nonblocking MPI-IO (this MPICH builds it on POSIX aio) shows one
+aio_read/aio_write child per call, whose completion (a tracer_complete under aio_return, inside
+the Wait) carries the bytes. Exit 0 when all checks pass.
 """
 import collections
 import os
@@ -20,6 +23,14 @@ from praw import F_COLLECTIVE, F_NONBLOCKING, F_OFFSET_UNKNOWN, F_COMPLETION, NO
 
 N = 256
 FAILURES = []
+# Independent nonblocking MPI-IO calls: ROMIO queues each as one POSIX aio request.
+AIO_PARENTS = {f"MPI_File_i{d}{p}{c}": "aio_" + d for d in ("read", "write")
+               for p in ("", "_at", "_shared") for c in ("", "_c")}
+
+
+def int_twin(name):
+    """MPI_Send for MPI_Send_c (MPI-4 large-count forms), else name."""
+    return name[:-2] if name.endswith("_c") else name
 
 
 def check(cond, what):
@@ -27,6 +38,34 @@ def check(cond, what):
         FAILURES.append(what)
         print("FAIL:", what)
     return cond
+
+
+def check_aio(raw, top, r):
+    """Each independent nonblocking MPI-IO call has exactly one aio child with its bytes and
+    file offset, completed once, inside a Wait, by an aio_return carrying the bytes."""
+    parents = [e for e in top if e.name in AIO_PARENTS]
+    check(len(parents) == 12, f"rank {r}: 12 independent nonblocking MPI-IO calls ({parents})")
+    for e in parents:
+        kids = [c for c in raw.children(e) if c.name.startswith("aio_")]
+        want = AIO_PARENTS[e.name]
+        if not check(len(kids) == 1 and kids[0].name == want,
+                     f"rank {r}: {e.name} has one {want} child ({kids})"):
+            continue
+        aio = kids[0]
+        check(aio.size == N and aio.result == N and aio.flags & F_NONBLOCKING and aio.link and
+              aio.object == e.object, f"rank {r}: {e.name}: {aio} queues {N} bytes of its file")
+        if not e.flags & F_OFFSET_UNKNOWN:
+            check(aio.offset == e.offset, f"rank {r}: {e.name} at {e.offset}: {aio}")
+        done = [c for c in raw.named("tracer_complete") if c.link == aio.link]
+        if check(len(done) == 1 and done[0].size == N and done[0].result == N and
+                 done[0].offset == aio.offset and done[0].flags & F_COMPLETION,
+                 f"rank {r}: {aio} completed once with {N} bytes ({done})"):
+            returns = [c for c in raw.named("aio_return")
+                       if c.start <= done[0].start <= c.end and c.depth == done[0].depth - 1]
+            check(len(returns) == 1 and returns[0].result == N and returns[0].depth == 1,
+                  f"rank {r}: {aio}'s completion is inside an aio_return of a Wait ({returns})")
+    unreturned = [c for c in raw.named("aio_error") if c.result == 115]  # EINPROGRESS
+    check(not unreturned, f"rank {r}: polls that found a request in progress are not recorded")
 
 
 def main():
@@ -37,7 +76,8 @@ def main():
     if not check(size >= 2 and size % 2 == 0, f"an even number of ranks (got {ranks})"):
         return 1
     wanted = [name for fid, name in praw.FUNC_NAMES.items() if 300 <= fid < 500]
-    p2p_only_even = {"MPI_Ssend", "MPI_Bsend", "MPI_Rsend"}
+    p2p_only_even = {"MPI_Ssend", "MPI_Bsend", "MPI_Rsend", "MPI_Ssend_c", "MPI_Bsend_c",
+                     "MPI_Rsend_c"}
     seqs = {}
     for r in ranks:
         raw = raws[r]
@@ -55,10 +95,12 @@ def main():
             if 300 <= e.func < 400:
                 is_coll = any(k in e.name for k in ("_all", "_ordered", "open", "close",
                                                     "set_view", "set_size", "preallocate",
-                                                    "set_info", "sync", "seek_shared"))
+                                                    "set_info", "sync", "seek_shared",
+                                                    "set_atomicity"))
                 check(bool(e.flags & F_COLLECTIVE) == is_coll,
                       f"rank {r}: {e.name} collective flag {e.flags:#x}")
-                if e.name != "MPI_File_delete":
+                if e.name not in ("MPI_File_delete", "MPI_Register_datarep",
+                                  "MPI_Register_datarep_c"):
                     check(raw.strings.get(e.object, "").startswith("/"),
                           f"rank {r}: {e.name} object is the file path")
                 shared = "_shared" in e.name or "_ordered" in e.name
@@ -77,28 +119,47 @@ def main():
         seqs[r] = [(e.name, e.link) for e in top if 300 <= e.func < 400 and
                    e.flags & F_COLLECTIVE and not e.flags & F_NONBLOCKING]
         for a, b in zip(top, top[1:]):
-            if a.name.endswith("_begin") and b.name == a.name.replace("_begin", "_end"):
+            begin = int_twin(a.name)
+            if begin.endswith("_begin") and b.name == begin.replace("_begin", "_end"):
                 check(a.link == b.link and a.link, f"rank {r}: {a.name}/{b.name} share a link")
         # Point-to-point: every nonblocking start completes exactly once, with its own tag.
         for e in top:
-            if e.name in ("MPI_Isend", "MPI_Issend", "MPI_Irecv"):
+            if int_twin(e.name) in ("MPI_Isend", "MPI_Issend", "MPI_Irecv"):
                 done = [c for c in raw.named("tracer_complete") if c.link == e.link]
                 check(len(done) == 1 and done[0].size == 4 and done[0].peer == r ^ 1 and
                       done[0].tag == e.tag,
                       f"rank {r}: {e.name} tag {e.tag} completed from/to {r ^ 1} ({done})")
-        recvs = [e for e in top if e.name == "MPI_Recv" and e.size]
+        recvs = [e for e in top if int_twin(e.name) == "MPI_Recv" and e.size]
         check(all(e.peer == r ^ 1 for e in recvs), f"rank {r}: Recv peers resolved")
         # Collectives: root rank 1 in world ranks, comm size, COLLECTIVE flag.
         for e in top:
-            if 430 <= e.func <= 446:
-                rooted = e.name in ("MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Gatherv",
+            if 430 <= e.func <= 446 or 460 <= e.func <= 475:
+                rooted = int_twin(e.name) in ("MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Gatherv",
                                     "MPI_Scatter", "MPI_Scatterv")
                 check(e.flags & F_COLLECTIVE and e.tag == size and
                       e.peer == (1 if rooted else NO_RANK),
                       f"rank {r}: {e.name} root/comm size ({e})")
-        scat = [e for e in top if e.name == "MPI_Scatter"]
-        check(scat and scat[0].size == (8 * size if r == 1 else 0),
-              f"rank {r}: Scatter bytes only at the root ({scat})")
+        for name in ("MPI_Scatter", "MPI_Scatter_c"):
+            scat = [e for e in top if e.name == name]
+            check(scat and scat[0].size == (8 * size if r == 1 else 0),
+                  f"rank {r}: {name} bytes only at the root ({scat})")
+        # Large-count forms: the same bytes, peers and tags as their int twins.
+        first = {}
+        for e in top:
+            first.setdefault(e.name, e)
+        for name, e in first.items():
+            if name.endswith("_c") and 400 <= e.func < 500:
+                twin = first.get(int_twin(name))
+                check(twin is not None and (e.size, e.result, e.flags, e.object) ==
+                      (twin.size, twin.result, twin.flags, twin.object),
+                      f"rank {r}: {name} records as {int_twin(name)} ({e} vs {twin})")
+        # Odd ranks' MPI_Send_c sends 0 bytes (the go-ahead for the even ranks' Rsend_c).
+        sends_c = [e for e in top if e.name in ("MPI_Send_c", "MPI_Isend_c", "MPI_Sendrecv_c")
+                   and e.size]
+        check(len(sends_c) == (2 if r % 2 else 3) and all(e.size == 4 and e.peer == r ^ 1 and 30 <= e.tag < 40
+                                        for e in sends_c),
+              f"rank {r}: Send_c, Isend_c, Sendrecv_c: 4 bytes to {r ^ 1} ({sends_c})")
+        check_aio(raw, top, r)
         # SETTINGS are written when they change: set_info changes cb_buffer_size (one hints
         # chunk); set_view restores the view of the open with unchanged hints (no chunk).
         by_func = collections.Counter(s[1] for s in raw.settings)

@@ -1,4 +1,5 @@
-/* mpi_all_calls.c: calls every MPI and MPI-IO function of functions.def at least once, for
+/* mpi_all_calls.c: calls every MPI and MPI-IO function of functions.def at least once (the
+ * MPI-4 large-count _c forms with the same arguments as their int twins), for
  * check_all_calls.py to verify that each one is recorded with its family's fields (object,
  * flags, link, size). Needs an even number of ranks >= 2.
  *
@@ -16,6 +17,118 @@ static void check(int rc, const char *what)
         fprintf(stderr, "mpi_all_calls: %s failed (%d)\n", what, rc);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+}
+
+/* The _c forms of every data access, stripes 8-13 as stripes 0-5 above, then the shared
+ * pointer at stripe 14. */
+static void large_count_file_calls(MPI_File fh, int rank, int size)
+{
+    MPI_Status st;
+    MPI_Request req;
+    char buf[N];
+    memset(buf, 'a' + rank, sizeof buf);
+    MPI_Count n = N;
+    MPI_Offset mine = (MPI_Offset)rank * N, stripe = (MPI_Offset)size * N;
+
+    check(MPI_File_write_at_c(fh, 8 * stripe + mine, buf, n, MPI_BYTE, &st), "write_at_c");
+    check(MPI_File_read_at_c(fh, 8 * stripe + mine, buf, n, MPI_BYTE, &st), "read_at_c");
+    check(MPI_File_write_at_all_c(fh, 8 * stripe + mine, buf, n, MPI_BYTE, &st), "wa_all_c");
+    check(MPI_File_read_at_all_c(fh, 8 * stripe + mine, buf, n, MPI_BYTE, &st), "ra_all_c");
+    check(MPI_File_seek(fh, 9 * stripe + mine, MPI_SEEK_SET), "seek");
+    check(MPI_File_write_c(fh, buf, n, MPI_BYTE, &st), "write_c");
+    check(MPI_File_seek(fh, 9 * stripe + mine, MPI_SEEK_SET), "seek");
+    check(MPI_File_read_c(fh, buf, n, MPI_BYTE, &st), "read_c");
+    check(MPI_File_seek(fh, 9 * stripe + mine, MPI_SEEK_SET), "seek");
+    check(MPI_File_write_all_c(fh, buf, n, MPI_BYTE, &st), "write_all_c");
+    check(MPI_File_seek(fh, 9 * stripe + mine, MPI_SEEK_SET), "seek");
+    check(MPI_File_read_all_c(fh, buf, n, MPI_BYTE, &st), "read_all_c");
+
+    check(MPI_File_iwrite_at_c(fh, 10 * stripe + mine, buf, n, MPI_BYTE, &req), "iwrite_at_c");
+    check(MPI_Wait(&req, &st), "wait");
+    check(MPI_File_iread_at_c(fh, 10 * stripe + mine, buf, n, MPI_BYTE, &req), "iread_at_c");
+    check(MPI_Wait(&req, &st), "wait");
+    check(MPI_File_iwrite_at_all_c(fh, 10 * stripe + mine, buf, n, MPI_BYTE, &req), "iwaa_c");
+    check(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+    check(MPI_File_iread_at_all_c(fh, 10 * stripe + mine, buf, n, MPI_BYTE, &req), "iraa_c");
+    check(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+    check(MPI_File_seek(fh, 11 * stripe + mine, MPI_SEEK_SET), "seek");
+    check(MPI_File_iwrite_c(fh, buf, n, MPI_BYTE, &req), "iwrite_c");
+    check(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+    check(MPI_File_seek(fh, 11 * stripe + mine, MPI_SEEK_SET), "seek");
+    check(MPI_File_iread_c(fh, buf, n, MPI_BYTE, &req), "iread_c");
+    check(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+    check(MPI_File_seek(fh, 11 * stripe + mine, MPI_SEEK_SET), "seek");
+    check(MPI_File_iwrite_all_c(fh, buf, n, MPI_BYTE, &req), "iwrite_all_c");
+    check(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+    check(MPI_File_seek(fh, 11 * stripe + mine, MPI_SEEK_SET), "seek");
+    check(MPI_File_iread_all_c(fh, buf, n, MPI_BYTE, &req), "iread_all_c");
+    check(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+
+    check(MPI_File_write_at_all_begin_c(fh, 12 * stripe + mine, buf, n, MPI_BYTE), "wab_c");
+    check(MPI_File_write_at_all_end(fh, buf, &st), "wa_end");
+    check(MPI_File_read_at_all_begin_c(fh, 12 * stripe + mine, buf, n, MPI_BYTE), "rab_c");
+    check(MPI_File_read_at_all_end(fh, buf, &st), "ra_end");
+    check(MPI_File_seek(fh, 13 * stripe + mine, MPI_SEEK_SET), "seek");
+    check(MPI_File_write_all_begin_c(fh, buf, n, MPI_BYTE), "w_begin_c");
+    check(MPI_File_write_all_end(fh, buf, MPI_STATUS_IGNORE), "w_end");
+    check(MPI_File_seek(fh, 13 * stripe + mine, MPI_SEEK_SET), "seek");
+    check(MPI_File_read_all_begin_c(fh, buf, n, MPI_BYTE), "r_begin_c");
+    check(MPI_File_read_all_end(fh, buf, MPI_STATUS_IGNORE), "r_end");
+
+    check(MPI_File_seek_shared(fh, 14 * stripe, MPI_SEEK_SET), "seek_shared");
+    check(MPI_File_write_shared_c(fh, buf, n, MPI_BYTE, &st), "write_shared_c");
+    check(MPI_File_write_ordered_c(fh, buf, n, MPI_BYTE, &st), "write_ordered_c");
+    check(MPI_File_iwrite_shared_c(fh, buf, n, MPI_BYTE, &req), "iwrite_shared_c");
+    check(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+    check(MPI_File_write_ordered_begin_c(fh, buf, n, MPI_BYTE), "wo_begin_c");
+    check(MPI_File_write_ordered_end(fh, buf, &st), "wo_end");
+    check(MPI_File_seek_shared(fh, 14 * stripe, MPI_SEEK_SET), "seek_shared");
+    check(MPI_File_read_shared_c(fh, buf, n, MPI_BYTE, &st), "read_shared_c");
+    check(MPI_File_read_ordered_c(fh, buf, n, MPI_BYTE, &st), "read_ordered_c");
+    check(MPI_File_iread_shared_c(fh, buf, n, MPI_BYTE, &req), "iread_shared_c");
+    check(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+    check(MPI_File_read_ordered_begin_c(fh, buf, n, MPI_BYTE), "ro_begin_c");
+    check(MPI_File_read_ordered_end(fh, buf, &st), "ro_end");
+}
+
+static int datarep_extent(MPI_Datatype type, MPI_Aint *extent, void *state)
+{
+    MPI_Aint lb;
+    (void)state;
+    return MPI_Type_get_extent(type, &lb, extent);
+}
+
+/* The queries, atomicity and data representations of the file chapter. */
+static void file_queries(MPI_File fh)
+{
+    MPI_Offset size, position, byte, disp;
+    MPI_Group group;
+    MPI_Info info;
+    MPI_Datatype etype, filetype;
+    MPI_Aint extent;
+    MPI_Count extent_c;
+    char datarep[MPI_MAX_DATAREP_STRING];
+    int amode, flag;
+    check(MPI_File_get_size(fh, &size), "get_size");
+    check(MPI_File_get_group(fh, &group), "get_group");
+    MPI_Group_free(&group);
+    check(MPI_File_get_amode(fh, &amode), "get_amode");
+    check(MPI_File_get_info(fh, &info), "get_info");
+    MPI_Info_free(&info);
+    check(MPI_File_get_view(fh, &disp, &etype, &filetype, datarep), "get_view");
+    check(MPI_File_get_position(fh, &position), "get_position");
+    check(MPI_File_get_position_shared(fh, &position), "get_position_shared");
+    check(MPI_File_get_byte_offset(fh, position, &byte), "get_byte_offset");
+    check(MPI_File_get_type_extent(fh, MPI_INT, &extent), "get_type_extent");
+    check(MPI_File_get_type_extent_c(fh, MPI_INT, &extent_c), "get_type_extent_c");
+    check(MPI_File_set_atomicity(fh, 1), "set_atomicity");
+    check(MPI_File_get_atomicity(fh, &flag), "get_atomicity");
+    check(MPI_File_set_atomicity(fh, 0), "set_atomicity");
+    check(MPI_Register_datarep("pioscope_test", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL,
+                               datarep_extent, NULL), "register_datarep");
+    check(MPI_Register_datarep_c("pioscope_test_c", MPI_CONVERSION_FN_NULL_C,
+                                 MPI_CONVERSION_FN_NULL_C, datarep_extent, NULL),
+          "register_datarep_c");
 }
 
 static void file_calls(const char *path, int rank, int size)
@@ -103,6 +216,9 @@ static void file_calls(const char *path, int rank, int size)
     check(MPI_File_read_ordered_begin(fh, buf, N, MPI_BYTE), "ro_begin");
     check(MPI_File_read_ordered_end(fh, buf, &st), "ro_end");
 
+    large_count_file_calls(fh, rank, size);
+    file_queries(fh);
+
     check(MPI_File_sync(fh), "sync");
     check(MPI_File_close(&fh), "close");
     MPI_Barrier(MPI_COMM_WORLD);
@@ -178,6 +294,33 @@ static void p2p_calls(int rank, int size)
             done += count;
     }
     MPI_Sendrecv(&v, 1, MPI_INT, partner, 15, &w, 1, MPI_INT, partner, 15, MPI_COMM_WORLD, &st);
+
+    /* The _c forms (tags 30-39), each as its int twin above. */
+    MPI_Count one = 1;
+    MPI_Buffer_attach(bsend_buf, sizeof bsend_buf);
+    if (rank % 2 == 0) {
+        MPI_Send_c(&v, one, MPI_INT, partner, 31, MPI_COMM_WORLD);
+        MPI_Ssend_c(&v, one, MPI_INT, partner, 32, MPI_COMM_WORLD);
+        MPI_Bsend_c(&v, one, MPI_INT, partner, 33, MPI_COMM_WORLD);
+        MPI_Recv_c(&w, 0, MPI_INT, partner, 34, MPI_COMM_WORLD, &st);
+        MPI_Rsend_c(&v, one, MPI_INT, partner, 35, MPI_COMM_WORLD);
+    } else {
+        MPI_Recv_c(&w, one, MPI_INT, partner, 31, MPI_COMM_WORLD, &st);
+        MPI_Recv_c(&w, one, MPI_INT, partner, 32, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv_c(&w, one, MPI_INT, MPI_ANY_SOURCE, 33, MPI_COMM_WORLD, &st);
+        MPI_Irecv_c(&w, one, MPI_INT, partner, 35, MPI_COMM_WORLD, &reqs[0]);
+        MPI_Send_c(&v, 0, MPI_INT, partner, 34, MPI_COMM_WORLD);
+        MPI_Wait(&reqs[0], &st);
+    }
+    MPI_Buffer_detach(&detached, &detached_size);
+    MPI_Irecv_c(&b[0], one, MPI_INT, partner, 36, MPI_COMM_WORLD, &reqs[0]);
+    MPI_Isend_c(&a[0], one, MPI_INT, partner, 36, MPI_COMM_WORLD, &reqs[1]);
+    MPI_Waitall(2, reqs, ignore);
+    MPI_Irecv_c(&b[1], one, MPI_INT, partner, 37, MPI_COMM_WORLD, &reqs[0]);
+    MPI_Issend_c(&a[1], one, MPI_INT, partner, 37, MPI_COMM_WORLD, &reqs[1]);
+    MPI_Waitall(2, reqs, ignore);
+    MPI_Sendrecv_c(&v, one, MPI_INT, partner, 38, &w, one, MPI_INT, partner, 38, MPI_COMM_WORLD,
+                   &st);
 }
 
 static void collective_calls(int rank, int size)
@@ -210,7 +353,36 @@ static void collective_calls(int rank, int size)
     MPI_Reduce_scatter_block(s, r, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Scan(s, r, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Exscan(s, r, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+
+    /* The _c forms: MPI_Count counts, MPI_Aint displacements. */
+    MPI_Count *ccounts = malloc((size_t)n * sizeof(MPI_Count));
+    MPI_Aint *cdispls = malloc((size_t)n * sizeof(MPI_Aint));
+    MPI_Aint *cbdispls = malloc((size_t)n * sizeof(MPI_Aint));
+    for (int i = 0; i < n; i++) {
+        ccounts[i] = counts[i];
+        cdispls[i] = displs[i];
+        cbdispls[i] = bdispls[i];
+    }
+    MPI_Bcast_c(s, 4, MPI_INT, 1, MPI_COMM_WORLD);
+    MPI_Reduce_c(s, r, 4, MPI_INT, MPI_SUM, 1, MPI_COMM_WORLD);
+    MPI_Allreduce_c(s, r, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Gather_c(s, 2, MPI_INT, r, 2, MPI_INT, 1, MPI_COMM_WORLD);
+    MPI_Gatherv_c(s, 2, MPI_INT, r, ccounts, cdispls, MPI_INT, 1, MPI_COMM_WORLD);
+    MPI_Scatter_c(s, 2, MPI_INT, r, 2, MPI_INT, 1, MPI_COMM_WORLD);
+    MPI_Scatterv_c(s, ccounts, cdispls, MPI_INT, r, 2, MPI_INT, 1, MPI_COMM_WORLD);
+    MPI_Allgather_c(s, 2, MPI_INT, r, 2, MPI_INT, MPI_COMM_WORLD);
+    MPI_Allgatherv_c(s, 2, MPI_INT, r, ccounts, cdispls, MPI_INT, MPI_COMM_WORLD);
+    MPI_Alltoall_c(s, 2, MPI_INT, r, 2, MPI_INT, MPI_COMM_WORLD);
+    MPI_Alltoallv_c(s, ccounts, cdispls, MPI_INT, r, ccounts, cdispls, MPI_INT, MPI_COMM_WORLD);
+    MPI_Alltoallw_c(s, ccounts, cbdispls, types, r, ccounts, cbdispls, types, MPI_COMM_WORLD);
+    MPI_Reduce_scatter_c(s, r, ccounts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Reduce_scatter_block_c(s, r, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Scan_c(s, r, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Exscan_c(s, r, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     (void)rank;
+    free(ccounts);
+    free(cdispls);
+    free(cbdispls);
     free(s);
     free(r);
     free(counts);

@@ -205,6 +205,9 @@ pub fn execute(o: RunOptions) -> Result<u8> {
     };
     cmd.args(&o.args);
 
+    if let Some(warning) = crate::untraced_mpi::warning(&program) {
+        eprintln!("pioscope: warning: {warning}");
+    }
     let started = Instant::now();
     let mut child = cmd
         .spawn()

@@ -160,7 +160,8 @@ impl Matcher {
                 }
             }
         }
-        match e.func {
+        // The MPI-4 large-count forms (MPI_Recv_c, ...) match as their int twins.
+        match functions::int_count_form(e.func) {
             "MPI_Recv" => {
                 if e.error != 0 {
                     return;
@@ -196,7 +197,7 @@ impl Matcher {
                     comm,
                     func,
                 };
-                if e.func == "MPI_Sendrecv" {
+                if functions::int_count_form(e.func) == "MPI_Sendrecv" {
                     if e.error == 0 {
                         self.sendrecvs.insert(e.id, posted);
                     }
@@ -222,7 +223,9 @@ impl Matcher {
         }
         // Traces merged before completions carried peer and tag: fall back on the Irecv's own
         // source and tag when they were not wildcards (a Sendrecv's receive side is unknown).
-        let from_start = (posted.func == "MPI_Irecv" && posted.peer >= 0 && posted.tag >= 0)
+        let from_start = (functions::int_count_form(posted.func) == "MPI_Irecv"
+            && posted.peer >= 0
+            && posted.tag >= 0)
             .then_some((posted.peer, posted.tag));
         let (peer, tag) = match (e.peer, e.tag) {
             (Some(p), Some(t)) => (p, t),
@@ -411,6 +414,19 @@ mod tests {
             r.messages.iter().map(|m| m.send_ns).collect::<Vec<_>>(),
             vec![100, 200, 300]
         );
+    }
+
+    #[test]
+    fn large_count_forms_match_as_their_int_twins() {
+        let mut evs = vec![
+            p2p(ev(1, 0, 100, "MPI_Send_c"), 1, 7),
+            p2p(ev(2, 0, 200, "MPI_Send"), 1, 8),
+            p2p(ev(10, 1, 150, "MPI_Recv_c"), 0, 7),
+            p2p(ev(11, 1, 250, "MPI_Recv"), 0, 8),
+        ];
+        let r = run(&mut evs);
+        assert_eq!(pairs(&r), vec![(1, 10), (2, 11)]);
+        assert_eq!((r.unmatched_sends, r.unmatched_receives), (0, 0));
     }
 
     #[test]
