@@ -277,9 +277,11 @@ mod tests {
     #[test]
     fn one_merged_call_is_singular() {
         let dir = tempfile::tempdir().expect("tmp");
-        let mut fx = Fx::new(1);
+        // Rank 0 of two writes 1200 pieces of 100 bytes to one file: one 4 MiB request
+        // would hold them all.
+        let mut fx = Fx::new(2);
         let a = fx.file("/scratch/a.dat");
-        for i in 0..600u64 {
+        for i in 0..1200u64 {
             fx.push(
                 0,
                 ev("pwrite", 2_000 + i * 2_000, 1_000)
