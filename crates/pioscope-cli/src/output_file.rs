@@ -117,24 +117,37 @@ pub struct Staged {
 }
 
 impl Staged {
-    /// Stages the file output `target` (see [`check_file`]); the writer creates
-    /// [`path`](Staged::path).
+    /// Stages the file output `target` (see [`check_file`]) and creates the empty temporary
+    /// [`path`](Staged::path) for the writer: created new, so nothing planted at that name
+    /// (a symbolic link) is followed, and an unwritable directory fails before any work.
     pub fn file(target: &Path, force: bool) -> Result<Staged> {
         check_file(target, force)?;
-        Ok(Staged::new(target, false, false))
+        // Created before a `Staged` owns it: a name that was already taken is not removed.
+        let tmp = sibling(target, "writing");
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .with_context(|| format!("cannot write {}", target.display()))?;
+        Ok(Staged::new(target, tmp, false, false))
     }
 
     /// Stages the directory output `target` (see [`check_directory`]); the writer creates the
     /// directory [`path`](Staged::path).
     pub fn directory(target: &Path, force: bool, own: OwnDirectory<'_>) -> Result<Staged> {
         let replaces = check_directory(target, force, own)?;
-        Ok(Staged::new(target, true, replaces))
+        Ok(Staged::new(
+            target,
+            sibling(target, "writing"),
+            true,
+            replaces,
+        ))
     }
 
-    fn new(target: &Path, directory: bool, replaces_directory: bool) -> Staged {
+    fn new(target: &Path, tmp: PathBuf, directory: bool, replaces_directory: bool) -> Staged {
         Staged {
             target: target.to_path_buf(),
-            tmp: sibling(target, "writing"),
+            tmp,
             directory,
             replaces_directory,
             committed: false,
