@@ -223,3 +223,20 @@ def test_synthetic_trace_with_many_messages_exports_everywhere(tmp_path):
     chrome = tmp_path / "s.json"
     export(trace, "chrome", chrome)
     check_chrome(json.loads(chrome.read_text()), events(trace), messages)
+
+
+def test_no_output_replaces_a_device_and_an_empty_run_reports(tmp_path):
+    """Regression (issue 12): `export --force -o /dev/full` replaced the device node with a
+    regular file, and `report` panicked (exit 101) on the trace of `pioscope run -- /bin/true`."""
+    trace = tmp_path / "true"
+    pioscope("run", "-o", trace, "--", "/bin/true")
+    for args in (["export", trace, "--to", "csv", "--force", "-o", "/dev/full"],
+                 ["report", trace, "--html", "/dev/full"]):
+        result = pioscope(*args, check=False)
+        assert result.returncode == 2, result
+        assert result.stderr.startswith("pioscope: error: refusing to replace /dev/full")
+        assert len(result.stderr.strip().splitlines()) == 1
+    assert Path("/dev/full").is_char_device()
+    report = pioscope("report", trace, "--json", "--html", tmp_path / "true.html")
+    assert json.loads(report.stdout)["job"]["events"] == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["true", "true.html"]

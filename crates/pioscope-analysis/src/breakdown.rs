@@ -262,7 +262,6 @@ impl BreakdownVisitor {
             Some(none_sum.io),
         ));
         sort_parts(&mut total.phases);
-        total.host = None;
         Breakdown { total, ranks }
     }
 
@@ -310,7 +309,8 @@ impl BreakdownVisitor {
         sort_parts(&mut phases);
         let b = RankBreakdown {
             rank,
-            host: Some(self.names.get(acc.host).to_string()),
+            // The total (no rank) has no host; its `acc.host` names nothing.
+            host: rank.map(|_| self.names.get(acc.host).to_string()),
             wall_ns: wall,
             io: acc.io,
             io_ns,

@@ -5,6 +5,7 @@ mod commands;
 mod elf;
 mod human;
 mod launch;
+mod output_file;
 mod report_html;
 mod untraced_mpi;
 
@@ -59,7 +60,10 @@ enum Command {
 fn main() -> ExitCode {
     // Bad input never reaches a panic; if a bug does, say so in one line, without a backtrace.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("pioscope: internal error: {info}");
+        eprintln!(
+            "pioscope: internal error: {}",
+            panic_line(info.payload(), info.location())
+        );
     }));
     let cli = Cli::parse();
     let result = match cli.command {
@@ -80,17 +84,80 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            let msg = format!("{e:#}").replace('\n', " ");
-            eprintln!("pioscope: error: {msg}");
+            eprintln!("pioscope: error: {}", error_line(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error and its causes as one line, "CONTEXT: CAUSE: ...", leaving out a cause whose text
+/// its error already ends with (a library error that prints its source, then the source).
+fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line.replace('\n', " ")
+}
+
+/// A panic as one line (the standard message puts the location and the message on two):
+/// "MESSAGE (at FILE:LINE:COLUMN)".
+fn panic_line(payload: &dyn std::any::Any, location: Option<&std::panic::Location<'_>>) -> String {
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("panic");
+    let mut line = message.replace('\n', " ");
+    if let Some(l) = location {
+        line.push_str(&format!(" (at {l})"));
+    }
+    line
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    /// Regression (issue 12): "cannot read X: No such file: No such file".
+    #[test]
+    fn an_error_line_says_each_cause_once() {
+        #[derive(Debug)]
+        struct ReadError(std::io::Error);
+        impl std::fmt::Display for ReadError {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "cannot read x.toml: {}", self.0)
+            }
+        }
+        impl std::error::Error for ReadError {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e = anyhow::Error::from(ReadError(io)).context("findings\nconfig");
+        assert_eq!(
+            error_line(&e),
+            "findings config: cannot read x.toml: entity not found"
+        );
+    }
+
+    /// Regression (issue 12): internal errors were printed on two lines.
+    #[test]
+    fn a_panic_is_one_line() {
+        let here = std::panic::Location::caller();
+        let line = panic_line(&String::from("index out of\nbounds"), Some(here));
+        assert_eq!(line, format!("index out of bounds (at {here})"));
+        assert_eq!(panic_line(&"boom", None), "boom");
+    }
 
     #[test]
     fn cli_definition_is_valid() {

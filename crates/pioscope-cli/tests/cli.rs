@@ -10,7 +10,7 @@ use common::{pioscope, rank_file, raw_job, script, trace};
 use predicates::prelude::*;
 
 /// stderr is exactly one "pioscope: error: ..." line containing `what`.
-fn one_line_error(what: &'static str) -> impl Predicate<str> {
+fn one_line_error(what: impl Into<String>) -> impl Predicate<str> {
     predicate::str::starts_with("pioscope: error: ")
         .and(predicate::str::contains(what))
         .and(predicate::function(|s: &str| {
@@ -575,4 +575,176 @@ fn report_config_file_is_read() {
         .stdout(predicate::str::contains(
             "Time: share of the ranks' wall time",
         ));
+}
+
+/// Regression (issue 12): `export --force -o /dev/full` replaced the device node with a
+/// regular file. Only regular files are replaced; outputs appear whole or not at all.
+#[test]
+fn export_never_replaces_what_is_not_a_regular_file() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().expect("tmp");
+    let t = trace(dir.path());
+    for format in ["csv", "chrome", "paje"] {
+        pioscope()
+            .arg("export")
+            .arg(&t)
+            .args(["--to", format, "--force", "-o", "/dev/full"])
+            .assert()
+            .code(2)
+            .stderr(one_line_error(
+                "refusing to replace /dev/full: it is a character device",
+            ));
+    }
+    let full = fs::symlink_metadata("/dev/full").expect("stat /dev/full");
+    assert!(full.file_type().is_char_device());
+    // A symbolic link is not followed nor replaced, even with --force.
+    let out = dir.path().join("out");
+    fs::create_dir(&out).expect("mkdir");
+    let victim = dir.path().join("victim.txt");
+    fs::write(&victim, "keep").expect("write");
+    std::os::unix::fs::symlink(&victim, out.join("link.csv")).expect("symlink");
+    pioscope()
+        .arg("export")
+        .arg(&t)
+        .args(["--to", "csv", "--force", "-o"])
+        .arg(out.join("link.csv"))
+        .assert()
+        .code(2)
+        .stderr(one_line_error("it is a symbolic link"));
+    assert_eq!(fs::read_to_string(&victim).expect("read"), "keep");
+    // A regular file is replaced with --force, and no temporary is left beside it.
+    let csv = out.join("t.csv");
+    fs::write(&csv, "old").expect("write");
+    pioscope()
+        .arg("export")
+        .arg(&t)
+        .args(["--to", "csv", "--force", "-o"])
+        .arg(&csv)
+        .assert()
+        .success();
+    assert!(fs::read_to_string(&csv).expect("read").starts_with("id,"));
+    let mut names: Vec<String> = fs::read_dir(&out)
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["link.csv", "t.csv"]);
+}
+
+/// Regression (issue 12): `report --html` onto a device or directory is refused before reading.
+#[test]
+fn report_html_never_replaces_a_device() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let t = trace(dir.path());
+    pioscope()
+        .arg("report")
+        .arg(&t)
+        .args(["--html", "/dev/full"])
+        .assert()
+        .code(2)
+        .stderr(one_line_error("refusing to replace /dev/full"));
+    pioscope()
+        .arg("report")
+        .arg(&t)
+        .arg("--html")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(one_line_error("it is a directory, not a regular file"));
+}
+
+/// Regression (issue 12): `merge -o a/b/c` created the missing parents silently.
+#[test]
+fn merge_into_a_missing_directory_names_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let raw = dir.path().join("raw");
+    raw_job(&raw, 2);
+    let out = dir.path().join("a/b/c");
+    pioscope()
+        .arg("merge")
+        .arg(&raw)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(one_line_error(format!(
+            "directory {} does not exist",
+            dir.path().join("a/b").display()
+        )));
+    assert!(!dir.path().join("a").exists());
+}
+
+/// Regression (issue 12): `bounds --clients 0` was silently used as 1.
+#[test]
+fn bounds_refuses_zero_clients() {
+    pioscope()
+        .args(["bounds", "--system", "lustre-fdr", "--clients", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--clients"));
+}
+
+/// Regression (issue 12): `report` panicked (exit 101) on a trace without events, as
+/// `pioscope run -- /bin/true` makes.
+#[test]
+fn report_on_a_trace_without_events() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let raw = dir.path().join("raw");
+    fs::create_dir(&raw).expect("mkdir");
+    let mut b = pioscope_trace::raw::fixture::RawFileBuilder::monotonic(4000, 3999, 50_000_000);
+    b.job(&[("cmdline", "/bin/true"), ("tracer_version", "0.1.0")]);
+    b.end();
+    b.write_to(&raw.join("node-a-4000-0.praw")).expect("write");
+    let t = dir.path().join("trace");
+    pioscope()
+        .arg("merge")
+        .arg(&raw)
+        .arg("-o")
+        .arg(&t)
+        .assert()
+        .success();
+    pioscope().arg("report").arg(&t).assert().success();
+    pioscope()
+        .arg("report")
+        .arg(&t)
+        .arg("--json")
+        .assert()
+        .success();
+    let html = dir.path().join("r.html");
+    pioscope()
+        .arg("report")
+        .arg(&t)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    assert!(html.is_file());
+}
+
+/// Regression (issue 12): messages repeated a name or a cause ("X: X").
+#[test]
+fn errors_say_each_thing_once() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let t = trace(dir.path());
+    let once =
+        |what: &'static str| predicate::function(move |s: &str| s.matches(what).count() == 1);
+    pioscope()
+        .arg("report")
+        .arg(&t)
+        .args(["--config", "/nonexistent/findings.toml"])
+        .assert()
+        .code(2)
+        .stderr(one_line_error("/nonexistent/findings.toml").and(once("No such file")));
+    pioscope()
+        .args(["bounds", "--system", "/nonexistent/model.toml"])
+        .assert()
+        .code(2)
+        .stderr(one_line_error("neither a preset").and(once("/nonexistent/model.toml")));
+    pioscope()
+        .arg("compare")
+        .arg(&t)
+        .arg("/nonexistent/sim")
+        .assert()
+        .code(2)
+        .stderr(one_line_error("simulated trace").and(once("/nonexistent/sim")));
 }

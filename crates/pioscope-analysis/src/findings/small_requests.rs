@@ -196,7 +196,7 @@ impl Rule for SmallRequests {
                 summary: format!(
                     "{} of the application's {} data requests are below {} (mean {}, {} in \
                      total) and take {} summed over ranks; merged into {} requests they \
-                     would need about {} calls.",
+                     would need about {}.",
                     t.small,
                     self.requests,
                     units::bytes(self.max_bytes),
@@ -204,7 +204,11 @@ impl Rule for SmallRequests {
                     units::bytes(t.small_bytes),
                     units::duration_prose(t.small_ns),
                     target,
-                    after
+                    if after == 1 {
+                        "1 call".to_string()
+                    } else {
+                        format!("{after} calls")
+                    }
                 ),
                 numbers: n.0,
                 worst,
@@ -267,6 +271,32 @@ mod tests {
         );
         assert!(f.evidence.worst.iter().any(|w| w.contains("call pwrite")));
         assert!(f.remedy.contains("4.0 MiB"), "{}", f.remedy);
+    }
+
+    /// Regression (issue 12): the evidence said "about 1 calls".
+    #[test]
+    fn one_merged_call_is_singular() {
+        let dir = tempfile::tempdir().expect("tmp");
+        // Rank 0 of two writes 1200 pieces of 100 bytes to one file: one 4 MiB request
+        // would hold them all.
+        let mut fx = Fx::new(2);
+        let a = fx.file("/scratch/a.dat");
+        for i in 0..1200u64 {
+            fx.push(
+                0,
+                ev("pwrite", 2_000 + i * 2_000, 1_000)
+                    .object(a)
+                    .size(100)
+                    .offset(i * 100),
+            );
+        }
+        let f = one(&fx.build(dir.path()), ID);
+        assert_eq!(num(&f, "requests_after_merge"), 1);
+        assert!(
+            f.evidence.summary.ends_with("would need about 1 call."),
+            "{}",
+            f.evidence.summary
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `pioscope bounds`: the analytic ceilings of a system model (throughput, small-request
 //! latency bound, metadata rates), each with the component that sets it.
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use serde_json::{json, Value};
 
@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
     /// Clients (MPI ranks) doing I/O [default: every rank of the model: nodes x ranks_per_node]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub clients: Option<u32>,
     /// Size of each request (K/M/G are binary)
     #[arg(long, value_name = "S", default_value = "1M", value_parser = parse_request_size)]
@@ -55,17 +55,14 @@ fn parse_request_size(s: &str) -> Result<u64, String> {
 
 /// Prints the bounds; exit code 0.
 pub fn run(args: Args) -> Result<u8> {
-    let system = load::system(&args.system, &args.sets)
-        .with_context(|| format!("loading system {}", args.system))?;
-    let clients = args
-        .clients
-        .unwrap_or_else(|| {
-            system
-                .nodes
-                .count
-                .saturating_mul(system.nodes.ranks_per_node)
-        })
-        .max(1);
+    let system = load::system(&args.system, &args.sets)?;
+    let clients = args.clients.unwrap_or_else(|| {
+        system
+            .nodes
+            .count
+            .saturating_mul(system.nodes.ranks_per_node)
+            .max(1)
+    });
     let mut out = super::Output::stdout();
     if args.json {
         let v = to_json(&system, clients, args.request_size);

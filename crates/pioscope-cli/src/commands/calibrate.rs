@@ -13,7 +13,7 @@ use pioscope_sim::model::load;
 use pioscope_sim::model::Fit;
 use pioscope_trace::units::{fmt_ops, fmt_rate, fmt_time_ns};
 
-use crate::launch;
+use crate::{launch, output_file};
 
 /// Measure this machine and write a system model for `pioscope simulate` and `bounds`
 ///
@@ -58,12 +58,8 @@ pub fn run(args: Args) -> Result<u8> {
     if args.n == 0 {
         bail!("-n must be at least 1");
     }
-    if args.output.exists() && !args.force {
-        bail!(
-            "{} already exists (use --force to replace it)",
-            args.output.display()
-        );
-    }
+    // Checked before the minutes of measuring, and again when the model is written.
+    output_file::check_file(&args.output, args.force)?;
     let launcher = launch::find_program(&args.launcher).with_context(|| {
         format!(
             "launcher not found: {} (choose one with --launcher)",
@@ -117,7 +113,7 @@ pub fn run(args: Args) -> Result<u8> {
         machine.dir
     );
     let text = load::to_toml(&system, &header).context("writing the model as TOML")?;
-    fs::write(&args.output, text).with_context(|| format!("writing {}", args.output.display()))?;
+    output_file::write(&args.output, args.force, text.as_bytes())?;
 
     let mut out = super::Output::stdout();
     let fits = system

@@ -47,10 +47,8 @@ pub struct Args {
 
 /// Opens both traces, compares them and prints the result.
 pub fn run(args: Args) -> Result<u8> {
-    let observed = super::open_trace(&args.observed)
-        .with_context(|| format!("observed trace {}", args.observed.display()))?;
-    let simulated = super::open_trace(&args.simulated)
-        .with_context(|| format!("simulated trace {}", args.simulated.display()))?;
+    let observed = super::open_trace(&args.observed).context("the observed trace")?;
+    let simulated = super::open_trace(&args.simulated).context("the simulated trace")?;
     let opts = Options {
         threshold: args.threshold,
         scope: if args.all {

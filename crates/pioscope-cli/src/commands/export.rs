@@ -1,12 +1,14 @@
 //! `pioscope export`: a trace → Pajé, Chrome trace JSON, OTF2 or CSV, for other viewers.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pioscope_export::{export, Format, Options};
+
+use crate::output_file::Staged;
 
 /// Export a trace to Pajé, Chrome trace JSON, OTF2 or CSV
 ///
@@ -68,37 +70,15 @@ pub fn parse_time(s: &str) -> Result<i64, String> {
     }
 }
 
-/// Makes sure OUT can be written: refuses to replace anything without --force, and even with
-/// it never removes a directory that is not an OTF2 archive (or empty).
-fn prepare(args: &Args) -> Result<()> {
-    let out = &args.output;
-    if out.symlink_metadata().is_err() {
-        return Ok(());
-    }
-    if !args.force {
-        bail!(
-            "{} already exists (use --force to replace it)",
-            out.display()
-        );
-    }
-    if out.is_dir() {
-        let empty = std::fs::read_dir(out).map(|mut d| d.next().is_none())?;
-        if args.format != Format::Otf2 || !(empty || out.join("traces.otf2").is_file()) {
-            bail!(
-                "refusing to replace {}: it is a directory{}",
-                out.display(),
-                if args.format == Format::Otf2 {
-                    " that holds no OTF2 archive"
-                } else {
-                    ""
-                }
-            );
-        }
-        std::fs::remove_dir_all(out).with_context(|| format!("removing {}", out.display()))?;
+/// Stages OUT (the rules are in [`crate::output_file`]): a file, or for OTF2 a directory that
+/// `--force` replaces only when it holds an OTF2 archive (or nothing).
+fn stage(args: &Args) -> Result<Staged> {
+    if args.format == Format::Otf2 {
+        let is_archive = |dir: &Path| dir.join("traces.otf2").is_file();
+        Staged::directory(&args.output, args.force, ("an OTF2 archive", &is_archive))
     } else {
-        std::fs::remove_file(out).with_context(|| format!("removing {}", out.display()))?;
+        Staged::file(&args.output, args.force)
     }
-    Ok(())
 }
 
 /// Runs the export.
@@ -109,7 +89,7 @@ pub fn run(args: Args) -> Result<u8> {
             bail!("--from must not be after --to-time");
         }
     }
-    prepare(&args)?;
+    let staged = stage(&args)?;
     let opts = Options {
         ranks: args.ranks.clone(),
         from_ns: args.from,
@@ -124,20 +104,24 @@ pub fn run(args: Args) -> Result<u8> {
     );
     bar.set_prefix(format!("exporting to {}", args.format));
     bar.enable_steady_tick(Duration::from_millis(200));
-    let result = export(&trace, args.format, &args.output, &opts, &mut |n| {
+    let result = export(&trace, args.format, staged.path(), &opts, &mut |n| {
         bar.set_position(n)
     });
     bar.finish_and_clear();
-    if result.is_err() {
-        // Half a file would load in no viewer; leave nothing rather than something broken.
-        let _ = if args.output.is_dir() {
-            std::fs::remove_dir_all(&args.output)
-        } else {
-            std::fs::remove_file(&args.output)
-        };
-    }
-    let summary =
-        result.with_context(|| format!("exporting {} to {}", args.trace.display(), args.format))?;
+    // On error `staged` is dropped and its temporary removed: half a file would load in no
+    // viewer, and the old OUT stays as it was. Errors name OUT, not the temporary.
+    let summary = result.map_err(|e| {
+        anyhow!(
+            "exporting {} to {}: {}",
+            args.trace.display(),
+            args.format,
+            e.to_string().replace(
+                &staged.path().display().to_string(),
+                &args.output.display().to_string()
+            )
+        )
+    })?;
+    staged.commit()?;
     let mut out = super::Output::stdout();
     out.line(format_args!(
         "{} events, {} messages, {} counter samples → {} ({})",

@@ -43,48 +43,32 @@ pub mod synth;
 pub mod view;
 
 use std::fmt;
-use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pioscope_trace::merge::{merge, MergeSummary, Progress};
 use pioscope_trace::store::{Trace, META_FILE};
 
-use crate::human;
+use crate::{human, output_file};
 
 /// Opens a trace directory with a clear error.
 pub fn open_trace(dir: &Path) -> Result<Trace> {
     Ok(Trace::open(dir)?)
 }
 
-/// Makes sure `path` can be created: refuses if it exists, unless `force` and it is a trace
-/// (or an empty directory), which is then removed. Never deletes anything else.
+/// Makes sure the trace directory `path` can be created (the rules are in
+/// [`crate::output_file`]): refuses if it exists, unless `force` and it is a trace (or an empty
+/// directory), which is then removed. Never deletes anything else.
 pub fn prepare_output(path: &Path, force: bool) -> Result<()> {
-    if !path.exists() && path.symlink_metadata().is_err() {
-        return Ok(());
-    }
-    if !force {
-        bail!(
-            "{} already exists (use --force to replace it)",
-            path.display()
-        );
-    }
-    let is_trace = path.is_dir() && path.join(META_FILE).is_file();
-    let is_empty_dir = path.is_dir()
-        && fs::read_dir(path)
-            .map(|mut d| d.next().is_none())
-            .unwrap_or(false);
-    if !(is_trace || is_empty_dir) {
-        bail!(
-            "refusing to replace {}: it is not a pioscope trace directory",
-            path.display()
-        );
-    }
-    fs::remove_dir_all(path).with_context(|| format!("removing {}", path.display()))?;
-    Ok(())
+    output_file::prepare_directory(path, force, ("a pioscope trace", &is_trace))
+}
+
+/// Whether `dir` holds a pioscope trace (its meta.json).
+fn is_trace(dir: &Path) -> bool {
+    dir.join(META_FILE).is_file()
 }
 
 /// Merges with a progress bar on stderr (hidden when stderr is not a terminal).

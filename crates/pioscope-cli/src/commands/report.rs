@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pioscope_analysis::aggregation::{Direction, Sieving};
@@ -66,6 +66,10 @@ pub struct Args {
 /// Prints the report.
 pub fn run(args: Args) -> Result<u8> {
     let trace = super::open_trace(&args.trace)?;
+    if let Some(path) = &args.html {
+        // Before the minutes of reading, not after.
+        crate::output_file::check_file(path, true)?;
+    }
     let findings = match &args.config {
         Some(path) => findings::Config::from_file(path)?,
         None => findings::Config::default(),
@@ -97,7 +101,8 @@ pub fn run(args: Args) -> Result<u8> {
     let p = result?;
     if let Some(path) = &args.html {
         let page = crate::report_html::page(&p)?;
-        std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))?;
+        // A report page has always replaced an earlier one; never a device or a directory.
+        crate::output_file::write(path, true, page.as_bytes())?;
     }
     let mut out = super::Output::stdout();
     if args.json {

@@ -71,8 +71,7 @@ struct Input {
 
 /// Runs the simulation and prints the summary.
 pub fn run(args: Args) -> Result<u8> {
-    let system = load::system(&args.system, &args.sets)
-        .with_context(|| format!("system model {}", args.system))?;
+    let system = load::system(&args.system, &args.sets)?;
     let input = build_input(&args, &system)?;
     super::prepare_output(&args.output, args.force)?;
 
