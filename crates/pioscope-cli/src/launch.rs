@@ -258,10 +258,15 @@ pub enum JobEnd {
 }
 
 /// Waits for `child` (started after `adopt_orphans`, under a live `StopSignals`). When a stop
-/// signal arrives, sends it to every process of the job (the child and all its descendants,
-/// as a terminal would to its foreground group), waits up to `grace` for them to end, then
-/// kills what is left, and reaps every process it adopted: no rank outlives the call.
-pub fn supervise(child: &mut Child, grace: Duration) -> Result<JobEnd> {
+/// signal arrives, passes it on to every process of the job and waits up to `grace` for them to
+/// end, then kills what is left and reaps every process it adopted: no rank outlives the call.
+///
+/// The traced processes (those whose environment holds `traced_env`, `NAME=VALUE`) get the
+/// signal first while the launcher and its daemons are held stopped (SIGSTOP): a launcher that
+/// sees one rank die kills the others at once (MPICH's hydra does, with SIGKILL), which would
+/// cut a rank short while it finishes its raw file. Once the traced processes are gone the
+/// launcher is resumed and gets the signal too.
+pub fn supervise(child: &mut Child, grace: Duration, traced_env: &[u8]) -> Result<JobEnd> {
     let signal = loop {
         let signal = STOP_SIGNAL.load(Ordering::SeqCst);
         if signal != 0 {
@@ -277,13 +282,19 @@ pub fn supervise(child: &mut Child, grace: Duration) -> Result<JobEnd> {
         }
         thread::sleep(POLL);
     };
-    for pid in job_processes() {
-        // SAFETY: kill takes plain integers; a pid that ended meanwhile gives ESRCH.
-        unsafe {
-            libc::kill(pid, signal);
-        }
-    }
     let deadline = Instant::now() + grace;
+    let (traced, helpers): (Vec<_>, Vec<_>) = job_processes()
+        .into_iter()
+        .partition(|&pid| has_env(pid, traced_env));
+    if !traced.is_empty() {
+        send(&helpers, libc::SIGSTOP);
+        send(&traced, signal);
+        while Instant::now() < deadline && traced.iter().any(|&pid| alive(pid)) {
+            thread::sleep(POLL);
+        }
+        send(&helpers, libc::SIGCONT);
+    }
+    send(&helpers, signal);
     let mut killed = false;
     loop {
         let _ = child.try_wait();
@@ -293,18 +304,40 @@ pub fn supervise(child: &mut Child, grace: Duration) -> Result<JobEnd> {
             break;
         }
         if Instant::now() >= deadline {
-            for pid in left {
-                // SAFETY: as above.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
-            }
+            send(&left, libc::SIGKILL);
             killed = true;
         }
         thread::sleep(POLL);
     }
     child.wait().context("waiting for the program")?;
     Ok(JobEnd::Stopped { signal, killed })
+}
+
+/// Sends `signal` to each of `pids`.
+fn send(pids: &[libc::pid_t], signal: libc::c_int) {
+    for &pid in pids {
+        // SAFETY: kill takes plain integers; a pid that ended meanwhile gives ESRCH.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+    }
+}
+
+/// Whether `pid` is a live (not zombie) process.
+fn alive(pid: libc::pid_t) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let (_, rest) = stat.rsplit_once(')')?;
+            rest.split_whitespace().next().map(|state| state != "Z")
+        })
+        .unwrap_or(false)
+}
+
+/// Whether the environment of `pid` holds the entry `entry` (`NAME=VALUE`).
+fn has_env(pid: libc::pid_t, entry: &[u8]) -> bool {
+    fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry))
 }
 
 /// The live (not zombie) processes of the job: every descendant of pioscope, whose only

@@ -3,6 +3,7 @@
 
 use std::ffi::OsString;
 use std::fs;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -215,9 +216,11 @@ pub fn execute(o: RunOptions) -> Result<u8> {
     let mut child = cmd
         .spawn()
         .with_context(|| format!("starting {}", program.display()))?;
+    let mut traced_env = b"PIOSCOPE_RAW_DIR=".to_vec();
+    traced_env.extend_from_slice(raw_abs.as_os_str().as_bytes());
     let end = {
         let _guard = StopSignals::catch();
-        launch::supervise(&mut child, STOP_GRACE)?
+        launch::supervise(&mut child, STOP_GRACE, &traced_env)?
     };
     let wall = started.elapsed();
     let code = match end {
