@@ -17,7 +17,8 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 # is, "threads" writes from 4 threads.
 SHARED_PROGRAMS = [ROOT / "runtime" / "tests" / "prog_lifecycle.c",
                    ROOT / "runtime" / "tests" / "prog_threads.c"]
-MPI_PROGRAMS = {"mpi_abort", "mpi_checksum", "mpi_hints", "mpi_messages"}
+MPI_PROGRAMS = {"mpi_abort", "mpi_checksum", "mpi_hints", "mpi_messages", "mpi_sleep",
+                "mpi_comm_self"}
 
 
 class Trace:

@@ -1,12 +1,15 @@
 """Every way a program can end leaves a readable trace: threads, fork, exit statuses, fatal
 signals, _exit, MPI_Abort, and a damaged raw file; and the traced program never notices the
 tracer."""
+import os
 import signal
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
-from conftest import Trace, pioscope, run_traced
+from conftest import PIOSCOPE, Trace, pioscope, run_traced
 
 
 def pwrites_on(trace, name):
@@ -120,3 +123,87 @@ def test_existing_trace_is_refused_without_force(programs, workdir, tmp_path):
     assert again.returncode == 2
     assert "--force" in again.stderr
     pioscope("run", "-o", trace_dir, "--force", "--", programs["lifecycle"], workdir, "exit", "0")
+
+
+def wait_for(paths, seconds=60.0):
+    """Waits until every path exists; fails after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not all(p.exists() for p in paths):
+        assert time.monotonic() < deadline, f"not written: {[p for p in paths if not p.exists()]}"
+        time.sleep(0.1)
+
+
+def alive(pid: int) -> bool:
+    """Whether pid is a running (not zombie) process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def children_of(pid: int) -> list[int]:
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def assert_all_gone(pids, seconds=5.0):
+    deadline = time.monotonic() + seconds
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in pids if alive(p)], "processes left running"
+
+
+def test_sigterm_to_run_stops_the_job_and_merges(programs, workdir, tmp_path):
+    """Issue 13: a scheduler's SIGTERM to `pioscope run` exited 143 at once, with no merge,
+    and left mpiexec and the ranks running. Now it is passed on, the partial trace merged,
+    and no process of the job is left."""
+    trace_dir = tmp_path / "trace"
+    run = subprocess.Popen([str(PIOSCOPE), "run", "-o", str(trace_dir), "-n", "2", "--",
+                            str(programs["mpi_sleep"]), str(workdir), "120"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        pid_files = [workdir / f"rank-{r}.pid" for r in range(2)]
+        wait_for(pid_files)
+        ranks = [int(p.read_text()) for p in pid_files]
+        launcher = children_of(run.pid)
+        assert launcher and all(alive(p) for p in ranks + launcher)
+        started = time.monotonic()
+        run.send_signal(signal.SIGTERM)
+        stdout, stderr = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 128 + signal.SIGTERM, (run.returncode, stdout, stderr)
+    assert time.monotonic() - started < 10, "the ranks took the SIGTERM: no SIGKILL needed"
+    assert "SIGTERM received" in stderr and "merging what it wrote" in stderr, stderr
+    assert "events" in stdout
+    assert_all_gone(ranks + launcher)
+    trace = Trace(trace_dir)
+    for r in range(2):
+        assert len(pwrites_on(trace, f"data-{r}.bin")) == 100
+    assert trace.meta["partial"] is True
+    assert "SIGTERM" in " ".join(trace.meta["partial_reasons"])
+    assert not Path(f"{trace_dir}.raw").exists()
+
+
+def test_job_ignoring_sigterm_is_killed_after_the_grace_time(tmp_path):
+    """Issue 13: what outlives the passed-on SIGTERM by 10 s is killed, never left behind."""
+    pid_file = tmp_path / "sleep.pid"
+    script = f"trap '' TERM; sleep 300 & echo $! > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; wait"
+    run = subprocess.Popen([str(PIOSCOPE), "run", "-o", str(tmp_path / "trace"), "--",
+                            "bash", "-c", script],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for([pid_file])
+        sleeper = int(pid_file.read_text())
+        shell = children_of(run.pid)
+        started = time.monotonic()
+        run.send_signal(signal.SIGTERM)
+        stdout, stderr = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 128 + signal.SIGTERM, (run.returncode, stdout, stderr)
+    assert 10 <= time.monotonic() - started < 30
+    assert "killed what still ran after 10 s" in stderr, stderr
+    assert_all_gone([sleeper, *shell])

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import bench_binary, run_traced
+from conftest import Trace, bench_binary, pioscope, run_traced
 
 RANKS = 4
 HPIO_SMALL = ["--region-size", "32", "--region-count", "4096", "--region-spacing", "128",
@@ -115,3 +115,21 @@ def test_rank_facts_and_clock_sync(programs, tmp_path):
     assert "MPICH" in trace.meta["job"]["mpi_library"]
     # One host: every rank reads rank 0's own CLOCK_MONOTONIC, no offset is applied.
     assert {p["clock"]["offset_source"] for p in trace.meta["processes"]} == {"shared_clock"}
+
+
+def test_a_file_opened_on_comm_self_replays(programs, workdir, tmp_path):
+    """Issue 13: `simulate --trace` deadlocked when one rank opened a file on MPI_COMM_SELF
+    (it waited at a barrier for ranks that never came)."""
+    _, trace = run_traced(tmp_path / "trace", programs["mpi_comm_self"], workdir, ranks=2)
+    opens = trace.calls("MPI_File_open")
+    self_opens = opens[opens.file_id == trace.on_file("self.dat").file_id.iloc[0]]
+    assert list(self_opens["rank"]) == [0]
+    sim = tmp_path / "sim"
+    pioscope("simulate", "--trace", tmp_path / "trace", "-o", sim)
+    replayed = Trace(sim)
+    ev = replayed.events
+    top = ev[(ev.depth == 0) & ev.func.str.startswith("MPI_File_")]
+    per_rank = {r: sorted(top[top["rank"] == r].func) for r in (0, 1)}
+    assert per_rank[1] == ["MPI_File_close", "MPI_File_open", "MPI_File_write_at_all"]
+    assert per_rank[0] == sorted(per_rank[1] + ["MPI_File_close", "MPI_File_open",
+                                                "MPI_File_write_at"])

@@ -1,12 +1,18 @@
-//! Finding things and starting programs: PATH lookup, the runtime library and benchmark
-//! binaries next to the pioscope executable, default trace names, exit statuses.
+//! Finding things, starting programs and stopping them: PATH lookup, the runtime library and
+//! benchmark binaries next to the pioscope executable, default trace names, exit statuses, and
+//! the supervision of a traced job (stop signals passed on, a bounded wait, no orphans left).
 
+use std::collections::HashMap;
 use std::env;
 use std::ffi::OsString;
+use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::ExitStatus;
+use std::process::{Child, ExitStatus};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
@@ -159,6 +165,256 @@ impl Drop for IgnoreInterrupts {
             libc::signal(libc::SIGINT, self.old_int);
             libc::signal(libc::SIGQUIT, self.old_quit);
         }
+    }
+}
+
+/// The signals that stop a traced job from outside: a batch scheduler's SIGTERM at the time
+/// limit, a closed terminal's SIGHUP, SIGQUIT. `pioscope run` catches them, passes them on to
+/// the job, and merges what it wrote.
+pub const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// How long a stopped job may take to end after its signal before it is killed (SIGKILL).
+pub const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// How often the supervisor looks at the job.
+const POLL: Duration = Duration::from_millis(20);
+
+/// The first stop signal received (0: none). Set by the signal handler, read by `supervise`.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn note_stop_signal(sig: libc::c_int) {
+    // Only the first signal counts: a second SIGTERM while the job stops changes nothing.
+    let _ = STOP_SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+}
+
+/// Makes pioscope the reaper of its orphaned descendants (Linux), so a rank whose launcher
+/// died is still pioscope's to find and stop. Call before starting the job.
+pub fn adopt_orphans() {
+    // SAFETY: PR_SET_CHILD_SUBREAPER takes one integer argument and touches no memory.
+    // Failure (an old kernel) only means orphans are not found; supervision still works.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// While a traced job runs: SIGINT is ignored (Ctrl-C reaches the job through the terminal's
+/// process group, and pioscope lives on to merge), and the `STOP_SIGNALS` are noted for
+/// `supervise` instead of killing pioscope. The old dispositions come back on drop.
+pub struct StopSignals {
+    old: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl StopSignals {
+    /// Starts catching. Call only after the job is spawned, so it keeps default handlers.
+    pub fn catch() -> Self {
+        STOP_SIGNAL.store(0, Ordering::SeqCst);
+        let mut old = Vec::with_capacity(STOP_SIGNALS.len() + 1);
+        for sig in std::iter::once(libc::SIGINT).chain(STOP_SIGNALS) {
+            // SAFETY: both sigaction structs are zeroed values we own; the handler only does
+            // an atomic compare-exchange, which is async-signal-safe.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = if sig == libc::SIGINT {
+                    libc::SIG_IGN
+                } else {
+                    note_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t
+                };
+                action.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut action.sa_mask);
+                let mut previous: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, &action, &mut previous) == 0 {
+                    old.push((sig, previous));
+                }
+            }
+        }
+        StopSignals { old }
+    }
+}
+
+impl Drop for StopSignals {
+    fn drop(&mut self) {
+        for (sig, previous) in &self.old {
+            // SAFETY: restores a disposition saved by catch().
+            unsafe {
+                libc::sigaction(*sig, previous, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// How a supervised job ended.
+#[derive(Debug)]
+pub enum JobEnd {
+    /// The job ended by itself with this status.
+    Finished(ExitStatus),
+    /// pioscope received `signal`, passed it on, and the job is gone: every process of it
+    /// ended within `STOP_GRACE`, or the rest were killed (`killed`).
+    Stopped {
+        /// The stop signal pioscope received.
+        signal: libc::c_int,
+        /// Whether processes outlived the grace time and were killed with SIGKILL.
+        killed: bool,
+    },
+}
+
+/// Waits for `child` (started after `adopt_orphans`, under a live `StopSignals`). When a stop
+/// signal arrives, passes it on to every process of the job and waits up to `grace` for them to
+/// end, then kills what is left and reaps every process it adopted: no rank outlives the call.
+///
+/// The traced processes (those whose environment holds `traced_env`, `NAME=VALUE`) get the
+/// signal first while the launcher and its daemons are held stopped (SIGSTOP): a launcher that
+/// sees one rank die kills the others at once (MPICH's hydra does, with SIGKILL), which would
+/// cut a rank short while it finishes its raw file. Once the traced processes are gone the
+/// launcher is resumed and gets the signal too.
+pub fn supervise(child: &mut Child, grace: Duration, traced_env: &[u8]) -> Result<JobEnd> {
+    let signal = loop {
+        let signal = STOP_SIGNAL.load(Ordering::SeqCst);
+        if signal != 0 {
+            break signal;
+        }
+        if let Some(status) = child.try_wait().context("waiting for the program")? {
+            // The job may have ended because of the signal pioscope got too (a scheduler
+            // signals every process): its ranks may still be running.
+            match STOP_SIGNAL.load(Ordering::SeqCst) {
+                0 => return Ok(JobEnd::Finished(status)),
+                s => break s,
+            }
+        }
+        thread::sleep(POLL);
+    };
+    let deadline = Instant::now() + grace;
+    let (traced, helpers): (Vec<_>, Vec<_>) = job_processes()
+        .into_iter()
+        .partition(|&pid| has_env(pid, traced_env));
+    if !traced.is_empty() {
+        send(&helpers, libc::SIGSTOP);
+        send(&traced, signal);
+        while Instant::now() < deadline && traced.iter().any(|&pid| alive(pid)) {
+            thread::sleep(POLL);
+        }
+        send(&helpers, libc::SIGCONT);
+    }
+    send(&helpers, signal);
+    let mut killed = false;
+    loop {
+        let _ = child.try_wait();
+        reap_adopted(child.id());
+        let left = job_processes();
+        if left.is_empty() {
+            break;
+        }
+        if Instant::now() >= deadline {
+            send(&left, libc::SIGKILL);
+            killed = true;
+        }
+        thread::sleep(POLL);
+    }
+    child.wait().context("waiting for the program")?;
+    Ok(JobEnd::Stopped { signal, killed })
+}
+
+/// Sends `signal` to each of `pids`.
+fn send(pids: &[libc::pid_t], signal: libc::c_int) {
+    for &pid in pids {
+        // SAFETY: kill takes plain integers; a pid that ended meanwhile gives ESRCH.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+    }
+}
+
+/// Whether `pid` is a live (not zombie) process.
+fn alive(pid: libc::pid_t) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let (_, rest) = stat.rsplit_once(')')?;
+            rest.split_whitespace().next().map(|state| state != "Z")
+        })
+        .unwrap_or(false)
+}
+
+/// Whether the environment of `pid` holds the entry `entry` (`NAME=VALUE`).
+fn has_env(pid: libc::pid_t, entry: &[u8]) -> bool {
+    fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry))
+}
+
+/// The live (not zombie) processes of the job: every descendant of pioscope, whose only
+/// children are the job's, including ranks adopted after their launcher died.
+fn job_processes() -> Vec<libc::pid_t> {
+    let table = process_table();
+    let mut children: HashMap<libc::pid_t, Vec<libc::pid_t>> = HashMap::new();
+    for (&pid, &(ppid, _)) in &table {
+        children.entry(ppid).or_default().push(pid);
+    }
+    let mut found = Vec::new();
+    let mut todo = vec![std::process::id() as libc::pid_t];
+    while let Some(parent) = todo.pop() {
+        for &pid in children.get(&parent).into_iter().flatten() {
+            todo.push(pid);
+            if table.get(&pid).is_some_and(|&(_, zombie)| !zombie) {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// Every process in /proc: pid -> (parent pid, is a zombie).
+fn process_table() -> HashMap<libc::pid_t, (libc::pid_t, bool)> {
+    let mut table = HashMap::new();
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return table;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after
+        // the last ')'.
+        let mut fields = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace())
+            .into_iter()
+            .flatten();
+        let state = fields.next();
+        if let Some(ppid) = fields.next().and_then(|p| p.parse().ok()) {
+            table.insert(pid, (ppid, state == Some("Z")));
+        }
+    }
+    table
+}
+
+/// Reaps ended processes pioscope adopted as subreaper (not `child`, which `Child` reaps).
+fn reap_adopted(child: u32) {
+    let me = std::process::id() as libc::pid_t;
+    for (pid, (ppid, zombie)) in process_table() {
+        if ppid == me && zombie && pid != child as libc::pid_t {
+            let mut status = 0;
+            // SAFETY: waitpid on our own zombie child with a status int we own.
+            unsafe {
+                libc::waitpid(pid, &mut status, libc::WNOHANG);
+            }
+        }
+    }
+}
+
+/// The name of a stop signal, for messages.
+pub fn signal_name(signal: libc::c_int) -> String {
+    match signal {
+        libc::SIGTERM => "SIGTERM".to_string(),
+        libc::SIGHUP => "SIGHUP".to_string(),
+        libc::SIGQUIT => "SIGQUIT".to_string(),
+        libc::SIGINT => "SIGINT".to_string(),
+        s => format!("signal {s}"),
     }
 }
 

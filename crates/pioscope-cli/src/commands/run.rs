@@ -3,6 +3,7 @@
 
 use std::ffi::OsString;
 use std::fs;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -12,7 +13,7 @@ use clap::{Parser, ValueEnum};
 use pioscope_trace::merge::list_raw_files;
 
 use crate::elf;
-use crate::launch::{self, IgnoreInterrupts, MPI_RUNTIME, POSIX_RUNTIME};
+use crate::launch::{self, JobEnd, StopSignals, MPI_RUNTIME, POSIX_RUNTIME, STOP_GRACE};
 
 /// Which runtime library to preload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -34,7 +35,9 @@ pub enum RuntimeKind {
 /// and TRACE.raw is deleted unless --keep-raw.
 ///
 /// pioscope exits with the program's exit status (128+S if a signal S killed it), after merging
-/// whatever was written. Ctrl-C stops the program, not the merge.
+/// whatever was written. Ctrl-C stops the program, not the merge. SIGTERM, SIGHUP and SIGQUIT
+/// sent to pioscope (a batch scheduler's time limit) are passed on to every process of the job;
+/// what is still running 10 s later is killed; the trace is merged and pioscope exits 128+S.
 ///
 /// Libraries are found in $PIOSCOPE_LIB_DIR, or else in <dir of pioscope>/../lib.
 ///
@@ -208,19 +211,39 @@ pub fn execute(o: RunOptions) -> Result<u8> {
     if let Some(warning) = crate::untraced_mpi::warning(&program) {
         eprintln!("pioscope: warning: {warning}");
     }
+    launch::adopt_orphans();
     let started = Instant::now();
     let mut child = cmd
         .spawn()
         .with_context(|| format!("starting {}", program.display()))?;
-    let status = {
-        let _guard = IgnoreInterrupts::new();
-        child.wait().context("waiting for the program")?
+    let mut traced_env = b"PIOSCOPE_RAW_DIR=".to_vec();
+    traced_env.extend_from_slice(raw_abs.as_os_str().as_bytes());
+    let end = {
+        let _guard = StopSignals::catch();
+        launch::supervise(&mut child, STOP_GRACE, &traced_env)?
     };
     let wall = started.elapsed();
-    let code = launch::exit_code(status);
-    if code != 0 {
-        eprintln!("pioscope: {name} exited with status {code}; merging what it wrote");
-    }
+    let code = match end {
+        JobEnd::Finished(status) => {
+            let code = launch::exit_code(status);
+            if code != 0 {
+                eprintln!("pioscope: {name} exited with status {code}; merging what it wrote");
+            }
+            code
+        }
+        JobEnd::Stopped { signal, killed } => {
+            let how = if killed {
+                format!("killed what still ran after {} s", STOP_GRACE.as_secs())
+            } else {
+                "it ended".to_string()
+            };
+            eprintln!(
+                "pioscope: {} received: passed on to {name}, {how}; merging what it wrote",
+                launch::signal_name(signal)
+            );
+            (128 + signal).min(255) as u8
+        }
+    };
 
     if list_raw_files(&raw_dir)
         .map(|f| f.is_empty())

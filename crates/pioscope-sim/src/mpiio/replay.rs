@@ -5,6 +5,12 @@
 //! POSIX calls become `Io`/`Meta`; MPI messages become Isend/Irecv/WaitAll; collectives on the
 //! whole job become a barrier. `Call::observed_id` keeps the observed event id.
 //!
+//! The engine's barriers span every rank, so only a collective every rank took part in may
+//! synchronize: an MPI-IO collective's ranks are those holding its `instance` (a file opened on
+//! MPI_COMM_SELF or a sub-communicator numbers its own instances), an MPI collective's are its
+//! `comm_size`. A collective among fewer ranks runs on each of them alone (a collective among
+//! one rank is no synchronization; the wait inside a sub-communicator is not modelled).
+//!
 //! How each kind of call is approximated is listed in docs/MODEL.md, "Workloads and replay".
 
 use std::collections::{BTreeMap, HashMap};
@@ -226,6 +232,7 @@ pub fn replay(
         system,
         overrides,
         settings,
+        instance_ranks: instance_ranks(&tops),
         files: Vec::new(),
         file_map: HashMap::new(),
         file_hints: Vec::new(),
@@ -410,6 +417,8 @@ struct ReplayBuilder<'a> {
     system: &'a System,
     overrides: &'a [(String, String)],
     settings: SettingsIndex,
+    /// Per MPI-IO collective instance: how many ranks took part in it.
+    instance_ranks: HashMap<i32, u32>,
     /// Simulated files: (trace file_id, path).
     files: Vec<(i32, String)>,
     file_map: HashMap<i32, FileId>,
@@ -648,6 +657,26 @@ impl ReplayBuilder<'_> {
         calls::wrap(out, c, [Op::Compute { ns: e.dur }]);
     }
 
+    /// Whether MPI-IO collective `e` of `rank` spans the whole job, so it may synchronize:
+    /// every rank holds its instance; without an instance, the communicator size the file's
+    /// open recorded is the job's (a trace without it: assumed so).
+    fn spans_job(&self, rank: Rank, e: &Ev) -> bool {
+        if !e.collective {
+            return false;
+        }
+        let ranks = self.trace.meta.job.ranks;
+        if let Some(i) = e.instance {
+            return self.instance_ranks.get(&i).is_some_and(|&n| n == ranks);
+        }
+        let Some(fid) = e.file else {
+            return true;
+        };
+        self.values_at(rank, fid, e.start)
+            .get("open.comm_size")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .is_none_or(|size| size == ranks)
+    }
+
     fn mpiio(&mut self, rank: Rank, top: &Top, out: &mut Vec<Op>) -> bool {
         let e = &top.ev;
         let Some(fid) = e.file else {
@@ -658,6 +687,8 @@ impl ReplayBuilder<'_> {
         };
         let instance = e.instance.map(|i| i as u32);
         let hints = self.hints_at(rank, fid, e.start);
+        let begin = out.len();
+        let job_wide = self.spans_job(rank, e);
         match e.name {
             "MPI_File_open" => {
                 let vals = self.values_at(rank, fid, e.start);
@@ -666,12 +697,12 @@ impl ReplayBuilder<'_> {
                     .get("open.amode")
                     .and_then(|v| v.parse::<i64>().ok())
                     .is_some_and(|a| a & 1 != 0);
-                romio::open(out, rank, file, create, e.collective, instance, &hints);
+                romio::open(out, rank, file, create, job_wide, instance, &hints);
             }
-            "MPI_File_close" => romio::close(out, file, e.collective, instance),
+            "MPI_File_close" => romio::close(out, file, job_wide, instance),
             "MPI_File_sync" => romio::sync(out, file, e.collective, instance),
             "MPI_File_set_view" => {
-                if e.collective {
+                if job_wide {
                     romio::set_view(out, file, e.offset.unwrap_or(0), instance);
                 } else {
                     return false;
@@ -691,6 +722,12 @@ impl ReplayBuilder<'_> {
                 };
                 // Independent, or a collective without an instance (run alone).
                 romio::independent(out, &req, &pattern, &hints, Some(e.id));
+            }
+        }
+        // An open or close among fewer ranks than the job runs alone but stays collective.
+        if matches!(e.name, "MPI_File_open" | "MPI_File_close") {
+            if let Some(Op::Begin(c)) = out.get_mut(begin) {
+                c.collective = e.collective;
             }
         }
         true
@@ -841,6 +878,22 @@ impl ReplayBuilder<'_> {
     }
 }
 
+/// Per MPI-IO collective instance: the number of ranks whose top-level calls hold it.
+fn instance_ranks(tops: &[Vec<Top>]) -> HashMap<i32, u32> {
+    let mut count = HashMap::new();
+    for rank_tops in tops {
+        let mine: std::collections::BTreeSet<i32> = rank_tops
+            .iter()
+            .filter(|t| t.ev.layer == Layer::MpiIo && t.ev.collective)
+            .filter_map(|t| t.ev.instance)
+            .collect();
+        for i in mine {
+            *count.entry(i).or_insert(0) += 1;
+        }
+    }
+    count
+}
+
 /// Read or write, for MPI-IO data calls (split-collective `_end` and non-data calls: None).
 fn data_kind(name: &str) -> Option<IoKind> {
     if name.ends_with("_end") {
@@ -927,6 +980,204 @@ mod tests {
         assert!(is_system_path("/dev/shm/x"));
         assert!(!is_system_path("/tmp/x.dat"));
         assert!(!is_system_path("/scratch/a"));
+    }
+
+    /// One recorded event of a hand-made trace: (rank, start, func, file, offset, size,
+    /// collective instance, communicator size).
+    type Row = (
+        i32,
+        i64,
+        &'static str,
+        Option<i32>,
+        i64,
+        i64,
+        Option<i32>,
+        Option<i32>,
+    );
+
+    /// Writes a two-rank trace of `rows` (in store order) on files /scratch/self.dat (0) and
+    /// /scratch/shared.dat (1), with the open settings the runtime records.
+    fn write_trace(dir: &std::path::Path, rows: &[Row], settings: &[SettingRow]) -> Trace {
+        use pioscope_trace::store::meta::{ClockMeta, JobMeta, Meta, ProcessMeta};
+        use pioscope_trace::store::{Event, FileRow, StoreWriter};
+        let out = dir.join("trace");
+        let mut w = StoreWriter::create(&out).unwrap();
+        for (id, &(rank, start, func, file, offset, size, instance, comm_size)) in
+            rows.iter().enumerate()
+        {
+            let info = functions::by_name(func).unwrap();
+            let collective = instance.is_some() || comm_size.is_some();
+            w.push(&Event {
+                id: id as i64,
+                rank,
+                process: rank,
+                thread: 0,
+                start_ns: start,
+                duration_ns: 1000,
+                layer: info.layer,
+                func,
+                func_id: info.id,
+                depth: 0,
+                parent: None,
+                file_id: file,
+                offset: file.map(|_| offset),
+                size,
+                result: size,
+                error: 0,
+                flags: 0,
+                collective,
+                instance,
+                request: None,
+                peer: None,
+                tag: None,
+                root: None,
+                comm_size,
+                comm: comm_size.map(|n| if n == 1 { "self" } else { "world" }),
+                region: None,
+            })
+            .unwrap();
+        }
+        let files: Vec<FileRow> = ["/scratch/self.dat", "/scratch/shared.dat"]
+            .iter()
+            .enumerate()
+            .map(|(i, p)| FileRow {
+                file_id: i as i32,
+                path: p.to_string(),
+                fs_type: "lustre".to_string(),
+                fs_magic: 0,
+                ranks: 2 - i as i32 % 2,
+                events: 0,
+            })
+            .collect();
+        let processes = (0..2)
+            .map(|r| {
+                ProcessMeta::generated(
+                    r,
+                    ContainerKind::Process,
+                    r as i32,
+                    "node0".to_string(),
+                    ClockMeta::exact("test", 100_000, 0),
+                )
+            })
+            .collect();
+        let job = JobMeta {
+            command: Some("test".to_string()),
+            start_unix_ns: 0,
+            duration_ns: 100_000,
+            ranks: 2,
+            hosts: vec!["node0".to_string(); 2],
+            mpi_library: None,
+        };
+        w.finish(
+            &files,
+            settings,
+            Meta::new("test".to_string(), job, processes),
+        )
+        .unwrap();
+        Trace::open(&out).unwrap()
+    }
+
+    fn open_settings(rank: i32, time_ns: i64, file: i32, comm_size: u32) -> Vec<SettingRow> {
+        [
+            ("open.amode", "37"),
+            ("open.comm_size", &comm_size.to_string()),
+        ]
+        .iter()
+        .map(|(k, v)| SettingRow {
+            rank,
+            process: rank,
+            time_ns,
+            file_id: Some(file),
+            func: "MPI_File_open".to_string(),
+            key: k.to_string(),
+            value: v.to_string(),
+        })
+        .collect()
+    }
+
+    /// The outermost calls each rank made in a simulation.
+    #[derive(Default)]
+    struct TopCalls(Vec<Vec<(&'static str, bool)>>);
+
+    impl crate::program::Recorder for TopCalls {
+        fn call(&mut self, rank: Rank, depth: u8, call: &Call, _: u64, _: u64) {
+            if depth == 0 {
+                let r = rank as usize;
+                if self.0.len() <= r {
+                    self.0.resize(r + 1, Vec::new());
+                }
+                let name = functions::by_id(call.func).map_or("?", |f| f.name);
+                self.0[r].push((name, call.collective));
+            }
+        }
+        fn server(&mut self, _: &crate::program::ServerActivity) {}
+        fn disk(&mut self, _: &crate::program::DiskActivity) {}
+    }
+
+    /// Issue 13: a file one rank opens on MPI_COMM_SELF (IOR's existence check) made the
+    /// replay wait at a barrier for ranks that never came (a deadlock in the engine).
+    #[test]
+    fn a_file_opened_on_comm_self_replays_without_waiting_for_other_ranks() {
+        let (s, w) = (Some(0), Some(1));
+        let rows: Vec<Row> = vec![
+            // Rank 0 alone: open on SELF, write, close, a barrier on SELF.
+            (0, 0, "MPI_File_open", s, 0, 0, Some(1), None),
+            (0, 2000, "MPI_File_write_at", s, 0, 4096, None, None),
+            (0, 4000, "MPI_File_close", s, 0, 0, Some(2), None),
+            (0, 5500, "MPI_Barrier", None, 0, 0, None, Some(1)),
+            // Both ranks: the shared file on MPI_COMM_WORLD, and a barrier on it.
+            (0, 10000, "MPI_File_open", w, 0, 0, Some(3), None),
+            (0, 12000, "MPI_File_write_at_all", w, 0, 4096, Some(4), None),
+            (0, 14000, "MPI_File_close", w, 0, 0, Some(5), None),
+            (0, 16000, "MPI_Barrier", None, 0, 0, None, Some(2)),
+            (1, 10000, "MPI_File_open", w, 0, 0, Some(3), None),
+            (
+                1,
+                12000,
+                "MPI_File_write_at_all",
+                w,
+                4096,
+                4096,
+                Some(4),
+                None,
+            ),
+            (1, 14000, "MPI_File_close", w, 0, 0, Some(5), None),
+            (1, 16000, "MPI_Barrier", None, 0, 0, None, Some(2)),
+        ];
+        let mut settings = open_settings(0, 0, 0, 1);
+        settings.extend(open_settings(0, 10000, 1, 2));
+        settings.extend(open_settings(1, 10000, 1, 2));
+        let tmp = tempfile::tempdir().unwrap();
+        let trace = write_trace(tmp.path(), &rows, &settings);
+        let sys = crate::model::load::system("local", &[]).unwrap();
+        let r = replay(&trace, &sys, &[]).unwrap();
+        assert_eq!(r.bytes_written, 3 * 4096);
+        // The barrier on SELF keeps its observed time; everything else is modelled.
+        assert_eq!(r.as_compute, 1);
+        // The same number of whole-job barriers on both ranks: none from the SELF calls.
+        let barriers: Vec<usize> = r
+            .job
+            .programs
+            .iter()
+            .map(|p| p.iter().filter(|o| matches!(o, Op::Barrier)).count())
+            .collect();
+        assert_eq!(barriers[0], barriers[1], "{barriers:?}");
+        let mut calls = TopCalls::default();
+        crate::engine::run(&sys, &r.job, 1, &mut calls).expect("the replay runs to the end");
+        let world = [
+            ("MPI_File_open", true),
+            ("MPI_File_write_at_all", true),
+            ("MPI_File_close", true),
+            ("MPI_Barrier", true),
+        ];
+        let mut rank0 = vec![
+            ("MPI_File_open", true),
+            ("MPI_File_write_at", false),
+            ("MPI_File_close", true),
+            ("MPI_Barrier", true),
+        ];
+        rank0.extend(world);
+        assert_eq!(calls.0, vec![rank0, world.to_vec()]);
     }
 
     #[test]
