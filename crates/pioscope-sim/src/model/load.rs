@@ -531,14 +531,36 @@ fn apply_set(table: &mut Table, set: &str) -> Result<String, ModelError> {
     Ok(path)
 }
 
-/// Checks what the types cannot: counts that must be positive, limits in order, rates that
-/// must be finite and positive. Err: (field, message naming the value).
+/// The most nodes a model may have (more than any machine built; the simulator keeps state
+/// per node, so a larger count only exhausts memory).
+pub const MAX_NODES: u64 = 1_000_000;
+/// The most ranks per node.
+pub const MAX_RANKS_PER_NODE: u64 = 10_000;
+/// The most data servers, and the most metadata servers.
+pub const MAX_SERVERS: u64 = 100_000;
+/// The most disks (targets) in all: data_servers × disks_per_server.
+pub const MAX_DISKS: u64 = 1_000_000;
+/// The most service threads per server.
+pub const MAX_SERVER_THREADS: u64 = 10_000;
+
+/// Checks what the types cannot: counts that must be positive and not beyond what can be
+/// simulated, limits in order, rates that must be finite and positive. Err: (field, message
+/// naming the value).
 pub fn validate(s: &System) -> Result<(), (String, String)> {
     fn positive_int(field: &str, v: u64) -> Result<(), (String, String)> {
         if v == 0 {
             return Err((
                 field.to_string(),
                 "0 is not allowed: must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+    fn at_most(field: &str, v: u64, max: u64) -> Result<(), (String, String)> {
+        if v > max {
+            return Err((
+                field.to_string(),
+                format!("{v} is not allowed: must be at most {max}"),
             ));
         }
         Ok(())
@@ -555,6 +577,12 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
     }
     positive_int("nodes.count", s.nodes.count.into())?;
     positive_int("nodes.ranks_per_node", s.nodes.ranks_per_node.into())?;
+    at_most("nodes.count", s.nodes.count.into(), MAX_NODES)?;
+    at_most(
+        "nodes.ranks_per_node",
+        s.nodes.ranks_per_node.into(),
+        MAX_RANKS_PER_NODE,
+    )?;
 
     let n = &s.network;
     rate("network.bandwidth", n.bandwidth, false)?;
@@ -586,6 +614,26 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
     positive_int("storage.metadata_servers", st.metadata_servers.into())?;
     positive_int("storage.disks_per_server", st.disks_per_server.into())?;
     positive_int("storage.max_request", st.max_request)?;
+    at_most("storage.data_servers", st.data_servers.into(), MAX_SERVERS)?;
+    at_most(
+        "storage.metadata_servers",
+        st.metadata_servers.into(),
+        MAX_SERVERS,
+    )?;
+    at_most(
+        "storage.disks_per_server",
+        u64::from(st.data_servers) * u64::from(st.disks_per_server),
+        MAX_DISKS,
+    )
+    .map_err(|(f, _)| {
+        (
+            f,
+            format!(
+                "{} is not allowed: data_servers × disks_per_server must be at most {MAX_DISKS}",
+                st.disks_per_server
+            ),
+        )
+    })?;
     if st.metadata_on_data_servers && st.metadata_servers > st.data_servers {
         return Err((
             "storage.metadata_servers".into(),
@@ -632,6 +680,11 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
         true,
     )?;
     positive_int("storage.server_threads", st.server_threads.into())?;
+    at_most(
+        "storage.server_threads",
+        st.server_threads.into(),
+        MAX_SERVER_THREADS,
+    )?;
     positive_int(
         "storage.metadata.create_syncs",
         st.metadata.create_syncs.into(),
@@ -811,6 +864,31 @@ mod tests {
         assert!(e.contains("enable, disable, automatic"), "{e}");
         let e = err_text(system("pvfs2-2009", &["cb_buffer_size".into()]));
         assert!(e.contains("KEY=VALUE"), "{e}");
+    }
+
+    #[test]
+    fn counts_beyond_what_can_be_simulated_are_refused() {
+        // Issue 12: nodes.count=4000000000 aborted with out-of-memory in the simulator.
+        let e = err_text(system("pvfs2-2009", &["nodes.count=4000000000".into()]));
+        assert_eq!(
+            e,
+            "--set nodes.count=4000000000: nodes.count: 4000000000 is not allowed: \
+             must be at most 1000000"
+        );
+        let e = err_text(system(
+            "pvfs2-2009",
+            &["storage.disks_per_server=2000000".into()],
+        ));
+        assert!(
+            e.ends_with("data_servers × disks_per_server must be at most 1000000"),
+            "{e}"
+        );
+        let e = err_text(system(
+            "pvfs2-2009",
+            &["storage.server_threads=1000000".into()],
+        ));
+        assert!(e.ends_with("must be at most 10000"), "{e}");
+        assert!(system("pvfs2-2009", &["nodes.count=1000000".into()]).is_ok());
     }
 
     fn pvfs_with(find: &str, replace: &str) -> String {
