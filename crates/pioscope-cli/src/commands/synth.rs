@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Parser;
-use pioscope_sim::mpiio::workload::synth::{synthesize, MAX_RANKS};
+use pioscope_sim::mpiio::workload::synth::synthesize;
 
 use crate::human;
 
@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub events: u64,
     /// Number of MPI ranks (4 per host, at most 16384)
-    #[arg(long, value_name = "R", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_RANKS)))]
+    #[arg(long, value_name = "R", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     pub ranks: u32,
     /// Random seed
     #[arg(long, value_name = "S", default_value_t = 1)]
