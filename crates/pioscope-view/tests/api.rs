@@ -405,3 +405,35 @@ async fn requests_outside_the_trace() {
         );
     }
 }
+
+/// Issue 12: the server answered any `Host`, so a DNS-rebinding page (a name of the attacker's
+/// made to resolve to 127.0.0.1) could read the trace; now only loopback names are answered.
+#[tokio::test]
+async fn requests_for_other_host_names_are_forbidden() {
+    let (_tmp, dir) = fixture();
+    let st = state(&dir);
+    let status = |host: &'static str| {
+        let st = st.clone();
+        async move {
+            app(st)
+                .oneshot(
+                    Request::builder()
+                        .uri("/api/traces")
+                        .header("host", host)
+                        .body(Body::empty())
+                        .expect("request"),
+                )
+                .await
+                .expect("answer")
+                .status()
+        }
+    };
+    assert_eq!(status("rebind.example:8000").await, StatusCode::FORBIDDEN);
+    assert_eq!(
+        status("localhost.rebind.example").await,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(status("localhost:8000").await, StatusCode::OK);
+    assert_eq!(status("127.0.0.1:8000").await, StatusCode::OK);
+    assert_eq!(status("[::1]:8000").await, StatusCode::OK);
+}
