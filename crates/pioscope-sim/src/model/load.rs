@@ -237,12 +237,16 @@ fn strip_indices(path: &str) -> String {
     out
 }
 
+/// The largest model file read: a FIFO, a device or a huge file given as `--system` is
+/// refused instead of hanging or filling memory.
+pub const MAX_MODEL_BYTES: u64 = 16 << 20;
+
 /// Loads a system: `spec` is a preset name or a path to a TOML file; `sets` are `key=value`
 /// overrides (dotted paths or aliases) applied in order before the model is checked.
 pub fn system(spec: &str, sets: &[String]) -> Result<System, ModelError> {
     let (origin, text) = match preset_text(spec) {
         Some(t) if !Path::new(spec).exists() => (format!("preset:{spec}"), t.to_string()),
-        _ => match std::fs::read_to_string(spec) {
+        _ => match pioscope_trace::text_file::read_bounded(Path::new(spec), MAX_MODEL_BYTES) {
             Ok(t) => (spec.to_string(), t),
             Err(source) => {
                 return Err(ModelError::NotFound {
@@ -864,6 +868,17 @@ mod tests {
         assert!(e.contains("enable, disable, automatic"), "{e}");
         let e = err_text(system("pvfs2-2009", &["cb_buffer_size".into()]));
         assert!(e.contains("KEY=VALUE"), "{e}");
+    }
+
+    #[test]
+    fn a_device_given_as_model_is_refused_not_read() {
+        // Issue 12: --system /dev/zero read gigabytes.
+        let e = err_text(system("/dev/zero", &[]));
+        assert!(
+            e.starts_with("system '/dev/zero' is neither a preset")
+                && e.ends_with("nor a file: not a regular file (a character device)"),
+            "{e}"
+        );
     }
 
     #[test]
