@@ -38,14 +38,15 @@ pub fn preset_text(name: &str) -> Option<&'static str> {
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     /// Neither a preset nor a readable file.
-    #[error("system '{spec}' is neither a preset ({presets}) nor a file: {source}")]
+    #[error("system '{spec}' is neither a preset ({presets}) nor a file: {reason}")]
     NotFound {
         /// What the user gave.
         spec: String,
         /// The preset names.
         presets: String,
-        /// Why the file could not be read.
-        source: std::io::Error,
+        /// Why the file could not be read (in the message, so not a `source` repeated after
+        /// it by error chains).
+        reason: std::io::Error,
     },
     /// Not valid TOML (toml's message carries the line and column).
     #[error("{origin}: {message}")]
@@ -248,11 +249,11 @@ pub fn system(spec: &str, sets: &[String]) -> Result<System, ModelError> {
         Some(t) if !Path::new(spec).exists() => (format!("preset:{spec}"), t.to_string()),
         _ => match pioscope_trace::text_file::read_bounded(Path::new(spec), MAX_MODEL_BYTES) {
             Ok(t) => (spec.to_string(), t),
-            Err(source) => {
+            Err(reason) => {
                 return Err(ModelError::NotFound {
                     spec: spec.to_string(),
                     presets: preset_names().join(", "),
-                    source,
+                    reason,
                 })
             }
         },
