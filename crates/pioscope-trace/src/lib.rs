@@ -10,6 +10,7 @@ pub mod merge;
 pub mod raw;
 pub mod scope;
 pub mod store;
+pub mod text_file;
 pub mod units;
 
 pub use functions::{FuncInfo, Layer, OpKind};

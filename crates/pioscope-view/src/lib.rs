@@ -4,6 +4,7 @@
 //!
 //! `app(state)` is the whole server as a `Router`, so tests call it with tower's `oneshot`
 //! without a socket; `serve` binds it (loopback unless told otherwise) and runs until Ctrl-C.
+//! Either answers only requests whose `Host` is loopback or the bound address (`host`).
 #![warn(missing_docs)]
 
 pub mod api;
@@ -11,6 +12,7 @@ pub mod assets;
 pub mod counters;
 pub mod details;
 pub mod findings;
+pub mod host;
 pub mod model;
 pub mod search;
 pub mod stats;
@@ -53,9 +55,14 @@ impl AppState {
     }
 }
 
-/// The whole server.
+/// The whole server, answering loopback `Host`s only.
 pub fn app(state: AppState) -> Router {
-    api::router(state)
+    app_for(state, host::AllowedHosts::loopback())
+}
+
+/// The whole server, answering the `Host`s `allowed` lets through.
+pub fn app_for(state: AppState, allowed: host::AllowedHosts) -> Router {
+    api::router(state).layer(axum::middleware::from_fn_with_state(allowed, host::guard))
 }
 
 /// Serves `app` on a bound listener until Ctrl-C (or `shutdown` resolves).
@@ -64,7 +71,8 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
+    let allowed = host::AllowedHosts::bound_to(listener.local_addr()?.ip());
+    axum::serve(listener, app_for(state, allowed))
         .with_graceful_shutdown(shutdown)
         .await
 }

@@ -405,3 +405,58 @@ async fn requests_outside_the_trace() {
         );
     }
 }
+
+/// Issue 12: the server answered any `Host`, so a DNS-rebinding page (a name of the attacker's
+/// made to resolve to 127.0.0.1) could read the trace; now only loopback names are answered.
+#[tokio::test]
+async fn requests_for_other_host_names_are_forbidden() {
+    let (_tmp, dir) = fixture();
+    let st = state(&dir);
+    let status = |host: &'static str| {
+        let st = st.clone();
+        async move {
+            app(st)
+                .oneshot(
+                    Request::builder()
+                        .uri("/api/traces")
+                        .header("host", host)
+                        .body(Body::empty())
+                        .expect("request"),
+                )
+                .await
+                .expect("answer")
+                .status()
+        }
+    };
+    assert_eq!(status("rebind.example:8000").await, StatusCode::FORBIDDEN);
+    assert_eq!(
+        status("localhost.rebind.example").await,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(status("localhost:8000").await, StatusCode::OK);
+    assert_eq!(status("127.0.0.1:8000").await, StatusCode::OK);
+    assert_eq!(status("[::1]:8000").await, StatusCode::OK);
+}
+
+/// Issue 12: a damaged level-of-detail index made the viewer refuse to start; it is derived
+/// from the events, so it is rebuilt instead.
+#[tokio::test]
+async fn a_damaged_index_is_rebuilt() {
+    let (_tmp, dir) = fixture();
+    drop(state(&dir));
+    let lod_path = dir.join(lod::LOD_FILE);
+    let good = std::fs::read(&lod_path).expect("read index");
+    std::fs::write(&lod_path, &good[..good.len() / 2]).expect("damage index");
+    let mut notes = Vec::new();
+    let st = AppState::open(&[&dir], &mut |n| notes.push(n.to_string())).expect("open");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("building the level-of-detail index")),
+        "{notes:?}"
+    );
+    assert!(st.traces[0].lod.is_some());
+    assert_eq!(std::fs::read(&lod_path).expect("reread").len(), good.len());
+    let (status, _) = json(&st, "/api/traces").await;
+    assert_eq!(status, StatusCode::OK);
+}

@@ -125,7 +125,7 @@ pub(crate) struct Reader {
     batch: Option<EventBatch>,
     pos: usize,
     filter: ScopeFilter,
-    primary: Vec<i32>,
+    primary: FxHashMap<i32, i32>,
     rank: Option<i32>,
     ops: Vec<Op>,
     stack: Vec<Frame>,
@@ -133,20 +133,16 @@ pub(crate) struct Reader {
     last: (String, u32),
 }
 
-/// Which container (process) is the one compared for each rank.
-fn primary_processes(trace: &Trace) -> Vec<i32> {
-    let mut primary: Vec<i32> = vec![-1; trace.meta.job.ranks as usize];
+/// Which container (process) is the one compared for each rank, keyed by rank: a map, not a
+/// vector indexed by rank, so a damaged store's rank of 10^9 (or `job.ranks` of 10^9) costs
+/// one entry, not gigabytes.
+fn primary_processes(trace: &Trace) -> FxHashMap<i32, i32> {
+    let mut primary = FxHashMap::default();
     for p in &trace.meta.processes {
         if p.kind != ContainerKind::Process || p.rank < 0 {
             continue;
         }
-        let r = p.rank as usize;
-        if r >= primary.len() {
-            primary.resize(r + 1, -1);
-        }
-        if primary[r] < 0 {
-            primary[r] = p.process as i32;
-        }
+        primary.entry(p.rank).or_insert(p.process as i32);
     }
     primary
 }
@@ -204,7 +200,7 @@ impl Reader {
                 self.pos += 1;
                 if e.rank < 0
                     || e.thread != 0
-                    || self.primary.get(e.rank as usize) != Some(&e.process)
+                    || self.primary.get(&e.rank) != Some(&e.process)
                     || !self.filter.keeps(&e)
                 {
                     continue;

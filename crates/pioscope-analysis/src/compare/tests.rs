@@ -417,6 +417,35 @@ fn the_same_trace_matches_itself_exactly() {
 }
 
 #[test]
+fn a_rank_of_billions_costs_one_entry_not_gigabytes() {
+    // Issue 12: a damaged store claiming 10^9 ranks (or a process of rank 10^9) made compare
+    // allocate a 4 GB rank-indexed table before reading an event (17 GB for these values).
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (obs, _) = job(tmp.path());
+    let meta_path = tmp
+        .path()
+        .join("obs")
+        .join(pioscope_trace::store::META_FILE);
+    let text = std::fs::read_to_string(&meta_path).expect("read meta");
+    let mut meta: serde_json::Value = serde_json::from_str(&text).expect("json");
+    meta["job"]["ranks"] = serde_json::json!(u32::MAX);
+    let mut far = meta["processes"][0].clone();
+    far["process"] = serde_json::json!(7);
+    far["rank"] = serde_json::json!(i32::MAX);
+    meta["processes"]
+        .as_array_mut()
+        .expect("processes")
+        .push(far);
+    std::fs::write(&meta_path, meta.to_string()).expect("write meta");
+    drop(obs);
+    let damaged = Trace::open(&tmp.path().join("obs")).expect("open");
+    assert_eq!(damaged.meta.job.ranks, u32::MAX);
+    let c = compare(&damaged, &damaged, &ALL).expect("compare");
+    assert_eq!(c.top_level.ratio, Some(1.0));
+    assert_eq!(c.operations.len(), 11);
+}
+
+#[test]
 fn regions_are_transparent() {
     let tmp = tempfile::tempdir().expect("tmp");
     let mut o = Store::new(1);

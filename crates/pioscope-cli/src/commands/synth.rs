@@ -29,8 +29,8 @@ pub struct Args {
     /// Number of events (k, M, G suffixes: 100M = 100,000,000)
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub events: u64,
-    /// Number of MPI ranks (4 per host)
-    #[arg(long, value_name = "R", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    /// Number of MPI ranks (4 per host, at most 16384)
+    #[arg(long, value_name = "R", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     pub ranks: u32,
     /// Random seed
     #[arg(long, value_name = "S", default_value_t = 1)]

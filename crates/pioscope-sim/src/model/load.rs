@@ -38,14 +38,15 @@ pub fn preset_text(name: &str) -> Option<&'static str> {
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     /// Neither a preset nor a readable file.
-    #[error("system '{spec}' is neither a preset ({presets}) nor a file: {source}")]
+    #[error("system '{spec}' is neither a preset ({presets}) nor a file: {reason}")]
     NotFound {
         /// What the user gave.
         spec: String,
         /// The preset names.
         presets: String,
-        /// Why the file could not be read.
-        source: std::io::Error,
+        /// Why the file could not be read (in the message, so not a `source` repeated after
+        /// it by error chains).
+        reason: std::io::Error,
     },
     /// Not valid TOML (toml's message carries the line and column).
     #[error("{origin}: {message}")]
@@ -237,18 +238,22 @@ fn strip_indices(path: &str) -> String {
     out
 }
 
+/// The largest model file read: a FIFO, a device or a huge file given as `--system` is
+/// refused instead of hanging or filling memory.
+pub const MAX_MODEL_BYTES: u64 = 16 << 20;
+
 /// Loads a system: `spec` is a preset name or a path to a TOML file; `sets` are `key=value`
 /// overrides (dotted paths or aliases) applied in order before the model is checked.
 pub fn system(spec: &str, sets: &[String]) -> Result<System, ModelError> {
     let (origin, text) = match preset_text(spec) {
         Some(t) if !Path::new(spec).exists() => (format!("preset:{spec}"), t.to_string()),
-        _ => match std::fs::read_to_string(spec) {
+        _ => match pioscope_trace::text_file::read_bounded(Path::new(spec), MAX_MODEL_BYTES) {
             Ok(t) => (spec.to_string(), t),
-            Err(source) => {
+            Err(reason) => {
                 return Err(ModelError::NotFound {
                     spec: spec.to_string(),
                     presets: preset_names().join(", "),
-                    source,
+                    reason,
                 })
             }
         },
@@ -531,14 +536,36 @@ fn apply_set(table: &mut Table, set: &str) -> Result<String, ModelError> {
     Ok(path)
 }
 
-/// Checks what the types cannot: counts that must be positive, limits in order, rates that
-/// must be finite and positive. Err: (field, message naming the value).
+/// The most nodes a model may have (more than any machine built; the simulator keeps state
+/// per node, so a larger count only exhausts memory).
+pub const MAX_NODES: u64 = 1_000_000;
+/// The most ranks per node.
+pub const MAX_RANKS_PER_NODE: u64 = 10_000;
+/// The most data servers, and the most metadata servers.
+pub const MAX_SERVERS: u64 = 100_000;
+/// The most disks (targets) in all: data_servers × disks_per_server.
+pub const MAX_DISKS: u64 = 1_000_000;
+/// The most service threads per server.
+pub const MAX_SERVER_THREADS: u64 = 10_000;
+
+/// Checks what the types cannot: counts that must be positive and not beyond what can be
+/// simulated, limits in order, rates that must be finite and positive. Err: (field, message
+/// naming the value).
 pub fn validate(s: &System) -> Result<(), (String, String)> {
     fn positive_int(field: &str, v: u64) -> Result<(), (String, String)> {
         if v == 0 {
             return Err((
                 field.to_string(),
                 "0 is not allowed: must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+    fn at_most(field: &str, v: u64, max: u64) -> Result<(), (String, String)> {
+        if v > max {
+            return Err((
+                field.to_string(),
+                format!("{v} is not allowed: must be at most {max}"),
             ));
         }
         Ok(())
@@ -555,6 +582,12 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
     }
     positive_int("nodes.count", s.nodes.count.into())?;
     positive_int("nodes.ranks_per_node", s.nodes.ranks_per_node.into())?;
+    at_most("nodes.count", s.nodes.count.into(), MAX_NODES)?;
+    at_most(
+        "nodes.ranks_per_node",
+        s.nodes.ranks_per_node.into(),
+        MAX_RANKS_PER_NODE,
+    )?;
 
     let n = &s.network;
     rate("network.bandwidth", n.bandwidth, false)?;
@@ -586,6 +619,26 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
     positive_int("storage.metadata_servers", st.metadata_servers.into())?;
     positive_int("storage.disks_per_server", st.disks_per_server.into())?;
     positive_int("storage.max_request", st.max_request)?;
+    at_most("storage.data_servers", st.data_servers.into(), MAX_SERVERS)?;
+    at_most(
+        "storage.metadata_servers",
+        st.metadata_servers.into(),
+        MAX_SERVERS,
+    )?;
+    at_most(
+        "storage.disks_per_server",
+        u64::from(st.data_servers) * u64::from(st.disks_per_server),
+        MAX_DISKS,
+    )
+    .map_err(|(f, _)| {
+        (
+            f,
+            format!(
+                "{} is not allowed: data_servers × disks_per_server must be at most {MAX_DISKS}",
+                st.disks_per_server
+            ),
+        )
+    })?;
     if st.metadata_on_data_servers && st.metadata_servers > st.data_servers {
         return Err((
             "storage.metadata_servers".into(),
@@ -632,6 +685,11 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
         true,
     )?;
     positive_int("storage.server_threads", st.server_threads.into())?;
+    at_most(
+        "storage.server_threads",
+        st.server_threads.into(),
+        MAX_SERVER_THREADS,
+    )?;
     positive_int(
         "storage.metadata.create_syncs",
         st.metadata.create_syncs.into(),
@@ -811,6 +869,42 @@ mod tests {
         assert!(e.contains("enable, disable, automatic"), "{e}");
         let e = err_text(system("pvfs2-2009", &["cb_buffer_size".into()]));
         assert!(e.contains("KEY=VALUE"), "{e}");
+    }
+
+    #[test]
+    fn a_device_given_as_model_is_refused_not_read() {
+        // Issue 12: --system /dev/zero read gigabytes.
+        let e = err_text(system("/dev/zero", &[]));
+        assert!(
+            e.starts_with("system '/dev/zero' is neither a preset")
+                && e.ends_with("nor a file: not a regular file (a character device)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn counts_beyond_what_can_be_simulated_are_refused() {
+        // Issue 12: nodes.count=4000000000 aborted with out-of-memory in the simulator.
+        let e = err_text(system("pvfs2-2009", &["nodes.count=4000000000".into()]));
+        assert_eq!(
+            e,
+            "--set nodes.count=4000000000: nodes.count: 4000000000 is not allowed: \
+             must be at most 1000000"
+        );
+        let e = err_text(system(
+            "pvfs2-2009",
+            &["storage.disks_per_server=2000000".into()],
+        ));
+        assert!(
+            e.ends_with("data_servers × disks_per_server must be at most 1000000"),
+            "{e}"
+        );
+        let e = err_text(system(
+            "pvfs2-2009",
+            &["storage.server_threads=1000000".into()],
+        ));
+        assert!(e.ends_with("must be at most 10000"), "{e}");
+        assert!(system("pvfs2-2009", &["nodes.count=1000000".into()]).is_ok());
     }
 
     fn pvfs_with(find: &str, replace: &str) -> String {

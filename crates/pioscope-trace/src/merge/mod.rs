@@ -11,6 +11,7 @@
 //! merge never leaves something that looks like a trace.
 
 pub mod clock;
+pub mod facts;
 pub mod instances;
 pub mod messages;
 pub mod nesting;
@@ -222,6 +223,8 @@ pub fn merge(
     // Pass 1: everything but the events.
     let mut procs = Vec::new();
     let mut unusable = Vec::new();
+    let world_limit = facts::plausible_world(paths.len());
+    let mut doubts = Vec::new();
     for (path, &size) in paths.iter().zip(&sizes) {
         let mut min_start: Option<u64> = None;
         let mut links = Vec::new();
@@ -241,10 +244,7 @@ pub fn merge(
                     .or_else(|| raw.job_fact("hostname"))
                     .unwrap_or("")
                     .to_string(),
-                rank: raw
-                    .job_fact("rank")
-                    .and_then(|r| r.trim().parse().ok())
-                    .unwrap_or(-1),
+                rank: facts::rank(&raw, world_limit, &mut doubts),
                 raw,
                 file_size: size,
                 min_event_start: min_start,
@@ -362,7 +362,14 @@ pub fn merge(
             events: file_stats.get(&i).map_or(0, |s| s.0),
         })
         .collect();
-    let meta = build_meta(&procs, &unusable, job_start, writer.end_ns(), &paths);
+    let meta = build_meta(
+        &procs,
+        &unusable,
+        &mut doubts,
+        job_start,
+        writer.end_ns(),
+        &paths,
+    );
     let finished = writer.finish(&files, &settings, meta).map_err(store_err)?;
     Ok(MergeSummary {
         trace_dir: out.to_path_buf(),
@@ -770,6 +777,7 @@ fn settings_rows(procs: &[Proc], job_start: i64) -> Vec<SettingRow> {
 fn build_meta(
     procs: &[Proc],
     unusable: &[String],
+    doubts: &mut Vec<String>,
     job_start: i64,
     max_end: i64,
     paths: &[PathBuf],
@@ -820,16 +828,16 @@ fn build_meta(
         .collect();
     partial_reasons.extend(unusable.iter().cloned());
 
+    // Ranks are below the plausible world (see `facts`), so is the world: `hosts` is bounded
+    // by the number of raw files.
     let max_rank = procs.iter().map(|p| p.rank).max().unwrap_or(-1);
+    let world_limit = facts::plausible_world(paths.len());
     let size_fact = procs
         .iter()
-        .filter_map(|p| {
-            p.raw
-                .job_fact("size")
-                .and_then(|s| s.trim().parse::<u32>().ok())
-        })
+        .filter_map(|p| facts::world_size(&p.raw, world_limit, doubts))
         .max()
         .unwrap_or(0);
+    partial_reasons.append(doubts);
     let ranks = size_fact.max((max_rank + 1).max(0) as u32);
     let mut hosts = vec![String::new(); ranks as usize];
     for p in procs.iter().filter(|p| p.rank >= 0) {
@@ -1225,6 +1233,44 @@ mod tests {
         assert_eq!(p3.events, 1);
         assert_eq!(m.job.ranks, 4);
         assert_eq!(m.raw_files.len(), 5);
+    }
+
+    #[test]
+    fn implausible_world_and_rank_facts_are_ignored_not_allocated() {
+        // Issue 12: a world size of 10^9 in one raw file made merge allocate 10^9 hosts (32 GB)
+        // and abort; the facts are now believed only up to 1024 ranks per raw file.
+        let t = setup();
+        let raw = t.path().join("raw");
+        let mut a = RawFileBuilder::monotonic(5, 1, 1_000);
+        a.job(&[("rank", "0"), ("size", "1000000000"), ("host", "n1")]);
+        a.events(0, &[E::new(PWRITE, 2_000, 10).size(1)]);
+        a.end();
+        a.write_to(&raw.join("a.praw")).expect("write");
+        let mut b = RawFileBuilder::monotonic(6, 1, 1_000);
+        b.job(&[("rank", "1000000000"), ("size", "2"), ("host", "n2")]);
+        b.events(0, &[E::new(PWRITE, 3_000, 10).size(1)]);
+        b.end();
+        b.write_to(&raw.join("b.praw")).expect("write");
+        let (_, trace) = merged(t.path());
+        let m = &trace.meta;
+        assert_eq!(m.job.ranks, 2);
+        assert_eq!(m.job.hosts, vec!["n1".to_string(), String::new()]);
+        assert_eq!(
+            m.processes.iter().map(|p| p.rank).collect::<Vec<_>>(),
+            vec![-1, 0]
+        );
+        assert!(m.partial);
+        assert_eq!(
+            m.partial_reasons,
+            vec![
+                "raw file b.praw: rank fact 1000000000 is implausible for the raw files given \
+                 (limit 2048), taken as no rank"
+                    .to_string(),
+                "raw file a.praw: world size fact 1000000000 is implausible for the raw files \
+                 given (limit 2048), ignored"
+                    .to_string(),
+            ]
+        );
     }
 
     #[test]

@@ -1113,14 +1113,18 @@ impl LodBatch {
     }
 }
 
-/// Reads the index description of a trace's lod.parquet: None when there is no index or it
-/// is of another version or for another events table (then it should be rebuilt).
+/// Reads the index description of a trace's lod.parquet: None when there is no index, it is
+/// damaged (its footer or description unreadable), of another version or for another events
+/// table (then it should be rebuilt: it is derived from the events, nothing is lost).
 pub fn read_meta(trace: &Trace) -> Result<Option<LodMeta>, StoreError> {
     let path = trace.dir.join(LOD_FILE);
     if !path.is_file() || !trace.dir.join(LOD_SPANS_FILE).is_file() {
         return Ok(None);
     }
-    let Some(text) = Table::open_footer(&path)?.key_value(LOD_META_KEY) else {
+    let Ok(footer) = Table::open_footer(&path) else {
+        return Ok(None);
+    };
+    let Some(text) = footer.key_value(LOD_META_KEY) else {
         return Ok(None);
     };
     let meta: LodMeta = match serde_json::from_str(&text) {

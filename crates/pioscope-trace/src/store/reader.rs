@@ -34,6 +34,10 @@ pub struct EventFilter {
     pub rank: Option<i32>,
 }
 
+/// The largest meta.json read (a million processes' entries fit): a damaged or hostile one
+/// is refused rather than read into memory whatever its size.
+pub const MAX_META_BYTES: u64 = 256 << 20;
+
 impl Trace {
     /// Opens a trace directory: checks meta.json and loads the files table.
     pub fn open(dir: &Path) -> Result<Trace, StoreError> {
@@ -41,8 +45,8 @@ impl Trace {
         if !dir.is_dir() || !meta_path.is_file() {
             return Err(StoreError::NotATrace(dir.to_path_buf()));
         }
-        let text =
-            std::fs::read_to_string(&meta_path).map_err(|e| StoreError::io(&meta_path, e))?;
+        let text = crate::text_file::read_bounded(&meta_path, MAX_META_BYTES)
+            .map_err(|e| StoreError::io(&meta_path, e))?;
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|source| StoreError::BadMeta {
                 path: meta_path.clone(),

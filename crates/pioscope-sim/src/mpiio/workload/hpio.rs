@@ -33,6 +33,7 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
     let layout = s.choice("file", &["noncontig", "contig"])?;
     let iterations = s.count("iterations", 1, 1)?;
     let path = s.text("path", "/sim/pioscope-hpio.dat");
+    s.within_budget("iterations", iterations, ranks.checked_mul(iterations))?;
     let hints = std::mem::take(&mut s.hints);
     let ranks32 = u32::try_from(ranks).map_err(|_| WorkloadError::BadValue {
         kind: "hpio".into(),

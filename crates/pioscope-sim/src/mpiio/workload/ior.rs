@@ -46,6 +46,14 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
             why: format!("must divide block ({block})"),
         });
     }
+    s.within_budget(
+        "segments",
+        segments,
+        ranks
+            .checked_mul(segments)
+            .and_then(|n| n.checked_mul(block / transfer))
+            .and_then(|n| n.checked_mul(iterations)),
+    )?;
     if collective && !shared {
         return Err(WorkloadError::BadValue {
             kind: "ior".into(),

@@ -15,6 +15,15 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
     let nfiles = s.count("files", 100, 1)?;
     let iterations = s.count("iterations", 1, 1)?;
     let dir = s.text("dir", "/sim/pioscope-md-test.d");
+    // Per file and iteration: open+close, open+stat+close, delete.
+    s.within_budget(
+        "files",
+        nfiles,
+        ranks
+            .checked_mul(nfiles)
+            .and_then(|n| n.checked_mul(iterations))
+            .and_then(|n| n.checked_mul(6)),
+    )?;
     let hints = std::mem::take(&mut s.hints);
     let ranks32 = u32::try_from(ranks).map_err(|_| WorkloadError::BadValue {
         kind: "mdtest".into(),

@@ -273,4 +273,25 @@ mod tests {
         let e = generate("hpio:ranks", &s).unwrap_err();
         assert!(matches!(e, WorkloadError::Syntax { .. }));
     }
+
+    #[test]
+    fn counts_making_too_many_calls_are_refused() {
+        // Issue 12: mdtest:files=1000000000000 aborted with out-of-memory.
+        let s = system();
+        let e = generate("mdtest:files=1000000000000", &s).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "mdtest workload: files=\"1000000000000\": too many: the workload would make \
+             more than 10000000 calls"
+        );
+        let e = generate("ior:block=1G,transfer=1,segments=2", &s).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("ior workload: segments=\"2\": too many"),
+            "{e}"
+        );
+        let e = generate("hpio:iterations=100000000", &s).unwrap_err();
+        assert!(e.to_string().contains("too many"), "{e}");
+        assert!(generate("mdtest:files=1000", &s).is_ok());
+    }
 }

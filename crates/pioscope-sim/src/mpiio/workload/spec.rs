@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 use super::WorkloadError;
 use crate::mpiio::romio::hints::parse_size;
 
+/// The most calls a workload may make: its programs are built in memory before the
+/// simulation, so counts whose product is beyond this are refused rather than exhausting it.
+pub const MAX_CALLS: u64 = 10_000_000;
+
 /// The keys of one spec, consumed as the generator reads them.
 pub struct Spec {
     /// Workload kind (`hpio`, `ior`, `mdtest`).
@@ -78,6 +82,24 @@ impl Spec {
             return Err(self.bad(key, &v, &format!("must be at least {min}")));
         }
         Ok(n)
+    }
+
+    /// Fails when the counts read make more than [`MAX_CALLS`] calls: `calls` is their product
+    /// (None when it overflows), `key`=`value` the count the error names.
+    pub fn within_budget(
+        &self,
+        key: &str,
+        value: u64,
+        calls: Option<u64>,
+    ) -> Result<(), WorkloadError> {
+        match calls {
+            Some(n) if n <= MAX_CALLS => Ok(()),
+            _ => Err(self.bad(
+                key,
+                &value.to_string(),
+                &format!("too many: the workload would make more than {MAX_CALLS} calls"),
+            )),
+        }
     }
 
     /// One of `choices` (the first is the default).

@@ -35,6 +35,12 @@ pub enum SynthError {
     /// No ranks.
     #[error("--ranks must be at least 1")]
     NoRanks,
+    /// More ranks than a synthetic trace is written for.
+    #[error("--ranks {ranks} is too many: at most {MAX_RANKS}")]
+    TooManyRanks {
+        /// Ranks asked for.
+        ranks: u32,
+    },
     /// Writing the store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -54,6 +60,9 @@ pub struct SynthSummary {
 }
 
 const RANKS_PER_HOST: u32 = 4;
+/// The most ranks of a synthetic trace: every collective step involves all ranks and the
+/// store keeps per-rank tables, so a million ranks exhausts memory before the first event.
+pub const MAX_RANKS: u32 = 16_384;
 const FILES: u64 = 4;
 const CYCLES: u64 = 4;
 const MIB: i64 = 1 << 20;
@@ -322,6 +331,9 @@ pub fn synthesize(
 ) -> Result<SynthSummary, SynthError> {
     if ranks == 0 {
         return Err(SynthError::NoRanks);
+    }
+    if ranks > MAX_RANKS {
+        return Err(SynthError::TooManyRanks { ranks });
     }
     let r = ranks as u64;
     let min = r * step_events(true);
@@ -627,5 +639,15 @@ mod tests {
         let eb = std::fs::read(b.join(EVENTS_FILE)).unwrap();
         assert_eq!(ea, eb);
         assert!(synthesize(&tmp.path().join("c"), 10, 4, 9).is_err());
+    }
+
+    #[test]
+    fn a_million_ranks_is_refused_before_anything_is_allocated() {
+        // Issue 12: synth --ranks 1000000 aborted with out-of-memory.
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("t");
+        let e = synthesize(&out, u64::MAX / 2, 1_000_000, 1).unwrap_err();
+        assert_eq!(e.to_string(), "--ranks 1000000 is too many: at most 16384");
+        assert!(!out.exists());
     }
 }
