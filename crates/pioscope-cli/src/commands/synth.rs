@@ -62,17 +62,21 @@ pub fn run(args: Args) -> Result<u8> {
     super::prepare_output(&args.output, args.force)?;
     let t0 = Instant::now();
     let summary = synthesize(&args.output, args.events, args.ranks, args.seed)?;
+    let (events, duration_ns) = (
+        summary.store.meta.counts.events,
+        summary.store.meta.job.duration_ns,
+    );
     let lod_build = summary.store.lod_build;
     let bytes = dir_bytes(&args.output);
     let mut out = super::Output::stdout();
     out.line(format_args!(
         "{} events, {} ranks, {} steps, job {}, store {} ({:.2} bytes/event), wall {}",
-        summary.events,
+        events,
         args.ranks,
         summary.steps,
-        human::duration_ns(summary.duration_ns),
+        human::duration_ns(duration_ns),
         human::bytes(bytes),
-        bytes as f64 / summary.events.max(1) as f64,
+        bytes as f64 / events.max(1) as f64,
         human::duration_ns(t0.elapsed().saturating_sub(lod_build).as_nanos() as i64)
     ))?;
     // The viewer's level-of-detail index, timed apart (bench/perf/view_scale.py reads it).

@@ -55,7 +55,7 @@ pub struct FinishedStore {
 }
 
 impl StoreWriter {
-    /// Starts a store that will appear at `out`, which must not exist yet.
+    /// Starts a store that will appear at `out`, which must not exist yet (its parent must).
     pub fn create(out: &Path) -> Result<StoreWriter, StoreError> {
         if out.symlink_metadata().is_ok() {
             return Err(StoreError::Exists(out.to_path_buf()));
@@ -64,7 +64,7 @@ impl StoreWriter {
         if tmp.exists() {
             fs::remove_dir_all(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
         }
-        fs::create_dir_all(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
+        fs::create_dir(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
         let tmp = HiddenDir {
             path: tmp,
             renamed: false,

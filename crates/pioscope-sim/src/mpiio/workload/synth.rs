@@ -49,13 +49,10 @@ pub enum SynthError {
 /// What was written.
 #[derive(Debug, Clone)]
 pub struct SynthSummary {
-    /// Rows of events.parquet.
-    pub events: u64,
     /// Steps per rank.
     pub steps: u64,
-    /// End of the last event, ns since job start.
-    pub duration_ns: i64,
-    /// What the store writer wrote (meta.json, the level-of-detail index).
+    /// What the store writer wrote (meta.json with the counts and the job's duration, the
+    /// level-of-detail index).
     pub store: FinishedStore,
 }
 
@@ -560,12 +557,7 @@ pub fn synthesize(
         processes,
     );
     let store = writer.finish(&files, &settings, meta)?;
-    Ok(SynthSummary {
-        events: store.meta.counts.events,
-        steps,
-        duration_ns: max_end,
-        store,
-    })
+    Ok(SynthSummary { steps, store })
 }
 
 #[cfg(test)]
@@ -583,7 +575,7 @@ mod tests {
         let dir = tmp.path().join("t");
         let n = 10_007;
         let s = synthesize(&dir, n, 16, 3).unwrap();
-        assert_eq!(s.events, n);
+        assert_eq!(s.store.meta.counts.events, n);
         let trace = Trace::open(&dir).unwrap();
         assert_eq!(trace.meta.counts.events, n);
         let mut count = 0u64;
