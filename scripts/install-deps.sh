@@ -20,6 +20,25 @@ if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpiexec >/dev/null 2>&1; t
     apt_install mpich libmpich-dev
 fi
 
+# The conformance suite (tests/conformance/): parallel HDF5 built for MPICH, and ROMIO's test
+# programs, which tests/third_party/romio takes from the Debian source package `mpich`; that
+# needs deb-src entries beside the deb ones.
+[ -x /usr/bin/h5pcc.mpich ] || apt_install libhdf5-mpich-dev
+if ! apt-cache showsrc mpich 2>/dev/null | grep -q '^Package: mpich'; then
+    echo "install-deps: enabling Debian source packages (deb-src)"
+    deb_src=/etc/apt/sources.list.d/pioscope-deb-src
+    for sources in /etc/apt/sources.list.d/*.sources; do
+        [ -e "$sources" ] && [ "$sources" != "$deb_src.sources" ] || continue
+        sed 's/^Types: deb$/Types: deb-src/' "$sources"
+        echo
+    done | as_root tee "$deb_src.sources" >/dev/null
+    if [ -e /etc/apt/sources.list ]; then
+        sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list | as_root tee "$deb_src.list" >/dev/null
+    fi
+    as_root apt-get update -qq
+    apt_updated=1
+fi
+
 if ! command -v cc >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
     echo "install-deps: installing a C toolchain"
     apt_install build-essential
