@@ -20,18 +20,26 @@ if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpiexec >/dev/null 2>&1; t
     apt_install mpich libmpich-dev
 fi
 
-# The conformance suite (tests/conformance/): parallel HDF5 built for MPICH, and ROMIO's test
-# programs, which tests/third_party/romio takes from the Debian source package `mpich`; that
-# needs deb-src entries beside the deb ones.
+# The conformance suite (tests/conformance/): parallel HDF5 built for MPICH; ROMIO's tests and
+# PnetCDF, which tests/third_party/ takes from the Debian source packages `mpich` and `pnetcdf`
+# (that needs deb-src entries beside the deb ones); autotools to configure PnetCDF's source.
 [ -x /usr/bin/h5pcc.mpich ] || apt_install libhdf5-mpich-dev
+if ! command -v autoreconf >/dev/null 2>&1 || ! command -v libtoolize >/dev/null 2>&1; then
+    apt_install autoconf automake libtool m4
+fi
 if ! apt-cache showsrc mpich 2>/dev/null | grep -q '^Package: mpich'; then
     echo "install-deps: enabling Debian source packages (deb-src)"
     deb_src=/etc/apt/sources.list.d/pioscope-deb-src
+    # Debian's own archives only (signed with its keyring): another repository may have no
+    # source packages, and apt-get update would fail on it.
     for sources in /etc/apt/sources.list.d/*.sources; do
-        [ -e "$sources" ] && [ "$sources" != "$deb_src.sources" ] || continue
+        [ "$sources" != "$deb_src.sources" ] && grep -q debian-archive-keyring "$sources" 2>/dev/null ||
+            continue
         sed 's/^Types: deb$/Types: deb-src/' "$sources"
         echo
-    done | as_root tee "$deb_src.sources" >/dev/null
+    done > /tmp/pioscope-deb-src.$$
+    [ -s /tmp/pioscope-deb-src.$$ ] && as_root cp /tmp/pioscope-deb-src.$$ "$deb_src.sources"
+    rm -f /tmp/pioscope-deb-src.$$
     if [ -e /etc/apt/sources.list ]; then
         sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list | as_root tee "$deb_src.list" >/dev/null
     fi

@@ -69,15 +69,20 @@ def close_sync_on_a_barrier(outcome: Outcome) -> list[str]:
     wrong = []
     for f in findings(outcome, "close-sync"):
         close_ns = f["evidence"]["numbers"]["close_time_ns"]
-        events = pd.read_parquet(outcome.trace / "events.parquet",
-                                 columns=["id", "parent", "func", "duration_ns"])
-        closes = events[events.func == "MPI_File_close"]
-        beneath = events[events.parent.isin(closes.id)]
-        barrier_ns = int(beneath[beneath.func == "MPI_Barrier"].duration_ns.sum())
+        barrier_ns = barrier_time_in_closes(outcome)
         if close_ns / 2 < barrier_ns <= close_ns:
             wrong.append(f"close-sync ({f['severity']}) counts {close_ns} ns of close, "
                          f"{barrier_ns} ns of it in the MPI_Barrier of MPI_File_close")
     return wrong
+
+
+def barrier_time_in_closes(outcome: Outcome) -> int:
+    """ns spent in MPI_Barrier calls inside MPI_File_close, over all ranks."""
+    events = pd.read_parquet(outcome.trace / "events.parquet",
+                             columns=["id", "parent", "func", "duration_ns"])
+    closes = events[events.func == "MPI_File_close"]
+    beneath = events[events.parent.isin(closes.id)]
+    return int(beneath[beneath.func == "MPI_Barrier"].duration_ns.sum())
 
 
 def close_sync_on_requested_sync(outcome: Outcome) -> list[str]:
@@ -90,8 +95,12 @@ def close_sync_on_requested_sync(outcome: Outcome) -> list[str]:
 def library_records_as_evidence(outcome: Outcome) -> list[str]:
     """Nothing MPI_Init or MPI_Finalize read or wrote (/sys, /proc, /dev/shm/mpich_shar_tmp*)
     is evidence of a finding, let alone the top one."""
-    return [f"{f['id']} names {LIBRARY_PATHS.search(json.dumps(f['evidence'])).group(1)}"
-            for f in findings(outcome) if LIBRARY_PATHS.search(json.dumps(f["evidence"]))]
+    wrong = []
+    for f in findings(outcome):
+        path = LIBRARY_PATHS.search(json.dumps(f["evidence"]))
+        if path:
+            wrong.append(f"{f['id']} names {path.group(1)}")
+    return wrong
 
 
 def remedy_of_the_other_direction(outcome: Outcome) -> list[str]:

@@ -57,7 +57,7 @@ def main() -> int:
     programs = ([suite.BY_NAME[n] for n in args.programs] if args.programs
                 else suite.PROGRAMS if args.all else suite.SUBSET)
 
-    suite.build()
+    suite.build(programs)
     work = args.keep or Path(tempfile.mkdtemp(prefix="pioscope-conformance-"))
     rows, failed, with_false_findings = [], [], 0
     try:

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PIOSCOPE = ROOT / "build" / "bin" / "pioscope"
 BUILD = ROOT / "build" / "conformance"
 ROMIO = BUILD / "romio" / "bin"
+PNETCDF = BUILD / "pnetcdf" / "bin"
 BENCH = ROOT / "build" / "bin"
 TIMEOUT_S = 300
 
@@ -39,6 +40,8 @@ class Program:
     in_subset: bool = False
     # Turns stdout into what must match between the untraced and the traced run.
     normalise: Callable[[str], str] = lambda text: text
+    # The target of tests/conformance/Makefile that builds it (None: the top-level `make all`).
+    build: str | None = None
 
 
 def romio(name, ranks, written, read, in_subset=False, file_arg="-fname"):
@@ -46,7 +49,7 @@ def romio(name, ranks, written, read, in_subset=False, file_arg="-fname"):
     prints " No Errors"."""
     return Program(name, ROMIO / name, ranks,
                    lambda work: [*([file_arg] if file_arg else []), str(work / "testfile")],
-                   {"write": written, "read": read}, in_subset)
+                   {"write": written, "read": read}, in_subset, build="romio")
 
 
 def drop_json_timings(text: str) -> str:
@@ -63,11 +66,21 @@ def drop_json_timings(text: str) -> str:
     return json.dumps(strip(json.loads(text)), sort_keys=True)
 
 
-def bench(name, ranks, args, written, read, in_subset=False):
-    return Program(name, BENCH / f"pioscope-{args[0]}", ranks,
-                   lambda work: [*args[1:], "--json", *(["--path", str(work / "bench.dat")]
-                                                        if args[0] != "md-test"
-                                                        else ["--dir", str(work / "md")])],
+def pnetcdf(name, data_bytes):
+    """A PnetCDF example (examples/C/), quiet (-q: no timings), 4 ranks. Its variables' data
+    goes through MPI_File_write_at_all; the netCDF header (a size PnetCDF decides) through
+    rank 0's MPI_File_write_at."""
+    return Program(f"pnetcdf {name}", PNETCDF / name, 4,
+                   lambda work: ["-q", str(work / "testfile.nc")],
+                   {"MPI_File_write_at_all": data_bytes, "read": 0}, build="pnetcdf")
+
+
+def bench(name, ranks, benchmark, options, written, read, in_subset=False):
+    """One of pioscope's own benchmarks (bench/), printing `--json`, its data in the work
+    directory (md-test's files under --dir, the others' file at --path)."""
+    where = "--dir" if benchmark == "md-test" else "--path"
+    return Program(name, BENCH / f"pioscope-{benchmark}", ranks,
+                   lambda work: [*options, "--json", where, str(work / "bench.d")],
                    {"write": written, "read": read}, in_subset, drop_json_timings)
 
 
@@ -81,6 +94,8 @@ MIO_BLOCKS, MIO_BLOCK, MIO_ITER = 16, 65536, 2
 MD_FILES = 100
 HPIO_REGIONS, HPIO_REGION, HPIO_ITER = 4096, 32, 2
 H5_ROWS = 64
+# PnetCDF's examples: NUM_VARS=10 int variables, each rank's block len^3 (len 10 by default)
+PNC_VARS = 10 * 10 ** 3 * 4 * INT
 H5_DATA = 4 * H5_ROWS * 1024 * DOUBLE
 
 PROGRAMS = [
@@ -93,7 +108,7 @@ PROGRAMS = [
     # each rank writes 1 int at its rank's offset in 3 data representations (native,
     # external32, internal) to test.datarep in its working directory; the check reads with stdio
     Program("external32", ROMIO / "external32", 4, lambda work: [],
-            {"write": 3 * 4 * INT, "read": 0}),
+            {"write": 3 * 4 * INT, "read": 0}, build="romio"),
     # each rank writes and reads COUNT=1024 ints through the shared file pointer
     romio("shared_fp", 4, 4 * 1024 * INT, 4 * 1024 * INT, in_subset=True),
     romio("ordered_fp", 4, 4 * 200 * INT, 4 * 200 * INT),  # COUNT=200 ints, ordered
@@ -122,32 +137,40 @@ PROGRAMS = [
     # NUM_OBJS=4 objects of OBJ_SIZE=1 MiB per rank, written then read collectively
     Program("aggregation1", ROMIO / "aggregation1", 4,
             lambda work: ["-h", "-f", str(work / "testfile")],
-            {"write": 4 * 4 * 1048576, "read": 4 * 4 * 1048576}),
+            {"write": 4 * 4 * 1048576, "read": 4 * 4 * 1048576}, build="romio"),
     romio("aggregation2", 4, 4 * 512 * INT, 4 * 512 * INT, file_arg=None),  # BUFSIZE=512 ints
     # the dataset's raw data (4 ranks x 64 rows x 1024 doubles) goes through the collective
     # calls; HDF5's own metadata (superblock, object headers) through independent ones
     Program("h5_collective", BUILD / "bin" / "h5_collective", 4,
             lambda work: [str(work / "values.h5"), str(H5_ROWS)],
             {"MPI_File_write_at_all": H5_DATA, "MPI_File_read_at_all": H5_DATA},
-            in_subset=True),
-    bench("mpi-io-test -c", 4, ["mpi-io-test", "--collective", "--blocks", str(MIO_BLOCKS),
-                               "--block-size", str(MIO_BLOCK), "--iterations", str(MIO_ITER)],
+            in_subset=True, build="hdf5"),
+    pnetcdf("collective_write", PNC_VARS),             # ncmpi_put_vara_int_all per variable
+    pnetcdf("nonblocking_write", 2 * PNC_VARS),        # the variables twice: iput, then bput
+    pnetcdf("put_vara", 4 * 10 * 4 * INT),             # one NY=10 x NX=4 int block per rank
+    # each rank writes and reads back its blocks, every iteration
+    bench("mpi-io-test -c", 4, "mpi-io-test",
+          ["--collective", "--blocks", MIO_BLOCKS, "--block-size", MIO_BLOCK,
+           "--iterations", MIO_ITER],
           4 * MIO_BLOCKS * MIO_BLOCK * MIO_ITER, 4 * MIO_BLOCKS * MIO_BLOCK * MIO_ITER,
           in_subset=True),
-    bench("md-test", 4, ["md-test", "--files", str(MD_FILES)], 0, 0, in_subset=True),
-    bench("hpio independent", 4, ["hpio", "--mode", "independent", "--region-size",
-                                  str(HPIO_REGION), "--region-count", str(HPIO_REGIONS),
-                                  "--iterations", str(HPIO_ITER)],
+    bench("md-test", 4, "md-test", ["--files", MD_FILES], 0, 0, in_subset=True),
+    # each rank writes its regions every iteration (the default --op write)
+    bench("hpio independent", 4, "hpio",
+          ["--mode", "independent", "--region-size", HPIO_REGION,
+           "--region-count", HPIO_REGIONS, "--iterations", HPIO_ITER],
           4 * HPIO_REGIONS * HPIO_REGION * HPIO_ITER, 0, in_subset=True),
 ]
 SUBSET = [p for p in PROGRAMS if p.in_subset]
 BY_NAME = {p.name: p for p in PROGRAMS}
 
 
-def build() -> None:
-    """Builds the suite's programs into build/conformance (make: only what is out of date)."""
-    subprocess.run(["make", "-s", "-C", str(Path(__file__).parent), f"OUT={BUILD}"],
-                   check=True)
+def build(programs: list[Program]) -> None:
+    """Builds `programs` into build/conformance (make: only what is out of date)."""
+    targets = sorted({p.build for p in programs if p.build})
+    if targets:
+        subprocess.run(["make", "-s", "-C", str(Path(__file__).parent), f"OUT={BUILD}",
+                        *targets], check=True)
 
 
 @dataclass
@@ -166,6 +189,15 @@ def run(cmd: list, cwd: Path) -> Run:
 def pioscope(*args) -> subprocess.CompletedProcess:
     return subprocess.run([str(PIOSCOPE), *map(str, args)], capture_output=True, text=True,
                           timeout=TIMEOUT_S)
+
+
+def pioscope_json(*args) -> dict:
+    """The JSON a pioscope command prints; an error naming the command when it fails."""
+    result = pioscope(*args)
+    if result.returncode != 0:
+        raise RuntimeError(f"pioscope {' '.join(map(str, args))} exited {result.returncode}: "
+                           f"{result.stderr.strip()}")
+    return json.loads(result.stdout)
 
 
 @dataclass
@@ -241,8 +273,8 @@ def measure(program: Program, work: Path) -> Outcome:
     outcome = Outcome(program, untraced, traced_run, (plain, traced), trace)
     if not (trace / "meta.json").exists():
         return outcome
-    stats = json.loads(pioscope("stats", trace, "--by", "func", "--json").stdout)
+    stats = pioscope_json("stats", trace, "--by", "func", "--json")
     outcome.mpiio = {row["group"]: row for row in stats["rows"] if row["layer"] == "mpiio"}
     outcome.replay = pioscope("simulate", "--trace", trace, "-o", work / "replayed")
-    outcome.report = json.loads(pioscope("report", trace, "--json").stdout)
+    outcome.report = pioscope_json("report", trace, "--json")
     return outcome
