@@ -32,8 +32,8 @@ class Program:
     name: str
     executable: Path
     ranks: int
-    # The arguments, given the directory the program works in.
-    args: Callable[[Path], list[str]]
+    # The arguments (numbers or paths allowed), given the directory the program works in.
+    args: Callable[[Path], list]
     # MPI-IO bytes counted from the program's source and arguments: "write" and "read" are the
     # totals of each direction, other keys one function's bytes.
     expected: dict[str, int]
@@ -94,6 +94,7 @@ MIO_BLOCKS, MIO_BLOCK, MIO_ITER = 16, 65536, 2
 MD_FILES = 100
 HPIO_REGIONS, HPIO_REGION, HPIO_ITER = 4096, 32, 2
 H5_ROWS = 64
+IOR_SEGMENTS, IOR_BLOCK, IOR_TRANSFER = 4, 1 << 20, 1 << 18
 # PnetCDF's examples: NUM_VARS=10 int variables, each rank's block len^3 (len 10 by default)
 PNC_VARS = 10 * 10 ** 3 * 4 * INT
 H5_DATA = 4 * H5_ROWS * 1024 * DOUBLE
@@ -145,6 +146,14 @@ PROGRAMS = [
             lambda work: [str(work / "values.h5"), str(H5_ROWS)],
             {"MPI_File_write_at_all": H5_DATA, "MPI_File_read_at_all": H5_DATA},
             in_subset=True, build="hdf5"),
+    # IOR's -a MPIIO -c -e pattern through MPI_File_write_at_all_c / read_at_all_c: every
+    # rank writes then reads IOR_SEGMENTS blocks of IOR_BLOCK bytes
+    Program("ior_large_count", BUILD / "bin" / "ior_large_count", 4,
+            lambda work: [str(work / "ior.dat"), IOR_SEGMENTS, IOR_BLOCK, IOR_TRANSFER],
+            {"MPI_File_write_at_all_c": 4 * IOR_SEGMENTS * IOR_BLOCK,
+             "MPI_File_read_at_all_c": 4 * IOR_SEGMENTS * IOR_BLOCK,
+             "write": 4 * IOR_SEGMENTS * IOR_BLOCK, "read": 4 * IOR_SEGMENTS * IOR_BLOCK},
+            in_subset=True, build="mpi4"),
     pnetcdf("collective_write", PNC_VARS),             # ncmpi_put_vara_int_all per variable
     pnetcdf("nonblocking_write", 2 * PNC_VARS),        # the variables twice: iput, then bput
     pnetcdf("put_vara", 4 * 10 * 4 * INT),             # one NY=10 x NX=4 int block per rank
