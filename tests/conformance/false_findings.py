@@ -123,9 +123,8 @@ APPLIES = {
     close_sync_outranks_data_sieving: {"hpio independent"},
     close_sync_on_requested_sync: {"mpi-io-test -c", "ior_large_count"},
     # where file locks (the shared file pointer, atomic mode, data sieving) put the ranks out
-    # of step before every close, so the barrier wait is there on every run
-    close_sync_on_a_barrier: {"shared_fp", "atomicity", "noncontig", "i_noncontig",
-                              "hpio independent"},
+    # of step before every close: a long barrier wait, and close-sync, on every run so far
+    close_sync_on_a_barrier: {"shared_fp", "atomicity", "i_noncontig", "hpio independent"},
     library_records_as_evidence: None,
     remedy_of_the_other_direction: None,
 }
