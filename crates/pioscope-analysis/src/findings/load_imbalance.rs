@@ -1,7 +1,9 @@
 //! `load-imbalance`: some ranks spend much more time in I/O (or move many more bytes) than
 //! the others. In a bulk-synchronous code the others wait for the slowest at the next
 //! collective, so the difference is lost on every rank. Counted at the application's own I/O
-//! calls; ranks without any I/O count as zero. When one rank moves nearly everything,
+//! calls, without the time they wait for other ranks inside MPI-IO open, close and sync
+//! (`Facts::wait`: the fast ranks wait there for the slow one, which would make them look
+//! busy); ranks without any I/O count as zero. When one rank moves nearly everything,
 //! `rank0-io` reports it instead.
 
 use std::collections::BTreeMap;
@@ -50,6 +52,9 @@ impl LoadImbalance {
 impl Visitor for LoadImbalance {
     fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
         let fx = util::facts(&self.shared, e);
+        if e.rank >= 0 && fx.wait {
+            self.by.at(e.rank).0 -= e.duration_ns;
+        }
         if e.rank < 0 || !fx.top_level {
             return;
         }
