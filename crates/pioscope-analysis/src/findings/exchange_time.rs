@@ -16,7 +16,7 @@ use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::util::{self, Call, General, Numbers, PerCall, Shared};
-use super::{Evidence, Finding, Rule, Severity};
+use super::{Evidence, Finding, Rule};
 use crate::class;
 use crate::hints;
 use crate::pass::{Context, Visitor};
@@ -280,6 +280,7 @@ impl Rule for ExchangeTime {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::findings::Severity;
     use crate::testutil::{coll, ev, flt, none, num, one, Fx};
 
     /// 2 ranks, 2 write_all calls of 1 ms; inside, rank 0 writes for `io` ns after an
