@@ -231,7 +231,7 @@ fn job(t: &mut String, p: &Profile) {
     if j.left_out > 0 {
         let _ = writeln!(
             t,
-            "scope    {} POSIX/STDIO records on system files or descriptors without a file left out (--all counts them)",
+            "scope    {} records left out: POSIX/STDIO on system files, helper files or descriptors without a file, and what runs inside MPI_Init/MPI_Finalize (--all counts them)",
             j.left_out
         );
     }
@@ -255,6 +255,7 @@ fn rank_row(b: &RankBreakdown) -> Vec<String> {
         pct(s.metadata),
         pct(s.sync),
         pct(s.close),
+        pct(s.wait),
         pct(s.mpi),
         pct(s.other),
     ]
