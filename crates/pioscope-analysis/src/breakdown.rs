@@ -78,7 +78,7 @@ impl IoSplit {
     }
 
     /// Moves `ns` of class `c` to waiting.
-    fn to_wait(&mut self, c: IoClass, ns: i64) {
+    fn move_to_wait(&mut self, c: IoClass, ns: i64) {
         self.add(c, -ns);
         self.wait_ns += ns;
     }
@@ -420,10 +420,23 @@ impl Visitor for BreakdownVisitor {
             .iter()
             .find(|f| is_io_layer(f.data.layer))
             .map(|f| (f.depth, f.data));
-        if let Some((depth, Open { layer, io: Some(c), phase: io_phase, .. })) = outermost_io {
+        if let Some((
+            depth,
+            Open {
+                layer,
+                io: Some(c),
+                phase: io_phase,
+                ..
+            },
+        )) = outermost_io
+        {
             if is_wait(e.layer, e.depth, layer, depth, c) {
-                acc.io.to_wait(c, d);
-                acc.phases.entry(io_phase).or_default().io.to_wait(c, d);
+                acc.io.move_to_wait(c, d);
+                acc.phases
+                    .entry(io_phase)
+                    .or_default()
+                    .io
+                    .move_to_wait(c, d);
             }
         }
         let io = class.filter(|_| !io_above);

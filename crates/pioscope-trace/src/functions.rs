@@ -322,7 +322,9 @@ mod tests {
     fn kinds() {
         assert_eq!(by_name("pwrite64").map(|f| f.kind()), Some(OpKind::Write));
         // Issue 13: the formatted, line and character STDIO calls move data.
-        for w in ["fprintf", "vfprintf", "printf", "fputs", "puts", "fputc", "putc"] {
+        for w in [
+            "fprintf", "vfprintf", "printf", "fputs", "puts", "fputc", "putc",
+        ] {
             assert_eq!(by_name(w).map(|f| f.kind()), Some(OpKind::Write), "{w}");
         }
         for r in ["fscanf", "fgets", "getline", "getdelim", "fgetc", "getc"] {

@@ -352,7 +352,10 @@ mod tests {
         let f = one(&build(4, &dir.path().join("every-step")), ID);
         assert_eq!(num(&f, "syncs"), 6, "3 per rank beyond the first");
         assert_eq!(num(&f, "requested_syncs"), 2);
-        assert_eq!(f.cost_ns, 270_100_000, "3 avoidable syncs of 90 ms and the close, per rank");
+        assert_eq!(
+            f.cost_ns, 270_100_000,
+            "3 avoidable syncs of 90 ms and the close, per rank"
+        );
         assert!(f.remedy.contains("Sync once per file"), "{}", f.remedy);
     }
 
@@ -365,9 +368,26 @@ mod tests {
             let f = fx.file("/scratch/hpio.dat");
             for r in 0..2 {
                 fx.push(r, coll(ev("MPI_File_open", 0, 10_000).object(f), 1));
-                fx.push(r, coll(ev("MPI_File_write_all", 20_000, 300_000).object(f).size(1 << 20), 2));
-                fx.push(r, ev("pwrite", 30_000, 250_000).object(f).size(1 << 20).depth(1));
-                fx.push(r, coll(ev("MPI_File_close", 400_000, 36_900_000).object(f), 3));
+                fx.push(
+                    r,
+                    coll(
+                        ev("MPI_File_write_all", 20_000, 300_000)
+                            .object(f)
+                            .size(1 << 20),
+                        2,
+                    ),
+                );
+                fx.push(
+                    r,
+                    ev("pwrite", 30_000, 250_000)
+                        .object(f)
+                        .size(1 << 20)
+                        .depth(1),
+                );
+                fx.push(
+                    r,
+                    coll(ev("MPI_File_close", 400_000, 36_900_000).object(f), 3),
+                );
                 fx.push(r, ev("close", 410_000, 100_000).object(f).depth(1));
                 fx.push(r, ev("MPI_Barrier", 700_000, barrier).depth(1));
             }

@@ -9,7 +9,6 @@ use std::sync::Mutex;
 
 use toml::{Table, Value};
 
-
 /// The built-in thresholds (crates/pioscope-analysis/findings.toml).
 pub const DEFAULTS: &str = include_str!("../../findings.toml");
 

@@ -2,9 +2,9 @@
 //! (fwrite, fread, fflush, ...): many small calls through a small stream buffer, each
 //! flush a system call, with no way to express parallel access to a shared file.
 
+use pioscope_trace::functions::kind_of;
 use pioscope_trace::store::Event;
 use pioscope_trace::units;
-use pioscope_trace::functions::kind_of;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;

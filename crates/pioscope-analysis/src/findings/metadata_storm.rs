@@ -58,7 +58,10 @@ impl MetadataStorm {
 impl Visitor for MetadataStorm {
     fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
         let fx = util::facts(&self.shared, e);
-        if let Some(p) = fx.parent.filter(|p| fx.wait && p.class & class::METADATA != 0) {
+        if let Some(p) = fx
+            .parent
+            .filter(|p| fx.wait && p.class & class::METADATA != 0)
+        {
             self.io_ns -= e.duration_ns;
             self.ns -= e.duration_ns;
             self.by.at((e.rank, p.file.unwrap_or(-1), p.func)).1 -= e.duration_ns;
@@ -248,7 +251,9 @@ mod tests {
     #[test]
     fn evidence_ordered_by_time_rmdir_first() {
         let mut fx = Fx::new(2);
-        let dir_ids: Vec<u32> = (0..10).map(|i| fx.file(&format!("/scratch/md/d{i}"))).collect();
+        let dir_ids: Vec<u32> = (0..10)
+            .map(|i| fx.file(&format!("/scratch/md/d{i}")))
+            .collect();
         for r in 0..2 {
             let mut t = 0;
             for &d in &dir_ids {
@@ -270,12 +275,25 @@ mod tests {
         }
         let dir = tempfile::tempdir().expect("tmp");
         let f = one(&fx.build(dir.path()), ID);
-        assert!(f.evidence.worst[0].starts_with("call rmdir: 20 calls"), "{:?}", f.evidence.worst);
-        assert!(f.evidence.worst[1].starts_with("call unlink"), "{:?}", f.evidence.worst);
-        assert!(f.remedy.starts_with("Most of the metadata time"), "{}", f.remedy);
+        assert!(
+            f.evidence.worst[0].starts_with("call rmdir: 20 calls"),
+            "{:?}",
+            f.evidence.worst
+        );
+        assert!(
+            f.evidence.worst[1].starts_with("call unlink"),
+            "{:?}",
+            f.evidence.worst
+        );
+        assert!(
+            f.remedy.starts_with("Most of the metadata time"),
+            "{}",
+            f.remedy
+        );
         assert!(f.remedy.contains("is rmdir"), "{}", f.remedy);
         assert!(f.remedy.contains("remove a whole tree"), "{}", f.remedy);
-        let per_rank = 10 * 1_000_000 + 1000 * (50_000 + 3_000 + 20_000 + 100_000) + 10 * 500_000_000;
+        let per_rank =
+            10 * 1_000_000 + 1000 * (50_000 + 3_000 + 20_000 + 100_000) + 10 * 500_000_000;
         assert_eq!(f.cost_ns, per_rank, "every metadata call's time, per rank");
     }
 

@@ -316,7 +316,10 @@ mod tests {
     #[test]
     fn noncontiguous_reads_get_a_read_remedy() {
         let dir = tempfile::tempdir().expect("tmp");
-        let f = one(&job_of(("MPI_File_read", "pread"), 4, 5, true).build(dir.path()), ID);
+        let f = one(
+            &job_of(("MPI_File_read", "pread"), 4, 5, true).build(dir.path()),
+            ID,
+        );
         assert!(f.remedy.contains("MPI_File_read_all"), "{}", f.remedy);
         assert!(f.remedy.contains("romio_cb_read=enable"), "{}", f.remedy);
         assert!(!f.remedy.contains("write"), "{}", f.remedy);

@@ -121,7 +121,11 @@ impl SharedState {
         let stack = self.nest.enter(e, |_| {});
         let mpiio = stack.first().and_then(|f| f.data.map(|c| (f.depth, c)));
         let wait = mpiio.is_some_and(|(depth, c)| {
-            let c_class = if c.data() { IoClass::Data } else { IoClass::Metadata };
+            let c_class = if c.data() {
+                IoClass::Data
+            } else {
+                IoClass::Metadata
+            };
             class::is_wait(e.layer, e.depth, Layer::MpiIo, depth, c_class)
         });
         let top_level = is_io_layer(e.layer) && stack.is_empty();

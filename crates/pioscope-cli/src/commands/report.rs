@@ -894,7 +894,8 @@ mod tests {
             data: 0.2,
             metadata: 0.1,
             sync: 0.0,
-            close: 0.2,
+            close: 0.1,
+            wait: 0.1,
             mpi: 0.3,
             other: 0.2,
         };
@@ -903,10 +904,11 @@ mod tests {
         assert_eq!(
             b,
             format!(
-                "{}{}{}{}",
+                "{}{}{}{}{}",
                 "D".repeat(10),
                 "M".repeat(5),
-                "C".repeat(10),
+                "C".repeat(5),
+                "W".repeat(5),
                 "~".repeat(15)
             ) + &".".repeat(10)
         );
