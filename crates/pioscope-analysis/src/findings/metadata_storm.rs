@@ -58,13 +58,13 @@ impl MetadataStorm {
 impl Visitor for MetadataStorm {
     fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
         let fx = util::facts(&self.shared, e);
-        if let Some(p) = fx
-            .parent
-            .filter(|p| fx.wait && p.class & class::METADATA != 0)
-        {
+        if fx.wait {
+            // Ranks waiting for each other inside an open, close, sync or set_view: not I/O.
             self.io_ns -= e.duration_ns;
-            self.ns -= e.duration_ns;
-            self.by.at((e.rank, p.file.unwrap_or(-1), p.func)).1 -= e.duration_ns;
+            if let Some(p) = fx.parent.filter(|p| p.class & class::METADATA != 0) {
+                self.ns -= e.duration_ns;
+                self.by.at((e.rank, p.file.unwrap_or(-1), p.func)).1 -= e.duration_ns;
+            }
             return;
         }
         if !fx.top_level {
@@ -211,7 +211,7 @@ impl Rule for MetadataStorm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{ev, flt, none, num, one, Fx};
+    use crate::testutil::{coll, ev, flt, none, num, one, Fx};
 
     /// 1 rank: `n` rounds of stat + open + pwrite 1 KiB + close on one file; stat and open
     /// 20 us each, close 10 us, pwrite `write` ns.
@@ -316,6 +316,41 @@ mod tests {
         assert_eq!(f.cost_ns, 1000 * 6_305_000);
         assert!(f.remedy.contains("is open"), "{}", f.remedy);
         assert!(f.remedy.contains("fewer, larger files"), "{}", f.remedy);
+    }
+
+    /// Issue 13: the agreement inside MPI_File_open (ranks waiting for each other) is not
+    /// metadata time.
+    #[test]
+    fn waiting_inside_mpi_file_open_is_not_metadata() {
+        // Opens of `own` ns plus `wait` ns of MPI_Allreduce inside them.
+        let build = |own: u64, wait: u64, dir: &std::path::Path| {
+            let mut fx = Fx::new(2);
+            let f = fx.file("/scratch/step.dat");
+            for r in 0..2 {
+                for i in 0..600u64 {
+                    let t = i * 1_000_000;
+                    fx.push(r, coll(ev("MPI_File_open", t, own + wait).object(f), i + 1));
+                    fx.push(r, ev("MPI_Allreduce", t + 5_000, wait).size(4).depth(1));
+                    fx.push(
+                        r,
+                        ev("MPI_File_write", t + 200_000, 50_000).object(f).size(64),
+                    );
+                    fx.push(
+                        r,
+                        coll(
+                            ev("MPI_File_close", t + 300_000, 10_000).object(f),
+                            i + 1001,
+                        ),
+                    );
+                }
+            }
+            fx.build(dir)
+        };
+        let dir = tempfile::tempdir().expect("tmp");
+        none(&build(10_000, 90_000, &dir.path().join("waiting")), ID);
+        // The same time spent in the opens themselves is a storm.
+        let f = one(&build(100_000, 0, &dir.path().join("slow-opens")), ID);
+        assert_eq!(num(&f, "metadata_time_ns"), 2 * 600 * 110_000);
     }
 
     #[test]
