@@ -18,7 +18,7 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 SHARED_PROGRAMS = [ROOT / "runtime" / "tests" / "prog_lifecycle.c",
                    ROOT / "runtime" / "tests" / "prog_threads.c"]
 MPI_PROGRAMS = {"mpi_abort", "mpi_checksum", "mpi_hints", "mpi_messages", "mpi_sleep",
-                "mpi_comm_self"}
+                "mpi_comm_self", "mpi_write_shared"}
 
 
 class Trace:

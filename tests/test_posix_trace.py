@@ -1,7 +1,8 @@
 """A POSIX/STDIO program under the tracer: exact counts, sizes, offsets, results and errno."""
 import errno
+import json
 
-from conftest import run_traced
+from conftest import pioscope, run_traced
 
 
 def test_posix_calls_are_recorded_exactly(programs, workdir, tmp_path):
@@ -67,3 +68,42 @@ def test_file_table_and_meta(programs, workdir, tmp_path):
     # Times are nanoseconds since the job's start, sorted within the rank.
     starts = trace.events.start_ns
     assert starts.min() >= 0 and starts.is_monotonic_increasing
+
+
+def test_formatted_stdio_records_its_bytes(programs, workdir, tmp_path):
+    """Issue 13: fprintf, fputs, fputc, putc, fgets, fscanf, getline and fgetc are traced with
+    the bytes they move (16 MB through fprintf showed as "0 B moved")."""
+    _, trace = run_traced(tmp_path / "trace", programs["stdio_formatted"], workdir)
+    text = trace.on_file("text.txt")
+    assert set(text.layer) == {"stdio"}
+    calls = text.sort_values("start_ns")
+
+    def of(func):
+        return calls[calls.func == func]
+
+    fprintf = of("fprintf")
+    assert len(fprintf) == 1000
+    assert (fprintf["size"] == 10).all() and (fprintf["result"] == 10).all()
+    assert list(fprintf["offset"][:3]) == [0, 10, 20]
+    assert list(of("fputs")[["offset", "size", "result"]].iloc[0]) == [10000, 3, 3]
+    assert list(of("fputc")[["offset", "size", "result"]].iloc[0]) == [10003, 1, 1]
+    assert list(of("putc")[["offset", "size", "result"]].iloc[0]) == [10004, 1, 1]
+    written = calls[calls.func.isin(["fprintf", "fputs", "fputc", "putc"])]
+    assert written["result"].sum() == 10005 == (workdir / "text.txt").stat().st_size
+
+    fgets = of("fgets").iloc[0]
+    assert (fgets["offset"], fgets["size"], fgets["result"]) == (0, 63, 10)
+    fscanf = of("fscanf").iloc[0]
+    assert (fscanf["offset"], fscanf["result"]) == (10, 10)
+    getline = of("getline")
+    assert len(getline) == 1000
+    assert list(getline["offset"][:2]) == [20, 31], "fgetc read one byte in between"
+    assert getline["result"].iloc[-1] == 0, "end of file moves nothing"
+    assert (getline.error.fillna(0) == 0).all(), "end of file is no error"
+    assert list(of("fgetc")[["offset", "result"]].iloc[0]) == [30, 1]
+    read = calls[calls.func.isin(["fgets", "fscanf", "getline", "fgetc"])]
+    assert read["result"].sum() == 10005
+
+    stats = json.loads(pioscope("stats", tmp_path / "trace", "--by", "layer", "--json").stdout)
+    stdio = next(r for r in stats["rows"] if r["layer"] == "stdio")
+    assert stdio["bytes"] == 2 * 10005, stdio

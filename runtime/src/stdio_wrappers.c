@@ -1,5 +1,8 @@
 /* stdio_wrappers.c: owns the interception of the STDIO layer of functions.def (fopen, fdopen,
- * fclose, fread, fwrite, fflush, fseek, ftell and their o/64 forms).
+ * fclose, fread, fwrite, fflush, fseek, ftell and their o/64 forms; the formatted, line and
+ * character transfers: fprintf, vfprintf, printf, vprintf, fputs, puts, fputc, putc, fscanf,
+ * vfscanf, fgets, getline, getdelim, fgetc, getc, and glibc's _chk and __isoc99_ entry points,
+ * recorded under the plain names).
  *
  * A stream's position is tracked in the fd table entry of its descriptor (fread/fwrite advance
  * it, fseek/ftell set it from the real ftello), so no ftell call is added to fread/fwrite.
@@ -8,8 +11,10 @@
  * fdopen: the stream's fd or -1), error = errno when it failed. The write() that stdio issues
  * inside libc does not go through the PLT, so it is not seen (expected). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "core.h"
 #include "fd_table.h"
@@ -260,4 +265,289 @@ PIOSCOPE_WRAPPER(fseeko, int, fseeko, (FILE *fp, off_t offset, int whence))
 PIOSCOPE_WRAPPER(fseeko64, int, fseeko64, (FILE *fp, off64_t offset, int whence))
 {
     return do_fseeko(&target_fseeko64, fp, offset, whence);
+}
+
+/* ---- formatted, line and character transfers ----
+ * Fields as for fread/fwrite: offset = the stream position where the transfer started, size =
+ * bytes asked for (what a printf produced, a string's length, fgets' room, 1 for a character),
+ * result = bytes transferred, -1 when the call failed. Reading to the end of the file is no
+ * failure: result 0. fscanf's bytes are the stream's position after minus before (the real
+ * ftello, not traced); 0 on a stream that cannot tell. */
+
+/* Right after the real call: saves errno, advances the tracked position by `done` bytes,
+ * records, restores errno. */
+PIOSCOPE_ALWAYS_INLINE
+static inline void text_done(const pioscope_call *call, const pioscope_target *target, FILE *fp,
+                             uint64_t requested, uint64_t done, int failed, int is_write)
+{
+    int err = errno;
+    int fd = stream_fd(fp);
+    uint8_t flags = 0;
+    uint64_t offset = pioscope_fd_advance(fd, (int64_t)done, is_write, &flags);
+    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, requested,
+                    failed ? -1 : (int64_t)done, failed, err, flags);
+    errno = err;
+}
+
+/* Begins a call recorded under `target` whose work is done by the real function of `work` (a
+ * variadic function calls its va_list form). NULL: `work` is missing, nothing was begun. */
+PIOSCOPE_ALWAYS_INLINE
+static inline void *begin_as(pioscope_call *call, pioscope_target *work)
+{
+    void *real = pioscope_target_real(work);
+    if (real) pioscope_enter(call);
+    return real;
+}
+
+typedef int vfprintf_fn(FILE *, const char *, va_list);
+typedef int vfprintf_chk_fn(FILE *, int, const char *, va_list);
+typedef int vfscanf_fn(FILE *, const char *, va_list);
+typedef int fputs_fn(const char *, FILE *);
+typedef int puts_fn(const char *);
+typedef int fputc_fn(int, FILE *);
+typedef int fgetc_fn(FILE *);
+typedef char *fgets_fn(char *, int, FILE *);
+typedef char *fgets_chk_fn(char *, size_t, int, FILE *);
+typedef ssize_t getdelim_fn(char **, size_t *, int, FILE *);
+typedef ssize_t getline_fn(char **, size_t *, FILE *);
+
+/* The printf family, recorded under `target`, done by `work` (vfprintf, or __vfprintf_chk with
+ * `flag` >= 0). */
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_vfprintf(pioscope_target *target, pioscope_target *work, FILE *fp, int flag,
+                              const char *format, va_list ap)
+{
+    pioscope_call call;
+    void *real = begin_as(&call, work);
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    int r = flag < 0 ? ((vfprintf_fn *)real)(fp, format, ap)
+                     : ((vfprintf_chk_fn *)real)(fp, flag, format, ap);
+    uint64_t done = r > 0 ? (uint64_t)r : 0;
+    text_done(&call, target, fp, done, done, r < 0, 1);
+    return r;
+}
+
+PIOSCOPE_WRAPPER(vfprintf, int, vfprintf, (FILE *fp, const char *format, va_list ap))
+{
+    return do_vfprintf(&target_vfprintf, &target_vfprintf, fp, -1, format, ap);
+}
+
+int __vfprintf_chk(FILE *fp, int flag, const char *format, va_list ap);
+PIOSCOPE_WRAPPER(vfprintf, int, __vfprintf_chk, (FILE *fp, int flag, const char *format,
+                                                 va_list ap))
+{
+    return do_vfprintf(&target___vfprintf_chk, &target___vfprintf_chk, fp, flag, format, ap);
+}
+
+PIOSCOPE_WRAPPER(fprintf, int, fprintf, (FILE *fp, const char *format, ...))
+{
+    va_list ap;
+    va_start(ap, format);
+    int r = do_vfprintf(&target_fprintf, &target_vfprintf, fp, -1, format, ap);
+    va_end(ap);
+    return r;
+}
+
+int __fprintf_chk(FILE *fp, int flag, const char *format, ...);
+PIOSCOPE_WRAPPER(fprintf, int, __fprintf_chk, (FILE *fp, int flag, const char *format, ...))
+{
+    va_list ap;
+    va_start(ap, format);
+    int r = do_vfprintf(&target___fprintf_chk, &target___vfprintf_chk, fp, flag, format, ap);
+    va_end(ap);
+    return r;
+}
+
+PIOSCOPE_WRAPPER(vprintf, int, vprintf, (const char *format, va_list ap))
+{
+    return do_vfprintf(&target_vprintf, &target_vfprintf, stdout, -1, format, ap);
+}
+
+int __vprintf_chk(int flag, const char *format, va_list ap);
+PIOSCOPE_WRAPPER(vprintf, int, __vprintf_chk, (int flag, const char *format, va_list ap))
+{
+    return do_vfprintf(&target___vprintf_chk, &target___vfprintf_chk, stdout, flag, format, ap);
+}
+
+PIOSCOPE_WRAPPER(printf, int, printf, (const char *format, ...))
+{
+    va_list ap;
+    va_start(ap, format);
+    int r = do_vfprintf(&target_printf, &target_vfprintf, stdout, -1, format, ap);
+    va_end(ap);
+    return r;
+}
+
+int __printf_chk(int flag, const char *format, ...);
+PIOSCOPE_WRAPPER(printf, int, __printf_chk, (int flag, const char *format, ...))
+{
+    va_list ap;
+    va_start(ap, format);
+    int r = do_vfprintf(&target___printf_chk, &target___vfprintf_chk, stdout, flag, format, ap);
+    va_end(ap);
+    return r;
+}
+
+PIOSCOPE_WRAPPER(fputs, int, fputs, (const char *str, FILE *fp))
+{
+    pioscope_call call;
+    fputs_fn *real = pioscope_begin(&call, &target_fputs);
+    if (!real) return EOF;
+    int r = real(str, fp);
+    uint64_t len = strlen(str);
+    text_done(&call, &target_fputs, fp, len, r == EOF ? 0 : len, r == EOF, 1);
+    return r;
+}
+
+PIOSCOPE_WRAPPER(puts, int, puts, (const char *str))
+{
+    pioscope_call call;
+    puts_fn *real = pioscope_begin(&call, &target_puts);
+    if (!real) return EOF;
+    int r = real(str);
+    uint64_t len = strlen(str) + 1; /* and the newline */
+    text_done(&call, &target_puts, stdout, len, r == EOF ? 0 : len, r == EOF, 1);
+    return r;
+}
+
+/* fputc and putc. */
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_fputc(pioscope_target *target, int c, FILE *fp)
+{
+    pioscope_call call;
+    fputc_fn *real = pioscope_begin(&call, target);
+    if (!real) return EOF;
+    int r = real(c, fp);
+    text_done(&call, target, fp, 1, r == EOF ? 0 : 1, r == EOF, 1);
+    return r;
+}
+
+PIOSCOPE_WRAPPER(fputc, int, fputc, (int c, FILE *fp))
+{
+    return do_fputc(&target_fputc, c, fp);
+}
+
+PIOSCOPE_WRAPPER(putc, int, putc, (int c, FILE *fp))
+{
+    return do_fputc(&target_putc, c, fp);
+}
+
+/* fgetc and getc: end of file is no failure, an error on the stream is. */
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_fgetc(pioscope_target *target, FILE *fp)
+{
+    pioscope_call call;
+    fgetc_fn *real = pioscope_begin(&call, target);
+    if (!real) return EOF;
+    int r = real(fp);
+    text_done(&call, target, fp, 1, r == EOF ? 0 : 1, r == EOF && ferror(fp), 0);
+    return r;
+}
+
+PIOSCOPE_WRAPPER(fgetc, int, fgetc, (FILE *fp))
+{
+    return do_fgetc(&target_fgetc, fp);
+}
+
+PIOSCOPE_WRAPPER(getc, int, getc, (FILE *fp))
+{
+    return do_fgetc(&target_getc, fp);
+}
+
+/* fgets and __fgets_chk (`room` is the buffer's size for the latter, ignored otherwise). */
+PIOSCOPE_ALWAYS_INLINE
+static inline char *do_fgets(pioscope_target *target, int chk, char *s, size_t room, int n,
+                             FILE *fp)
+{
+    pioscope_call call;
+    void *real = pioscope_begin(&call, target);
+    if (!real) return missing_ptr();
+    char *r = chk ? ((fgets_chk_fn *)real)(s, room, n, fp) : ((fgets_fn *)real)(s, n, fp);
+    uint64_t done = r ? strlen(r) : 0;
+    text_done(&call, target, fp, n > 0 ? (uint64_t)n - 1 : 0, done, !r && ferror(fp), 0);
+    return r;
+}
+
+PIOSCOPE_WRAPPER(fgets, char *, fgets, (char *s, int n, FILE *fp))
+{
+    return do_fgets(&target_fgets, 0, s, 0, n, fp);
+}
+
+char *__fgets_chk(char *s, size_t room, int n, FILE *fp);
+PIOSCOPE_WRAPPER(fgets, char *, __fgets_chk, (char *s, size_t room, int n, FILE *fp))
+{
+    return do_fgets(&target___fgets_chk, 1, s, room, n, fp);
+}
+
+/* getline and getdelim: the bytes read are the result. */
+PIOSCOPE_ALWAYS_INLINE
+static inline void line_done(const pioscope_call *call, const pioscope_target *target, FILE *fp,
+                             ssize_t r)
+{
+    uint64_t done = r > 0 ? (uint64_t)r : 0;
+    text_done(call, target, fp, done, done, r < 0 && ferror(fp), 0);
+}
+
+PIOSCOPE_WRAPPER(getline, ssize_t, getline, (char **line, size_t *n, FILE *fp))
+{
+    pioscope_call call;
+    getline_fn *real = pioscope_begin(&call, &target_getline);
+    if (!real) return -1;
+    ssize_t r = real(line, n, fp);
+    line_done(&call, &target_getline, fp, r);
+    return r;
+}
+
+PIOSCOPE_WRAPPER(getdelim, ssize_t, getdelim, (char **line, size_t *n, int delim, FILE *fp))
+{
+    pioscope_call call;
+    getdelim_fn *real = pioscope_begin(&call, &target_getdelim);
+    if (!real) return -1;
+    ssize_t r = real(line, n, delim, fp);
+    line_done(&call, &target_getdelim, fp, r);
+    return r;
+}
+
+/* The scanf family, recorded under `target`, done by `work` (__isoc99_vfscanf). Programs
+ * compiled since C99 call the __isoc99_ entry points; stdio.h maps fscanf and vfscanf to them
+ * (here too), so the plain symbols, used only by pre-C99 builds, are not wrapped. */
+PIOSCOPE_ALWAYS_INLINE
+static inline int do_vfscanf(pioscope_target *target, pioscope_target *work, FILE *fp,
+                             const char *format, va_list ap)
+{
+    ftello_fn *tell = pioscope_target_real(&target_ftello);
+    off_t before = tell ? tell(fp) : -1;
+    pioscope_call call;
+    void *real = begin_as(&call, work);
+    if (!real) {
+        errno = ENOSYS;
+        return EOF;
+    }
+    int r = ((vfscanf_fn *)real)(fp, format, ap);
+    int err = errno;
+    pioscope_stop(&call);
+    off_t after = before >= 0 ? tell(fp) : -1;
+    uint64_t done = after > before ? (uint64_t)(after - before) : 0;
+    errno = err;
+    text_done(&call, target, fp, done, done, r == EOF && ferror(fp), 0);
+    return r;
+}
+
+int __isoc99_vfscanf(FILE *fp, const char *format, va_list ap);
+PIOSCOPE_WRAPPER(vfscanf, int, __isoc99_vfscanf, (FILE *fp, const char *format, va_list ap))
+{
+    return do_vfscanf(&target___isoc99_vfscanf, &target___isoc99_vfscanf, fp, format, ap);
+}
+
+int __isoc99_fscanf(FILE *fp, const char *format, ...);
+PIOSCOPE_WRAPPER(fscanf, int, __isoc99_fscanf, (FILE *fp, const char *format, ...))
+{
+    va_list ap;
+    va_start(ap, format);
+    int r = do_vfscanf(&target___isoc99_fscanf, &target___isoc99_vfscanf, fp, format, ap);
+    va_end(ap);
+    return r;
 }

@@ -16,7 +16,11 @@
 //! - phase time: the time during which the phase is the innermost user region of the thread
 //!   (a region's own duration minus that of regions nested in it); "(none)" is the rest of the
 //!   wall time. Each phase also carries the I/O split of the I/O calls made in it, so an output
-//!   phase dominated by close (the OLAM case) shows at a glance.
+//!   phase dominated by close (the OLAM case) shows at a glance;
+//! - waiting: the MPI calls directly inside an MPI-IO call that moves no data (the barrier in
+//!   a collective `MPI_File_close`, the agreement in `MPI_File_open`) are ranks waiting for
+//!   each other, not the file system: their time leaves the call's class for `wait`
+//!   (`crate::class::is_wait`).
 
 use std::collections::BTreeMap;
 
@@ -25,7 +29,7 @@ use pioscope_trace::store::Event;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::class::{io_class, is_io_layer, IoClass};
+use crate::class::{io_class, is_io_layer, is_wait, IoClass};
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
 use crate::stats::{Names, PerFunc, NO_PHASE};
@@ -41,6 +45,8 @@ pub struct IoSplit {
     pub sync_ns: i64,
     /// Close.
     pub close_ns: i64,
+    /// Waiting for other ranks inside MPI-IO calls that move no data.
+    pub wait_ns: i64,
 }
 
 impl IoSplit {
@@ -51,6 +57,7 @@ impl IoSplit {
             IoClass::Metadata => self.metadata_ns,
             IoClass::Sync => self.sync_ns,
             IoClass::Close => self.close_ns,
+            IoClass::Wait => self.wait_ns,
         }
     }
 
@@ -60,6 +67,7 @@ impl IoSplit {
             IoClass::Metadata => self.metadata_ns += ns,
             IoClass::Sync => self.sync_ns += ns,
             IoClass::Close => self.close_ns += ns,
+            IoClass::Wait => self.wait_ns += ns,
         }
     }
 
@@ -69,9 +77,15 @@ impl IoSplit {
         }
     }
 
-    /// All four classes.
+    /// Moves `ns` of class `c` to waiting.
+    fn move_to_wait(&mut self, c: IoClass, ns: i64) {
+        self.add(c, -ns);
+        self.wait_ns += ns;
+    }
+
+    /// Every class.
     pub fn total_ns(&self) -> i64 {
-        self.data_ns + self.metadata_ns + self.sync_ns + self.close_ns
+        IoClass::ALL.iter().map(|&c| self.get(c)).sum()
     }
 }
 
@@ -105,6 +119,8 @@ pub struct Shares {
     pub sync: f64,
     /// I/O close.
     pub close: f64,
+    /// Waiting for other ranks inside I/O calls.
+    pub wait: f64,
     /// MPI communication outside I/O calls.
     pub mpi: f64,
     /// The rest.
@@ -152,6 +168,10 @@ pub struct Breakdown {
 struct Open {
     layer: Layer,
     region: Option<u32>,
+    /// The class of an outermost I/O call.
+    io: Option<IoClass>,
+    /// The phase its time went to.
+    phase: u32,
 }
 
 #[derive(Debug, Default)]
@@ -322,6 +342,7 @@ impl BreakdownVisitor {
                 metadata: sh(acc.io.metadata_ns),
                 sync: sh(acc.io.sync_ns),
                 close: sh(acc.io.close_ns),
+                wait: sh(acc.io.wait_ns),
                 mpi: sh(acc.mpi),
                 other: sh(other),
             },
@@ -395,7 +416,31 @@ impl Visitor for BreakdownVisitor {
             Layer::Mpi if !same_layer_above && !io_above => acc.mpi += d,
             _ => {}
         }
-        if let (Some(c), false) = (class, io_above) {
+        let outermost_io = stack
+            .iter()
+            .find(|f| is_io_layer(f.data.layer))
+            .map(|f| (f.depth, f.data));
+        if let Some((
+            depth,
+            Open {
+                layer,
+                io: Some(c),
+                phase: io_phase,
+                ..
+            },
+        )) = outermost_io
+        {
+            if is_wait(e.layer, e.depth, layer, depth, c) {
+                acc.io.move_to_wait(c, d);
+                acc.phases
+                    .entry(io_phase)
+                    .or_default()
+                    .io
+                    .move_to_wait(c, d);
+            }
+        }
+        let io = class.filter(|_| !io_above);
+        if let Some(c) = io {
             acc.io.add(c, d);
             acc.phases.entry(phase).or_default().io.add(c, d);
         }
@@ -404,6 +449,8 @@ impl Visitor for BreakdownVisitor {
             Open {
                 layer: e.layer,
                 region: (e.layer == Layer::Region).then_some(phase),
+                io,
+                phase,
             },
         ));
     }
@@ -469,7 +516,8 @@ mod tests {
                 data_ns: 300,
                 metadata_ns: 100,
                 sync_ns: 0,
-                close_ns: 300
+                close_ns: 300,
+                wait_ns: 0,
             },
             "pwrite and close are inside MPI-IO calls: counted once, at the outermost"
         );
@@ -510,6 +558,48 @@ mod tests {
         assert_eq!(r.phases[0].name, "output", "largest first");
     }
 
+    /// Issue 13: the barrier inside a collective MPI_File_close and the allreduce inside
+    /// MPI_File_open are waiting, not close or open time; the exchange inside a collective
+    /// write stays data.
+    #[test]
+    fn mpi_inside_mpiio_metadata_calls_is_waiting() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut b = testutil::rank(0, 1, "n1");
+        b.events(
+            0,
+            &[
+                coll(ev("MPI_File_open", 0, 100).object(FILE_A), 1),
+                ev("MPI_Allreduce", 10, 60).size(4).depth(1),
+                ev("open", 80, 10).object(FILE_A).depth(1),
+                coll(io("MPI_File_write_all", 200, 300, FILE_A, 0, 64), 2),
+                ev("MPI_Alltoall", 210, 100).size(4).depth(1),
+                io("pwrite", 350, 100, FILE_A, 0, 64).depth(1),
+                coll(ev("MPI_File_close", 600, 400).object(FILE_A), 3),
+                ev("close", 610, 20).object(FILE_A).depth(1),
+                ev("MPI_Barrier", 640, 350).depth(1),
+                ev("MPI_Allreduce", 650, 50).size(4).depth(2),
+            ],
+        );
+        let t = testutil::trace(dir.path(), vec![b]);
+        let br = testutil::run(&t, BreakdownVisitor::new(), |v, _| v.result());
+        let r = &br.ranks[0];
+        assert_eq!(
+            r.io,
+            IoSplit {
+                data_ns: 300,
+                metadata_ns: 40,
+                sync_ns: 0,
+                close_ns: 50,
+                wait_ns: 410,
+            },
+            "open 100 - allreduce 60, close 400 - barrier 350 (its nested allreduce not again)"
+        );
+        assert_eq!(r.io_ns, 800);
+        assert_eq!(r.mpi_ns, 0, "inside I/O calls: not MPI time outside I/O");
+        assert_eq!(get(&r.phases, NO_PHASE).io.expect("io").wait_ns, 410);
+        assert_eq!(r.shares.wait, 410.0 / 1000.0);
+    }
+
     #[test]
     fn total_sums_ranks() {
         let dir = tempfile::tempdir().expect("tmp");
@@ -540,7 +630,8 @@ mod tests {
                 data_ns: 500,
                 metadata_ns: 0,
                 sync_ns: 400,
-                close_ns: 100
+                close_ns: 100,
+                wait_ns: 0,
             }
         );
         assert_eq!(tot.other_ns, 1000);

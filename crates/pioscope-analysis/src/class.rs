@@ -33,15 +33,22 @@ pub enum IoClass {
     Sync,
     /// Closing: close, fclose, MPI_File_close (which flush what is cached: the OLAM case).
     Close,
+    /// Waiting for the other ranks: the MPI communication directly inside an MPI-IO call that
+    /// moves no data (the barrier of a collective `MPI_File_close`, the agreement of
+    /// `MPI_File_open`, `MPI_File_sync`, `MPI_File_set_view`). No function has this class: the
+    /// time is taken out of the enclosing call's (`is_wait`). The communication inside a
+    /// collective read or write is its two-phase exchange and stays data.
+    Wait,
 }
 
 impl IoClass {
     /// Every class, in display order.
-    pub const ALL: [IoClass; 4] = [
+    pub const ALL: [IoClass; 5] = [
         IoClass::Data,
         IoClass::Metadata,
         IoClass::Sync,
         IoClass::Close,
+        IoClass::Wait,
     ];
 
     /// Lower-case name.
@@ -51,6 +58,7 @@ impl IoClass {
             IoClass::Metadata => "metadata",
             IoClass::Sync => "sync",
             IoClass::Close => "close",
+            IoClass::Wait => "wait",
         }
     }
 }
@@ -68,6 +76,16 @@ pub fn io_class(layer: Layer, func: &str) -> Option<IoClass> {
         _ if is_aio_completion(func) => IoClass::Data,
         _ => IoClass::Metadata,
     })
+}
+
+/// Whether an MPI call (`layer`, `depth`) is ranks waiting for each other inside an I/O call:
+/// it sits directly beneath (`depth` one more than `io_depth`) an MPI-IO call of class
+/// `io_class` that moves no data.
+pub fn is_wait(layer: Layer, depth: u8, io_layer: Layer, io_depth: u8, io_class: IoClass) -> bool {
+    layer == Layer::Mpi
+        && io_layer == Layer::MpiIo
+        && depth == io_depth.saturating_add(1)
+        && io_class != IoClass::Data
 }
 
 /// Calls that open or create a file.

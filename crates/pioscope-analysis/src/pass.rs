@@ -71,7 +71,7 @@ pub fn run(
     visitors: &mut [&mut dyn Visitor],
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<PassCounts, StoreError> {
-    let filter = ScopeFilter::new(ctx.trace, ctx.scope);
+    let mut filter = ScopeFilter::new(ctx.trace, ctx.scope);
     let mut counts = PassCounts::default();
     let batches = ctx.trace.events()?;
     let total = batches.row_groups();

@@ -1,48 +1,118 @@
 //! Which records an analysis counts: by default the application's own I/O (see
-//! `pioscope_trace::scope`: POSIX and STDIO records on system files or on descriptors without
-//! a file are left out); `Scope::All` counts everything.
+//! `pioscope_trace::scope`: POSIX and STDIO records on system files, on ROMIO's hidden helper
+//! files or on descriptors without a file are left out), and nothing the MPI library does
+//! inside `MPI_Init`/`MPI_Finalize` (hwloc reading `/sys`, shared-memory set-up, another
+//! tool's log written at finalize); `Scope::All` counts everything.
 
 use std::collections::HashSet;
 
-use pioscope_trace::scope::{is_application_record, is_system_path};
+use pioscope_trace::scope::{is_application_record, is_hidden_path};
 use pioscope_trace::store::{Event, Trace};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// What an analysis counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
-    /// The application's records (`pioscope_trace::scope::is_application_record`).
+    /// The application's records (`pioscope_trace::scope::is_application_record`), outside
+    /// `MPI_Init` and `MPI_Finalize`.
     #[default]
     Application,
     /// Every record.
     All,
 }
 
-/// Decides record by record, with the system files of one trace looked up once.
+/// The MPI calls whose insides are the MPI library's start-up and shut-down, not the
+/// application's.
+fn is_lifecycle_call(func: &str) -> bool {
+    matches!(func, "MPI_Init" | "MPI_Init_thread" | "MPI_Finalize")
+}
+
+/// Decides record by record, with the hidden files of one trace looked up once. It follows
+/// the store order (rank, then start time) to know which records start inside an
+/// `MPI_Init`/`MPI_Finalize` of their process.
 pub struct ScopeFilter {
     scope: Scope,
-    system_files: HashSet<i32>,
+    hidden_files: HashSet<i32>,
+    /// Per process, the span (start, end) of its last `MPI_Init`/`MPI_Finalize`.
+    lifecycle: FxHashMap<i32, (i64, i64)>,
 }
 
 impl ScopeFilter {
     /// The filter of `scope` for `trace`.
     pub fn new(trace: &Trace, scope: Scope) -> ScopeFilter {
-        let system_files = trace
+        let hidden_files = trace
             .files
             .iter()
-            .filter(|f| is_system_path(&f.path))
+            .filter(|f| is_hidden_path(&f.path))
             .map(|f| f.file_id)
             .collect();
         ScopeFilter {
             scope,
-            system_files,
+            hidden_files,
+            lifecycle: FxHashMap::default(),
         }
     }
 
-    /// Whether `e` counts.
-    pub fn keeps(&self, e: &Event<'_>) -> bool {
-        self.scope == Scope::All
-            || is_application_record(e.layer, e.file_id.map(|f| self.system_files.contains(&f)))
+    /// Whether `e` counts (call once per record, in store order).
+    pub fn keeps(&mut self, e: &Event<'_>) -> bool {
+        if self.scope == Scope::All {
+            return true;
+        }
+        if is_lifecycle_call(e.func) {
+            self.lifecycle.insert(e.process, (e.start_ns, e.end_ns()));
+            return true;
+        }
+        let inside_lifecycle = self
+            .lifecycle
+            .get(&e.process)
+            .is_some_and(|&(start, end)| e.start_ns >= start && e.start_ns < end);
+        !inside_lifecycle
+            && is_application_record(e.layer, e.file_id.map(|f| self.hidden_files.contains(&f)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{self, ev, io, FILE_A};
+
+    /// Records that start inside MPI_Init or MPI_Finalize are the library's; those before,
+    /// between and after are the application's.
+    #[test]
+    fn init_and_finalize_insides_are_left_out() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut b = testutil::rank(0, 1, "n1");
+        b.events(
+            0,
+            &[
+                io("pwrite", 0, 10, FILE_A, 0, 8),
+                ev("MPI_Init", 100, 1000),
+                io("pread", 200, 10, FILE_A, 0, 8).depth(1),
+                ev("MPI_Barrier", 300, 10).depth(1),
+                io("pwrite", 2000, 10, FILE_A, 0, 8),
+                ev("MPI_Finalize", 3000, 1000),
+                io("pwrite", 3500, 10, FILE_A, 0, 8).depth(1),
+                io("pwrite", 5000, 10, FILE_A, 0, 8),
+            ],
+        );
+        let t = testutil::trace(dir.path(), vec![b]);
+        let kept = |scope| {
+            let mut f = ScopeFilter::new(&t, scope);
+            let mut v = Vec::new();
+            for batch in t.events().expect("events") {
+                for e in batch.expect("batch").iter() {
+                    if f.keeps(&e) {
+                        v.push((e.func.to_string(), e.start_ns));
+                    }
+                }
+            }
+            v
+        };
+        let app = kept(Scope::Application);
+        let starts: Vec<i64> = app.iter().map(|(_, s)| *s).collect();
+        assert_eq!(starts, [0, 100, 2000, 3000, 5000]);
+        assert_eq!(kept(Scope::All).len(), 8);
     }
 }

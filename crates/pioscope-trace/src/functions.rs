@@ -156,8 +156,10 @@ fn classify(layer: Layer, name: &str) -> OpKind {
             _ => OpKind::Other,
         },
         Layer::Stdio => match name {
-            "fread" => OpKind::Read,
-            "fwrite" => OpKind::Write,
+            "fread" | "fscanf" | "vfscanf" | "fgets" | "getline" | "getdelim" | "fgetc"
+            | "getc" => OpKind::Read,
+            "fwrite" | "fprintf" | "vfprintf" | "printf" | "vprintf" | "fputs" | "puts"
+            | "fputc" | "putc" => OpKind::Write,
             _ => OpKind::Other,
         },
         Layer::MpiIo => {
@@ -319,6 +321,15 @@ mod tests {
     #[test]
     fn kinds() {
         assert_eq!(by_name("pwrite64").map(|f| f.kind()), Some(OpKind::Write));
+        // Issue 13: the formatted, line and character STDIO calls move data.
+        for w in [
+            "fprintf", "vfprintf", "printf", "fputs", "puts", "fputc", "putc",
+        ] {
+            assert_eq!(by_name(w).map(|f| f.kind()), Some(OpKind::Write), "{w}");
+        }
+        for r in ["fscanf", "fgets", "getline", "getdelim", "fgetc", "getc"] {
+            assert_eq!(by_name(r).map(|f| f.kind()), Some(OpKind::Read), "{r}");
+        }
         assert_eq!(
             by_name("MPI_File_iread_at").map(|f| f.kind()),
             Some(OpKind::Read)

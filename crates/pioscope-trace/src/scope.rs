@@ -23,9 +23,22 @@ pub fn is_system_path(path: &str) -> bool {
     !path.starts_with("/dev/shm/") && SYSTEM_PREFIXES.iter().any(|p| path.starts_with(p))
 }
 
+/// True for ROMIO's hidden helper files: the shared file pointer of `MPI_File_*_shared` and
+/// `*_ordered` lives in `.<name>.shfp.<number>` beside the file. Its POSIX calls belong to the
+/// MPI-IO call that makes them (they nest under it), not to the application's requests.
+pub fn is_romio_helper_path(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.starts_with('.') && name.contains(".shfp.")
+}
+
+/// True for a file that is not the application's data: a system file or a ROMIO helper.
+pub fn is_hidden_path(path: &str) -> bool {
+    is_system_path(path) || is_romio_helper_path(path)
+}
+
 /// Whether a record is the application's: POSIX and STDIO records only on a file that is not
-/// a system file (`system_file`: `None` when the record has no file, as on a socket or pipe);
-/// records of every other layer always.
+/// a hidden file (`is_hidden_path`; `system_file`: `None` when the record has no file, as on a
+/// socket or pipe); records of every other layer always.
 pub fn is_application_record(layer: Layer, system_file: Option<bool>) -> bool {
     match layer {
         Layer::Posix | Layer::Stdio => system_file == Some(false),
@@ -57,6 +70,14 @@ mod tests {
         ] {
             assert!(!is_system_path(p), "{p}");
         }
+    }
+
+    #[test]
+    fn romio_helper_paths() {
+        assert!(is_hidden_path("/scratch/.out.dat.shfp.812043"));
+        assert!(is_romio_helper_path(".out.shfp.1"));
+        assert!(!is_hidden_path("/scratch/out.dat"));
+        assert!(!is_romio_helper_path("/scratch/.hidden/out.shfp.dat"));
     }
 
     #[test]

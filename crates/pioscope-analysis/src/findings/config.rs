@@ -9,8 +9,6 @@ use std::sync::Mutex;
 
 use toml::{Table, Value};
 
-use super::Severity;
-
 /// The built-in thresholds (crates/pioscope-analysis/findings.toml).
 pub const DEFAULTS: &str = include_str!("../../findings.toml");
 
@@ -196,26 +194,9 @@ fn check(key: &str, default: &Value, value: Value) -> Result<Value, (String, Str
         (Value::Float(_), _) => bad("expected a number"),
         (Value::Boolean(_), Value::Boolean(_)) => Ok(value),
         (Value::Boolean(_), _) => bad("expected true or false"),
-        (Value::String(_), Value::String(s)) if key.ends_with("severity") => {
-            if parse_severity(s).is_some() {
-                Ok(value)
-            } else {
-                bad("expected \"high\", \"medium\" or \"low\"")
-            }
-        }
         (Value::String(_), Value::String(_)) => Ok(value),
         (Value::String(_), _) => bad("expected a string"),
         _ => bad("unexpected value"),
-    }
-}
-
-/// `high`, `medium` or `low`.
-pub(crate) fn parse_severity(s: &str) -> Option<Severity> {
-    match s {
-        "high" => Some(Severity::High),
-        "medium" => Some(Severity::Medium),
-        "low" => Some(Severity::Low),
-        _ => None,
     }
 }
 
@@ -246,14 +227,6 @@ impl Section<'_> {
     /// A boolean key.
     pub(crate) fn bool(&self, key: &str) -> bool {
         matches!(self.config.get(self.name, key), Some(Value::Boolean(true)))
-    }
-
-    /// A severity key (`high`, `medium`, `low`).
-    pub(crate) fn severity(&self, key: &str) -> Severity {
-        match self.config.get(self.name, key) {
-            Some(Value::String(s)) => parse_severity(s).unwrap_or(Severity::High),
-            _ => Severity::High,
-        }
     }
 }
 
@@ -351,11 +324,6 @@ mod tests {
                 "1.5",
             ),
             ("[reread]\nenabled = 1\n", "reread.enabled", "1"),
-            (
-                "[exchange-time]\nmax_severity = \"urgent\"\n",
-                "exchange-time.max_severity",
-                "\"urgent\"",
-            ),
         ] {
             let e = Config::from_toml(text, p()).expect_err(text);
             let s = e.to_string();

@@ -2,9 +2,10 @@
 //! (fwrite, fread, fflush, ...): many small calls through a small stream buffer, each
 //! flush a system call, with no way to express parallel access to a shared file.
 
+use pioscope_trace::functions::kind_of;
 use pioscope_trace::store::Event;
 use pioscope_trace::units;
-use pioscope_trace::Layer;
+use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};
@@ -163,12 +164,21 @@ impl Rule for HeavyStdio {
                 numbers: n.0,
                 worst,
             },
-            format!(
-                "Replace the {top} loop with large writes of a memory buffer (write/pwrite of \
-                 several MiB, or MPI-IO for a file shared by ranks); at least enlarge the \
-                 stream buffer with setvbuf(f, NULL, _IOFBF, 4194304) right after fopen, and \
-                 call fflush only when the data must reach the file."
-            ),
+            if kind_of(Layer::Stdio, top) == OpKind::Read {
+                format!(
+                    "Replace the {top} loop with large reads into a memory buffer (fread or \
+                     read of several MiB, or MPI-IO for a file shared by ranks) and parse it \
+                     there; at least enlarge the stream buffer with \
+                     setvbuf(f, NULL, _IOFBF, 4194304) right after fopen."
+                )
+            } else {
+                format!(
+                    "Replace the {top} loop with large writes of a memory buffer (write/pwrite \
+                     of several MiB, or MPI-IO for a file shared by ranks); at least enlarge \
+                     the stream buffer with setvbuf(f, NULL, _IOFBF, 4194304) right after \
+                     fopen, and call fflush only when the data must reach the file."
+                )
+            },
         )]
     }
 }

@@ -1,7 +1,9 @@
 //! `load-imbalance`: some ranks spend much more time in I/O (or move many more bytes) than
 //! the others. In a bulk-synchronous code the others wait for the slowest at the next
 //! collective, so the difference is lost on every rank. Counted at the application's own I/O
-//! calls; ranks without any I/O count as zero. When one rank moves nearly everything,
+//! calls, without the time they wait for other ranks inside MPI-IO open, close and sync
+//! (`Facts::wait`: the fast ranks wait there for the slow one, which would make them look
+//! busy); ranks without any I/O count as zero. When one rank moves nearly everything,
 //! `rank0-io` reports it instead.
 
 use std::collections::BTreeMap;
@@ -50,6 +52,9 @@ impl LoadImbalance {
 impl Visitor for LoadImbalance {
     fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
         let fx = util::facts(&self.shared, e);
+        if e.rank >= 0 && fx.wait {
+            self.by.at(e.rank).0 -= e.duration_ns;
+        }
         if e.rank < 0 || !fx.top_level {
             return;
         }
@@ -183,7 +188,7 @@ impl Rule for LoadImbalance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{ev, flt, none, num, one, Fx};
+    use crate::testutil::{coll, ev, flt, none, num, one, Fx};
 
     /// 4 ranks writing 1 MiB each; rank 3's write takes `slow` ns, the others 10 ms.
     fn job(slow: u64) -> Fx {
@@ -218,6 +223,38 @@ mod tests {
             "{:?}",
             f.evidence.worst
         );
+    }
+
+    /// Issue 13: the fast ranks wait for the slow one in the barrier of a collective
+    /// MPI_File_close; that waiting is not their I/O time, or every rank would look as busy.
+    #[test]
+    fn waiting_in_a_collective_close_is_not_io_time() {
+        let mut fx = Fx::new(4);
+        let f = fx.file("/scratch/out.dat");
+        for r in 0..4 {
+            let write = if r == 3 { 50_000_000 } else { 10_000_000 };
+            fx.push(r, ev("pwrite", 10_000, write).object(f).size(1 << 20));
+            fx.push(
+                r,
+                coll(
+                    ev("MPI_File_close", 60_000_000, 1_000_000 + 50_000_000 - write).object(f),
+                    1,
+                ),
+            );
+            fx.push(
+                r,
+                ev("MPI_Barrier", 60_500_000, 50_000_000 - write).depth(1),
+            );
+        }
+        let dir = tempfile::tempdir().expect("tmp");
+        let f = one(&fx.build(dir.path()), ID);
+        assert_eq!(num(&f, "slowest_rank"), 3);
+        assert_eq!(
+            num(&f, "max_time_ns"),
+            51_000_000,
+            "write and close, no waiting"
+        );
+        assert_eq!(num(&f, "mean_time_ns"), 21_000_000);
     }
 
     #[test]

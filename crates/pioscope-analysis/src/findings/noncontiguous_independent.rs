@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use pioscope_trace::functions::kind_of;
 use pioscope_trace::store::Event;
 use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
@@ -28,7 +29,9 @@ struct FileAcc {
     posix: Requests,
     ranks: BTreeSet<i32>,
     reads: u64,
-    by_func: BTreeMap<&'static str, u64>,
+    read_ns: i64,
+    /// Time in each function.
+    by_func: BTreeMap<&'static str, i64>,
     density: Option<f64>,
 }
 
@@ -79,8 +82,9 @@ impl NoncontiguousIndependent {
         a.ranks.insert(c.rank);
         if c.kind == OpKind::Read {
             a.reads += 1;
+            a.read_ns += c.end - c.start;
         }
-        *a.by_func.entry(c.func).or_default() += 1;
+        *a.by_func.entry(c.func).or_default() += c.end - c.start;
         if a.density.is_none() {
             a.density = density;
         }
@@ -157,6 +161,8 @@ impl Rule for NoncontiguousIndependent {
             )
             .int("posix_bytes", posix_bytes as i64);
         let k = self.general.worst;
+        let read_ns: i64 = files.iter().map(|(_, a)| a.read_ns).sum();
+        let reading = read_ns * 2 > call_ns;
         let top_files = util::top(files, k, |(_, a)| a.call_ns);
         if let Some(d) = top_files.first().and_then(|(_, a)| a.density) {
             n.float("view_density", d);
@@ -189,13 +195,25 @@ impl Rule for NoncontiguousIndependent {
                 units::duration_prose(*ns)
             ));
         }
+        // The remedy follows the time: the function and the direction (read or write) that
+        // took most of it.
         let func = top_files
             .first()
-            .and_then(|(_, a)| a.by_func.iter().max_by_key(|(_, c)| **c).map(|(f, _)| *f))
-            .unwrap_or("MPI_File_write");
+            .and_then(|(_, a)| {
+                a.by_func
+                    .iter()
+                    .filter(|(f, _)| (kind_of(Layer::MpiIo, f) == OpKind::Read) == reading)
+                    .max_by_key(|(_, ns)| **ns)
+                    .map(|(f, _)| *f)
+            })
+            .unwrap_or(if reading {
+                "MPI_File_read"
+            } else {
+                "MPI_File_write"
+            });
         worst.push(format!("call {func}"));
         let coll = collective_form(func);
-        let hint = if reads * 2 > calls {
+        let hint = if reading {
             "romio_cb_read=enable"
         } else {
             "romio_cb_write=enable"
@@ -240,6 +258,11 @@ mod tests {
     /// `ranks` ranks x 5 MPI_File_write of 1 KiB through a view of density 1/4, each split
     /// into 4 pwrites of 256 B (1 us each).
     fn job(ranks: usize, calls: u64, view: bool) -> Fx {
+        job_of(("MPI_File_write", "pwrite"), ranks, calls, view)
+    }
+
+    /// As `job`, with (MPI-IO call, POSIX call) `funcs` of one direction.
+    fn job_of(funcs: (&str, &str), ranks: usize, calls: u64, view: bool) -> Fx {
         let mut fx = Fx::new(ranks);
         let f = fx.file("/scratch/shared.dat");
         for r in 0..ranks {
@@ -258,7 +281,7 @@ mod tests {
                 let t = 2_000 + i * 10_000;
                 fx.push(
                     r,
-                    ev("MPI_File_write", t, 9_000)
+                    ev(funcs.0, t, 9_000)
                         .object(f)
                         .size(1024)
                         .offset(r as u64 * 256),
@@ -267,7 +290,7 @@ mod tests {
                     for j in 0..4 {
                         fx.push(
                             r,
-                            ev("pwrite", t + 100 + j * 1_500, 1_000)
+                            ev(funcs.1, t + 100 + j * 1_500, 1_000)
                                 .object(f)
                                 .size(256)
                                 .offset(j * 1024)
@@ -277,7 +300,7 @@ mod tests {
                 } else {
                     fx.push(
                         r,
-                        ev("pwrite", t + 100, 4_000)
+                        ev(funcs.1, t + 100, 4_000)
                             .object(f)
                             .size(1024)
                             .offset(i * 1024)
@@ -287,6 +310,19 @@ mod tests {
             }
         }
         fx
+    }
+
+    /// Issue 13: noncontiguous reads are told to read collectively, with romio_cb_read.
+    #[test]
+    fn noncontiguous_reads_get_a_read_remedy() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let f = one(
+            &job_of(("MPI_File_read", "pread"), 4, 5, true).build(dir.path()),
+            ID,
+        );
+        assert!(f.remedy.contains("MPI_File_read_all"), "{}", f.remedy);
+        assert!(f.remedy.contains("romio_cb_read=enable"), "{}", f.remedy);
+        assert!(!f.remedy.contains("write"), "{}", f.remedy);
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub(crate) struct RandomAccess {
     /// Random requests per (rank, file).
     by: Keyed<(i32, i32), Requests>,
     reads: u64,
+    /// Time of the random reads.
+    read_ns: i64,
 }
 
 impl RandomAccess {
@@ -53,6 +55,7 @@ impl RandomAccess {
             sequential: Requests::default(),
             by: Keyed::default(),
             reads: 0,
+            read_ns: 0,
         }
     }
 }
@@ -90,6 +93,7 @@ impl Visitor for RandomAccess {
         self.by.at((e.rank, file)).add(e);
         if k == OpKind::Read {
             self.reads += 1;
+            self.read_ns += e.duration_ns;
         }
     }
 }
@@ -152,7 +156,8 @@ impl Rule for RandomAccess {
                 units::duration_prose(a.ns)
             ));
         }
-        let reads = self.reads * 2 > r.count;
+        // The remedy follows the direction that took most of the random requests' time.
+        let reads = self.read_ns * 2 > r.ns;
         let remedy = if reads {
             "Read in offset order: sort the requests by offset before issuing them, or read \
              the needed range in one large request and index it in memory; through MPI-IO, a \

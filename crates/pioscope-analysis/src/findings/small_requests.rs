@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use pioscope_trace::functions::by_name;
 use pioscope_trace::store::Event;
 use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
@@ -96,9 +97,9 @@ impl Rule for SmallRequests {
         let by_file = self.by.group(|k| k.1, Acc::merge);
         let by_func = self.by.group(|k| func_name(k.2), Acc::merge);
         let by_rank_file = self.by.group(|k| (k.0, k.1), Acc::merge);
-        let mut by_layer: BTreeMap<Layer, u64> = BTreeMap::new();
+        let mut by_layer: BTreeMap<Layer, i64> = BTreeMap::new();
         for (k, a) in self.by.entries() {
-            *by_layer.entry(func_layer(k.2)).or_default() += a.small;
+            *by_layer.entry(func_layer(k.2)).or_default() += a.small_ns;
         }
         // Small requests are latency-bound: their time goes with their count. Merged into
         // requests of target_bytes per rank and file, the count falls to `after`.
@@ -144,7 +145,7 @@ impl Rule for SmallRequests {
                 units::duration_prose(a.small_ns)
             ));
         }
-        let funcs = util::top(by_func.iter().collect(), k, |(_, a)| a.small);
+        let funcs = util::top(by_func.iter().collect(), k, |(_, a)| a.small_ns);
         for (f, a) in &funcs {
             worst.push(format!(
                 "call {f}: {} small requests, mean {}",
@@ -153,7 +154,11 @@ impl Rule for SmallRequests {
             ));
         }
 
+        // The remedy follows the function that took most of the small requests' time, and
+        // its direction.
         let func = funcs.first().map(|(f, _)| **f).unwrap_or("write");
+        let reading = by_name(func).is_some_and(|f| f.kind() == OpKind::Read);
+        let verb = if reading { "read" } else { "write" };
         let target = units::bytes(self.target_bytes);
         let layer = by_layer
             .iter()
@@ -163,20 +168,28 @@ impl Rule for SmallRequests {
         let remedy = match layer {
             Layer::MpiIo => format!(
                 "Make fewer, larger MPI-IO calls: describe each rank's data with a derived \
-                 datatype and file view and write it in one call per step, collectively \
+                 datatype and file view and {verb} it in one call per step, collectively \
                  ({func} -> the `_all` form) so ROMIO merges the pieces of all ranks into \
                  large requests; aim for at least {target} per call."
             ),
             Layer::Stdio => format!(
-                "Buffer in memory and write blocks of at least {target}: replace the {func} \
-                 loop by one large write per step, or enlarge the stream buffer with \
+                "Buffer in memory and {verb} blocks of at least {target}: replace the {func} \
+                 loop by one large {verb} per step, or enlarge the stream buffer with \
                  setvbuf(f, NULL, _IOFBF, {}) right after fopen.",
                 self.target_bytes
+            ),
+            _ if reading => format!(
+                "Read in requests of at least {target} into a memory buffer and take the \
+                 pieces from there, instead of {} {func} calls of {} on average; for a file \
+                 shared by ranks, MPI-IO collective reads (MPI_File_read_at_all) do this \
+                 aggregation across ranks.",
+                t.small,
+                units::bytes(mean as u64)
             ),
             _ => format!(
                 "Gather the data in a memory buffer and issue requests of at least {target} \
                  instead of {} {func} calls of {} on average; for a file shared by ranks, \
-                 MPI-IO collective calls (MPI_File_write_at_all) do this aggregation across \
+                 MPI-IO collective writes (MPI_File_write_at_all) do this aggregation across \
                  ranks.",
                 t.small,
                 units::bytes(mean as u64)
@@ -225,6 +238,11 @@ mod tests {
 
     /// 2 ranks each writing `n` records of `size` bytes, 1 us each, to their own file.
     fn job(n: u64, size: u64) -> Fx {
+        job_of("pwrite", n, size)
+    }
+
+    /// As `job`, with `func` (a read or a write) for every request.
+    fn job_of(func: &str, n: u64, size: u64) -> Fx {
         let mut fx = Fx::new(2);
         let a = fx.file("/scratch/a.dat");
         let b = fx.file("/scratch/b.dat");
@@ -232,7 +250,7 @@ mod tests {
             for i in 0..n {
                 fx.push(
                     r,
-                    ev("pwrite", 2_000 + i * 2_000, 1_000)
+                    ev(func, 2_000 + i * 2_000, 1_000)
                         .object(f)
                         .size(size)
                         .offset(i * size),
@@ -271,6 +289,15 @@ mod tests {
         );
         assert!(f.evidence.worst.iter().any(|w| w.contains("call pwrite")));
         assert!(f.remedy.contains("4.0 MiB"), "{}", f.remedy);
+    }
+
+    /// Issue 13: a read-only workload is told to read, never to write.
+    #[test]
+    fn read_only_workload_gets_a_read_remedy() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let f = one(&job_of("pread", 600, 100).build(dir.path()), ID);
+        assert!(f.remedy.contains("MPI_File_read_at_all"), "{}", f.remedy);
+        assert!(!f.remedy.to_lowercase().contains("write"), "{}", f.remedy);
     }
 
     /// Regression (issue 12): the evidence said "about 1 calls".

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::config::Config;
 use super::{Evidence, Finding, Severity};
-use crate::class::{self, is_io_layer};
+use crate::class::{self, is_io_layer, IoClass};
 use crate::nesting::{Frame, Nesting};
 use crate::pass::Context;
 use crate::stats::PerFunc;
@@ -31,6 +31,12 @@ pub(crate) struct Parent {
     pub start: i64,
     /// Read, write or other.
     pub kind: OpKind,
+    /// Its `crate::class` bits.
+    pub class: u16,
+    /// Its file.
+    pub file: Option<i32>,
+    /// Its function id.
+    pub func: u16,
 }
 
 /// What the rules want to know about one record, computed once for all of them (small, so
@@ -49,6 +55,9 @@ pub(crate) struct Facts {
     pub call: bool,
     /// The enclosing top-level MPI-IO call, for records inside one.
     pub parent: Option<Parent>,
+    /// The record is ranks waiting for each other inside `parent`, a call that moves no data
+    /// (`crate::class::is_wait`): its time is not the parent's open, close or sync cost.
+    pub wait: bool,
 }
 
 impl Facts {
@@ -95,6 +104,7 @@ pub(crate) fn shared() -> Shared {
             top_level: false,
             call: false,
             parent: None,
+            wait: false,
         },
         this: None,
         nest: Nesting::new(),
@@ -109,11 +119,18 @@ impl SharedState {
     fn update(&mut self, e: &Event<'_>) {
         let (func, class, kind) = self.funcs.get(e);
         let stack = self.nest.enter(e, |_| {});
-        let mpiio = stack.first().and_then(|f| f.data);
+        let mpiio = stack.first().and_then(|f| f.data.map(|c| (f.depth, c)));
+        let wait = mpiio.is_some_and(|(depth, c)| {
+            let c_class = if c.data() {
+                IoClass::Data
+            } else {
+                IoClass::Metadata
+            };
+            class::is_wait(e.layer, e.depth, Layer::MpiIo, depth, c_class)
+        });
         let top_level = is_io_layer(e.layer) && stack.is_empty();
         let this = if top_level {
-            let c = (e.layer == Layer::MpiIo)
-                .then(|| Call::of(e, func.map(|f| f.name).unwrap_or("?"), kind));
+            let c = (e.layer == Layer::MpiIo).then(|| Call::of(e, func, kind, class));
             stack.push(Frame::of(e, c));
             c
         } else {
@@ -125,11 +142,15 @@ impl SharedState {
             class,
             top_level,
             call: this.is_some(),
-            parent: mpiio.map(|c| Parent {
+            parent: mpiio.map(|(_, c)| Parent {
                 id: c.id,
                 start: c.start,
                 kind: c.kind,
+                class: c.class,
+                file: c.file,
+                func: c.func_id,
             }),
+            wait,
         };
         self.this = this;
         self.last = e.id;
@@ -270,21 +291,27 @@ pub(crate) struct Call {
     pub file: Option<i32>,
     /// Bytes requested.
     pub size: i64,
+    /// Its `crate::class` bits.
+    pub class: u16,
+    /// Its function id (0 if unknown).
+    pub func_id: u16,
 }
 
 impl Call {
-    fn of(e: &Event<'_>, func: &'static str, kind: OpKind) -> Call {
+    fn of(e: &Event<'_>, func: Option<&'static FuncInfo>, kind: OpKind, class: u16) -> Call {
         Call {
             id: e.id,
             rank: e.rank,
             start: e.start_ns,
             end: e.end_ns(),
-            func,
+            func: func.map_or("?", |f| f.name),
             kind,
             collective: e.collective,
             instance: e.instance,
             file: e.file_id,
             size: e.size,
+            class,
+            func_id: func.map_or(0, |f| f.id),
         }
     }
 

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
+use pioscope_analysis::scope::ScopeFilter;
+use pioscope_analysis::Scope;
 use pioscope_trace::functions::{self, Layer, OpKind};
 use pioscope_trace::store::{Event, EventFilter, Trace};
 
@@ -52,6 +54,10 @@ impl From<LayerArg> for Layer {
 /// since the job start), duration, rank/process/thread, function, file, offset, size, the
 /// result when it differs from the size, errno or MPI error class, collective instance,
 /// request, and MPI peer/tag or root/communicator size.
+///
+/// Like `stats`, it shows the application's records by default: not the POSIX and STDIO
+/// calls on system files, ROMIO's helper files, sockets and pipes, nor what the MPI library
+/// does inside MPI_Init and MPI_Finalize; `--all` shows every record.
 #[derive(Parser, Debug)]
 #[command(after_help = crate::EXIT_CODES)]
 pub struct Args {
@@ -67,6 +73,9 @@ pub struct Args {
     /// Stop after N records
     #[arg(long, value_name = "N")]
     pub limit: Option<u64>,
+    /// Show every record, system files, sockets and the insides of MPI_Init/MPI_Finalize included
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// Prints the records.
@@ -78,6 +87,12 @@ pub fn run(args: Args) -> Result<u8> {
         "{:>15}  {:>9}  {:<12}  call",
         "time (s)", "duration", "where"
     ))?;
+    let scope = if args.all {
+        Scope::All
+    } else {
+        Scope::Application
+    };
+    let mut filter = ScopeFilter::new(&trace, scope);
     let mut printed = 0u64;
     let limit = args.limit.unwrap_or(u64::MAX);
     'batches: for batch in trace.events_where(EventFilter { rank: args.rank })? {
@@ -86,7 +101,11 @@ pub fn run(args: Args) -> Result<u8> {
             if printed >= limit || !out.open() {
                 break 'batches;
             }
-            if args.rank.is_some_and(|r| r != e.rank) || layer.is_some_and(|l| l != e.layer) {
+            // The scope sees every record of the rank, so it knows where MPI_Init ends.
+            if !filter.keeps(&e)
+                || args.rank.is_some_and(|r| r != e.rank)
+                || layer.is_some_and(|l| l != e.layer)
+            {
                 continue;
             }
             out.line(format_args!("{}", line(&trace, &e)))?;

@@ -137,7 +137,7 @@ pub fn summary_text(summary: &MergeSummary, wall: Option<Duration>) -> String {
     }
     if summary.totals.left_out > 0 {
         s.push_str(&format!(
-            "  ({} POSIX/STDIO records on system files or descriptors without a file not counted)\n",
+            "  ({} POSIX/STDIO records on system or helper files or descriptors without a file not counted)\n",
             summary.totals.left_out
         ));
     }

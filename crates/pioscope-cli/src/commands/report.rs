@@ -129,6 +129,7 @@ fn time_bar(s: &Shares) -> String {
         ('M', s.metadata),
         ('S', s.sync),
         ('C', s.close),
+        ('W', s.wait),
         ('~', s.mpi),
     ];
     let total: f64 = parts.iter().map(|p| p.1).sum::<f64>() + s.other;
@@ -230,7 +231,7 @@ fn job(t: &mut String, p: &Profile) {
     if j.left_out > 0 {
         let _ = writeln!(
             t,
-            "scope    {} POSIX/STDIO records on system files or descriptors without a file left out (--all counts them)",
+            "scope    {} records left out: POSIX/STDIO on system files, helper files or descriptors without a file, and what runs inside MPI_Init/MPI_Finalize (--all counts them)",
             j.left_out
         );
     }
@@ -254,6 +255,7 @@ fn rank_row(b: &RankBreakdown) -> Vec<String> {
         pct(s.metadata),
         pct(s.sync),
         pct(s.close),
+        pct(s.wait),
         pct(s.mpi),
         pct(s.other),
     ]
@@ -271,12 +273,14 @@ fn time(t: &mut String, p: &Profile) {
     let _ = writeln!(t, "  [{}]", time_bar(s));
     let _ = writeln!(
         t,
-        "  I/O {} (D data {}, M metadata {}, S sync {}, C close {}), ~ MPI {}, . other {}",
+        "  I/O {} (D data {}, M metadata {}, S sync {}, C close {}, W waiting for other ranks {}), \
+         ~ MPI {}, . other {}",
         pct(s.io),
         pct(s.data),
         pct(s.metadata),
         pct(s.sync),
         pct(s.close),
+        pct(s.wait),
         pct(s.mpi),
         pct(s.other)
     );
@@ -287,6 +291,7 @@ fn time(t: &mut String, p: &Profile) {
             ("metadata", io.metadata_ns),
             ("sync", io.sync_ns),
             ("close", io.close_ns),
+            ("waiting for other ranks", io.wait_ns),
         ]
         .into_iter()
         .max_by_key(|x| x.1)
@@ -300,7 +305,7 @@ fn time(t: &mut String, p: &Profile) {
         );
     }
     let header = [
-        "rank", "host", "wall", "I/O", "data", "metadata", "sync", "close", "MPI", "other",
+        "rank", "host", "wall", "I/O", "data", "metadata", "sync", "close", "wait", "MPI", "other",
     ];
     let mut ranks: Vec<&RankBreakdown> = b.ranks.iter().collect();
     let cut = ranks.len() > MAX_RANK_ROWS;
@@ -341,7 +346,7 @@ fn time(t: &mut String, p: &Profile) {
             "\n  User phases (time as the innermost region; I/O split of the calls made in it):"
         );
         let header = [
-            "phase", "time", "share", "I/O", "data", "metadata", "sync", "close",
+            "phase", "time", "share", "I/O", "data", "metadata", "sync", "close", "wait",
         ];
         let rows: Vec<Vec<String>> = phases
             .iter()
@@ -364,6 +369,7 @@ fn time(t: &mut String, p: &Profile) {
                     of(io.metadata_ns),
                     of(io.sync_ns),
                     of(io.close_ns),
+                    of(io.wait_ns),
                 ]
             })
             .collect();
@@ -888,7 +894,8 @@ mod tests {
             data: 0.2,
             metadata: 0.1,
             sync: 0.0,
-            close: 0.2,
+            close: 0.1,
+            wait: 0.1,
             mpi: 0.3,
             other: 0.2,
         };
@@ -897,10 +904,11 @@ mod tests {
         assert_eq!(
             b,
             format!(
-                "{}{}{}{}",
+                "{}{}{}{}{}",
                 "D".repeat(10),
                 "M".repeat(5),
-                "C".repeat(10),
+                "C".repeat(5),
+                "W".repeat(5),
                 "~".repeat(15)
             ) + &".".repeat(10)
         );

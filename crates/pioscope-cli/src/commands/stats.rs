@@ -122,7 +122,7 @@ pub fn render(s: &Stats) -> String {
     }
     if s.left_out > 0 {
         text.push_str(&format!(
-            "\n{} POSIX/STDIO records on system files or descriptors without a file left out (--all counts them)\n",
+            "\n{} records left out: POSIX/STDIO on system files, helper files or descriptors without a file, and what runs inside MPI_Init/MPI_Finalize (--all counts them)\n",
             s.left_out
         ));
     }

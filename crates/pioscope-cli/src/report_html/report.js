@@ -20,10 +20,10 @@
   const TABLE_ROWS = 200;
   /** viewBox widths: a chart across the page, and one of a grid of small charts. */
   const WIDE = 960, SMALL = 480;
-  const CLASSES = ["data", "metadata", "sync", "close", "mpi", "other"];
-  const IO_CLASSES = ["data", "metadata", "sync", "close"];
+  const CLASSES = ["data", "metadata", "sync", "close", "wait", "mpi", "other"];
+  const IO_CLASSES = ["data", "metadata", "sync", "close", "wait"];
   const COLOR = {
-    data: "#3182ce", metadata: "#dd8a1e", sync: "#805ad5", close: "#e53e3e",
+    data: "#3182ce", metadata: "#dd8a1e", sync: "#805ad5", close: "#e53e3e", wait: "#a0aec0",
     mpi: "#38a169", other: "#cbd5e0",
   };
   const SEVERITY_COLOR = { high: "#c53030", medium: "#d46b08", low: "#3f7ec1" };
@@ -274,7 +274,7 @@
 
   function timeSection() {
     const total = R.breakdown.total, ranks = R.breakdown.ranks.slice().sort((a, b) => a.rank - b.rank);
-    const labels = { data: "I/O data", metadata: "I/O metadata", sync: "I/O sync", close: "I/O close", mpi: "MPI", other: "other" };
+    const labels = { data: "I/O data", metadata: "I/O metadata", sync: "I/O sync", close: "I/O close", wait: "I/O waiting for other ranks", mpi: "MPI", other: "other" };
     const share = v => fmtPct(v);
     const parts = [];
     parts.push(legend(CLASSES, COLOR, labels));
@@ -303,7 +303,7 @@
       parts.push(el("h3", { text: "User phases" }));
       parts.push(figure("I/O split per phase", "I/O time of the calls made in each phase",
         stackedChart("time-phases", total.phases.map(p => ({
-          label: p.name, parts: p.io ? { data: p.io.data_ns, metadata: p.io.metadata_ns, sync: p.io.sync_ns, close: p.io.close_ns } : {},
+          label: p.name, parts: p.io ? { data: p.io.data_ns, metadata: p.io.metadata_ns, sync: p.io.sync_ns, close: p.io.close_ns, wait: p.io.wait_ns } : {},
           tip: p.name + ": " + fmtDur(p.time_ns) + " (" + fmtPct(p.share) + " of the wall time)",
         })), IO_CLASSES, COLOR, fmtDur, {})));
     }
@@ -366,8 +366,8 @@
     charts.appendChild(figure("I/O time per rank", "outermost I/O calls, by class", aggregated
       ? boxChart("rank-io-time", distribution(ranks, r => r.io_ns), fmtDur, { color: COLOR.data, width: SMALL })
       : stackedChart("rank-io-time", ranks.map(r => ({
-        label: rankName(r.rank), parts: { data: r.io.data_ns, metadata: r.io.metadata_ns, sync: r.io.sync_ns, close: r.io.close_ns },
-        tip: "rank " + r.rank + ": I/O " + fmtDur(r.io_ns) + " (data " + fmtDur(r.io.data_ns) + ", metadata " + fmtDur(r.io.metadata_ns) + ", sync " + fmtDur(r.io.sync_ns) + ", close " + fmtDur(r.io.close_ns) + ")",
+        label: rankName(r.rank), parts: { data: r.io.data_ns, metadata: r.io.metadata_ns, sync: r.io.sync_ns, close: r.io.close_ns, wait: r.io.wait_ns },
+        tip: "rank " + r.rank + ": I/O " + fmtDur(r.io_ns) + " (data " + fmtDur(r.io.data_ns) + ", metadata " + fmtDur(r.io.metadata_ns) + ", sync " + fmtDur(r.io.sync_ns) + ", close " + fmtDur(r.io.close_ns) + ", waiting " + fmtDur(r.io.wait_ns) + ")",
       })), IO_CLASSES, COLOR, fmtDur, { width: SMALL })));
     if (ranks.some(r => r.mpi_ns > 0)) charts.appendChild(figure("MPI time per rank", "outermost MPI calls outside I/O", aggregated
       ? boxChart("rank-mpi-time", distribution(ranks, r => r.mpi_ns), fmtDur, { color: COLOR.mpi, width: SMALL })

@@ -334,7 +334,7 @@ pub fn merge(
     // Pass 2: events, rank by rank, through the store writer (renamed into place at the end).
     let system_files: Vec<bool> = paths_seen
         .keys()
-        .map(|p| scope::is_system_path(p))
+        .map(|p| scope::is_hidden_path(p))
         .collect();
     let numbering = Numbering {
         job_start,
@@ -531,7 +531,7 @@ struct Numbering<'a> {
     instance_of: &'a HashMap<u64, i32>,
     /// Region and communicator names by global id.
     names: &'a [String],
-    /// By global file id: the path is a system file (`scope::is_system_path`).
+    /// By global file id: the path is a system or helper file (`scope::is_hidden_path`).
     system_files: &'a [bool],
 }
 

@@ -690,7 +690,7 @@ fn build_into(
     let system_file: Vec<bool> = trace
         .files
         .iter()
-        .map(|f| scope::is_system_path(&f.path))
+        .map(|f| scope::is_hidden_path(&f.path))
         .collect();
     let mut states: Vec<Option<RowState>> = (0..rows.len()).map(|_| None).collect();
     let mut open_rows: Vec<u32> = Vec::new();
