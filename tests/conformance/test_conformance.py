@@ -7,17 +7,6 @@ import pytest
 import suite
 from false_findings import checks_for
 
-# The false findings of issue 13 that branch `findings` fixes: (check, program) pairs that fail
-# until it is merged.
-PENDING_FINDINGS_FIXES = {
-    ("shared_fp_file_as_noncontiguous", "shared_fp"),
-    ("close_sync_on_a_barrier", "shared_fp"),
-    ("metadata_storm_ranked_by_time", "md-test"),
-    ("library_records_as_evidence", "md-test"),
-    ("close_sync_outranks_data_sieving", "hpio independent"),
-    ("close_sync_on_a_barrier", "hpio independent"),
-}
-
 
 @pytest.fixture(scope="session")
 def outcomes(tmp_path_factory):
@@ -64,14 +53,8 @@ def test_simulate_replays_the_trace(outcomes, name):
 
 
 def false_finding_cases() -> list:
-    cases = []
-    for name in SUBSET:
-        for check in checks_for(name):
-            pending = (check.__name__, name) in PENDING_FINDINGS_FIXES
-            marks = [pytest.mark.xfail(strict=True, reason="fixed by branch findings")] \
-                if pending else []
-            cases.append(pytest.param(name, check, marks=marks, id=f"{name}-{check.__name__}"))
-    return cases
+    return [pytest.param(name, check, id=f"{name}-{check.__name__}")
+            for name in SUBSET for check in checks_for(name)]
 
 
 @pytest.mark.parametrize("name,check", false_finding_cases())
