@@ -159,8 +159,15 @@ fn container(p: &ProcessMeta, earlier: &[ProcessMeta]) -> Container {
         host: p.host.clone(),
         server,
         label,
-        threads: p.threads.max(1),
+        threads: thread_rows(p),
     }
+}
+
+/// Rows of a process: its threads that recorded events, so at most one per event (a damaged
+/// `threads` of 10^9 costs no more rows than the process has events), at least one.
+fn thread_rows(p: &ProcessMeta) -> u32 {
+    let most = u32::try_from(p.events).unwrap_or(u32::MAX);
+    p.threads.min(most).max(1)
 }
 
 fn canonical_rows(list: &[Container]) -> Vec<ContainerRow> {

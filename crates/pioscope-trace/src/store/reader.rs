@@ -69,6 +69,15 @@ impl Trace {
             path: meta_path.clone(),
             source,
         })?;
+        // Every reader indexes containers by `process`: entry i must be process i.
+        if let Some((i, p)) =
+            (meta.processes.iter().enumerate()).find(|(i, p)| p.process as usize != *i)
+        {
+            return Err(StoreError::Inconsistent {
+                path: meta_path,
+                what: format!("processes[{i}] is process {}, not {i}", p.process),
+            });
+        }
         let mut trace = Trace {
             dir: dir.to_path_buf(),
             meta,
