@@ -247,7 +247,7 @@ pub const MAX_MODEL_BYTES: u64 = 16 << 20;
 pub fn system(spec: &str, sets: &[String]) -> Result<System, ModelError> {
     let (origin, text) = match preset_text(spec) {
         Some(t) if !Path::new(spec).exists() => (format!("preset:{spec}"), t.to_string()),
-        _ => match pioscope_trace::text_file::read_bounded(Path::new(spec), MAX_MODEL_BYTES) {
+        _ => match pioscope_trace::input_file::read_bounded(Path::new(spec), MAX_MODEL_BYTES) {
             Ok(t) => (spec.to_string(), t),
             Err(reason) => {
                 return Err(ModelError::NotFound {
