@@ -24,8 +24,9 @@ impl Context<'_> {
     /// The host of process `process` (meta.json `processes`; "" if unknown).
     pub fn host_of_process(&self, process: i32) -> &str {
         let processes = &self.trace.meta.processes;
-        processes
-            .get(process.max(0) as usize)
+        usize::try_from(process)
+            .ok()
+            .and_then(|i| processes.get(i))
             .map_or("", |p| p.host.as_str())
     }
 }

@@ -424,7 +424,8 @@ pub struct StatsVisitor {
     names: Names,
     /// Kind of each function (its number keys `RawKey::Func`).
     kinds: PerFunc<OpKind>,
-    hosts: Vec<Option<u32>>,
+    /// Host name number of each `process` seen (a map: a damaged process of 10^9 is one entry).
+    hosts: FxHashMap<i32, u32>,
     groups: FxHashMap<RawKey, Acc>,
 }
 
@@ -435,21 +436,17 @@ impl StatsVisitor {
             by,
             names: Names::default(),
             kinds: PerFunc::new(functions::kind_of),
-            hosts: Vec::new(),
+            hosts: FxHashMap::default(),
             groups: FxHashMap::default(),
         }
     }
 
     fn host_id(&mut self, process: i32, ctx: &Context<'_>) -> u32 {
-        let p = process.max(0) as usize;
-        if self.hosts.len() <= p {
-            self.hosts.resize(p + 1, None);
-        }
-        if let Some(h) = self.hosts[p] {
+        if let Some(&h) = self.hosts.get(&process) {
             return h;
         }
         let h = self.names.id(ctx.host_of_process(process));
-        self.hosts[p] = Some(h);
+        self.hosts.insert(process, h);
         h
     }
 

@@ -104,7 +104,9 @@ fn error_line(e: &anyhow::Error) -> String {
         }
         line.push_str(&text);
     }
-    line.replace('\n', " ")
+    // Line breaks become spaces (a parser's message may span lines); any other control
+    // character from a quoted path or trace text is escaped.
+    human::printable_line(&line.replace('\n', " ")).into_owned()
 }
 
 /// A panic as one line (the standard message puts the location and the message on two):

@@ -748,3 +748,81 @@ fn errors_say_each_thing_once() {
         .code(2)
         .stderr(one_line_error("simulated trace").and(once("/nonexistent/sim")));
 }
+
+/// Regression (issue 12): text from the trace (paths, region names) reached the terminal raw,
+/// escape sequences included. Every printer escapes control characters as `\uXXXX`.
+#[test]
+fn trace_text_is_printed_escaped() {
+    use pioscope_trace::raw::fixture::{FixtureEvent as E, RawFileBuilder};
+    use pioscope_trace::raw::format::string_kind;
+    let dir = tempfile::tempdir().expect("tmp");
+    let raw = dir.path().join("raw");
+    fs::create_dir(&raw).expect("mkdir");
+    let t0 = 50_000_000;
+    let mut b = RawFileBuilder::monotonic(4000, 3999, t0);
+    b.job(&[
+        ("rank", "0"),
+        ("size", "1"),
+        ("host", "node\u{1b}]0;owned\u{7}"),
+        ("cmdline", "./app"),
+        ("tracer_version", "0.1.0"),
+    ]);
+    b.string(string_kind::FILE, 1, "/scratch/\u{1b}[31mred.dat", 0xEF53);
+    b.string(string_kind::REGION, 2, "check\rpoint", 0);
+    let pwrite = |at: u64| E::new(14, t0 + at, 2_000).object(1).size(1).offset(at);
+    let mut events = vec![E::new(500, t0 + 1_000, 500_000).object(2)];
+    // Many tiny writes, so that a finding quotes the file in its evidence.
+    events.extend((0..400).map(|i| pwrite(2_000 + i * 1_000).depth(1)));
+    b.events(0, &events);
+    b.end();
+    b.write_to(&raw.join("node-4000-0.praw")).expect("write");
+    let t = dir.path().join("trace");
+    pioscope()
+        .arg("merge")
+        .arg(&raw)
+        .arg("-o")
+        .arg(&t)
+        .assert()
+        .success();
+    let raw_text = |s: &str| s.chars().any(|c| c.is_control() && c != '\n');
+    for args in [
+        vec!["stats", "--by", "file"],
+        vec!["stats", "--by", "phase"],
+        vec!["stats", "--by", "host"],
+        vec!["report"],
+        vec!["dump"],
+    ] {
+        let out = pioscope().args(&args).arg(&t).output().expect("run");
+        let stdout = String::from_utf8(out.stdout).expect("utf-8");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !raw_text(&stdout),
+            "{args:?} printed a control character:\n{stdout}"
+        );
+        assert!(
+            [
+                "\\u001b[31mred.dat",
+                "check\\u000dpoint",
+                "node\\u001b]0;owned\\u0007"
+            ]
+            .iter()
+            .any(|t| stdout.contains(t)),
+            "{args:?}: {stdout}"
+        );
+    }
+    let report = pioscope().arg("report").arg(&t).output().expect("report");
+    let report = String::from_utf8(report.stdout).expect("utf-8");
+    assert!(report.contains("/scratch/\\u001b[31mred.dat"), "{report}");
+    // An error quoting a path.
+    let bad = dir.path().join("no\u{1b}[2Jtrace");
+    pioscope()
+        .arg("stats")
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(one_line_error("no\\u001b[2Jtrace").and(predicate::str::contains("\u{1b}").not()));
+}

@@ -53,6 +53,15 @@ pub enum ExportError {
         /// libotf2's description of the error code.
         message: String,
     },
+    /// An event names a `process` that meta.json does not list (a damaged store): a format
+    /// that declares containers before their events cannot place it.
+    #[error("events.parquet: event {id} has process {process}, which meta.json does not list")]
+    UnknownProcess {
+        /// The event's id.
+        id: i64,
+        /// Its `process` value.
+        process: i32,
+    },
     /// The output exists (and is not to be replaced).
     #[error("{} already exists (use --force to replace it)", .0.display())]
     OutputExists(PathBuf),

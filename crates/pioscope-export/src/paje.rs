@@ -14,7 +14,7 @@
 //! Memory is bounded by ranks x cursor batch + messages, never by the events.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::io::Write;
 use std::path::Path;
 
@@ -293,8 +293,9 @@ impl Cursor {
 struct Survey {
     /// Rank → (first row, rows).
     ranks: BTreeMap<i32, (u64, u64)>,
-    /// Process → highest thread seen.
-    threads: HashMap<i32, i32>,
+    /// Process → the threads its kept events name (a set, not a count: a damaged thread id
+    /// of 10^9 declares one container, not 10^9).
+    threads: HashMap<i32, BTreeSet<i32>>,
     /// Process → throughput buckets.
     throughput: BTreeMap<i32, Throughput>,
     /// Function names seen that functions.def does not know.
@@ -304,6 +305,7 @@ struct Survey {
 fn survey(
     trace: &Trace,
     opts: &Options,
+    kind_of: &HashMap<i32, ContainerKind>,
     bucket: i64,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Survey, ExportError> {
@@ -317,8 +319,14 @@ fn survey(
             if !opts.keeps(&e) {
                 continue;
             }
-            let t = s.threads.entry(e.process).or_insert(0);
-            *t = (*t).max(e.thread);
+            // Every state names its container, which must have been declared.
+            if !kind_of.contains_key(&e.process) {
+                return Err(ExportError::UnknownProcess {
+                    id: e.id,
+                    process: e.process,
+                });
+            }
+            s.threads.entry(e.process).or_default().insert(e.thread);
             s.throughput
                 .entry(e.process)
                 .or_default()
@@ -356,8 +364,10 @@ fn write(
 ) -> Result<Summary, ExportError> {
     let meta = &trace.meta;
     let bucket = model::bucket_ns(meta);
-    let s = survey(trace, opts, bucket, progress)?;
     let containers: Vec<Container> = model::containers(meta, opts);
+    let kind_of: HashMap<i32, ContainerKind> =
+        containers.iter().map(|c| (c.process, c.kind)).collect();
+    let s = survey(trace, opts, &kind_of, bucket, progress)?;
     let hosts = model::hosts(&containers);
     let mut summary = Summary::default();
 
@@ -418,13 +428,10 @@ fn write(
         let (ct, tt, _, _) = types(c.kind);
         let h = hosts.iter().position(|h| *h == c.host).unwrap_or(0);
         writeln!(w, "5 {zero} P{} {ct} H{h} {}", c.process, q(&c.label))?;
-        let max_thread = s
-            .threads
-            .get(&c.process)
-            .copied()
-            .unwrap_or(0)
-            .max(c.threads as i32 - 1);
-        for t in 0..=max_thread {
+        let listed = 0..c.threads as i32;
+        let seen = s.threads.get(&c.process).into_iter().flatten().copied();
+        let threads: BTreeSet<i32> = listed.chain(seen).collect();
+        for t in threads {
             writeln!(
                 w,
                 "5 {zero} P{}T{t} {tt} P{} {}",
@@ -434,8 +441,6 @@ fn write(
             )?;
         }
     }
-    let kind_of: HashMap<i32, ContainerKind> =
-        containers.iter().map(|c| (c.process, c.kind)).collect();
 
     // Sources of the merge: rank cursors, variable changes, link starts, link ends.
     let epath = trace.dir.join(EVENTS_FILE);

@@ -6,11 +6,11 @@
 
 pub mod colours;
 pub mod functions;
+pub mod input_file;
 pub mod merge;
 pub mod raw;
 pub mod scope;
 pub mod store;
-pub mod text_file;
 pub mod units;
 
 pub use functions::{FuncInfo, Layer, OpKind};

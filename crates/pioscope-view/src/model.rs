@@ -239,9 +239,26 @@ impl TraceView {
         }
         view.functions.sort_by_key(|f| f.id);
         if let Some(meta) = lod_meta {
-            let table = Table::open(&dir.join(lod::LOD_FILE))?;
-            let spans = view.read_spans()?;
-            view.lod = Some(Lod { table, meta, spans });
+            view.lod = match view.load_index(meta) {
+                Ok(lod) => Some(lod),
+                // Damaged past its footer (the spans, the page index): it is derived from the
+                // events, so build it again rather than refuse to start.
+                Err(e) => {
+                    note(&format!(
+                        "rebuilding the damaged level-of-detail index of {} ({e})",
+                        dir.display()
+                    ));
+                    match lod::build(&view.trace, &mut |_, _| {}) {
+                        Ok(s) => Some(view.load_index(s.meta)?),
+                        Err(e) => {
+                            note(&format!(
+                                "cannot build the level-of-detail index ({e}); windows are computed from the events"
+                            ));
+                            None
+                        }
+                    }
+                }
+            };
         }
         view.settings = view.trace.settings().unwrap_or_default();
         view.messages = view.read_messages(note);
@@ -273,6 +290,13 @@ impl TraceView {
                 (k.0, k.1, n)
             })
             .collect())
+    }
+
+    /// The index whose description is `meta`: lod.parquet opened, its long spans read.
+    fn load_index(&self, meta: lod::LodMeta) -> Result<Lod, StoreError> {
+        let table = Table::open(&self.trace.dir.join(lod::LOD_FILE))?;
+        let spans = self.read_spans()?;
+        Ok(Lod { table, meta, spans })
     }
 
     fn read_spans(&self) -> Result<Vec<Vec<LongSpan>>, StoreError> {

@@ -388,22 +388,21 @@ pub fn window(view: &TraceView, q: &WindowQuery) -> Result<WindowOut, StoreError
         return group_window(view, q, level, ns_per_px);
     }
     // Estimated calls per row: from the index when there is one.
-    let estimate: Option<(Vec<u64>, Option<Vec<RowBuckets>>)> = match (&view.lod, level) {
-        (Some(_), Some(l)) => {
-            let b = read_lod(view, l, &q.rows, t0, t1)?;
-            Some((
-                b.iter().map(|r| r.iter().map(|x| x.count).sum()).collect(),
-                Some(b),
-            ))
-        }
-        (Some(_), None) => {
-            let b = read_lod(view, 0, &q.rows, t0, t1)?;
-            Some((
-                b.iter().map(|r| r.iter().map(|x| x.count).sum()).collect(),
-                None,
-            ))
-        }
-        (None, _) => None,
+    // A damaged index body (its footer was read at open) answers from the events instead: the
+    // index is only a faster copy of them.
+    let mut level = level;
+    let estimate: Option<(Vec<u64>, Option<Vec<RowBuckets>>)> = match &view.lod {
+        Some(_) => match read_lod(view, level.unwrap_or(0), &q.rows, t0, t1) {
+            Ok(b) => {
+                let counts = b.iter().map(|r| r.iter().map(|x| x.count).sum()).collect();
+                Some((counts, level.map(|_| b)))
+            }
+            Err(_) => {
+                level = None;
+                None
+            }
+        },
+        None => None,
     };
     lap("estimate");
     let mut exact = vec![true; q.rows.len()];
@@ -526,17 +525,23 @@ fn group_window(
 ) -> Result<WindowOut, StoreError> {
     let wanted: std::collections::HashSet<u32> = q.rows.iter().copied().collect();
     let mut groups = Vec::new();
+    let mut binned = level.is_none() || view.lod.is_none();
     for g in &view.groups {
         let rows: Vec<u32> = g.rows.iter().map(|r| r.row).collect();
         if !rows.iter().any(|r| wanted.contains(r)) {
             continue;
         }
-        let (width, per_row) = match level {
-            Some(l) if view.lod.is_some() => (
-                view.lod.as_ref().map_or(1, |x| x.meta.width(l)),
-                read_lod(view, l, &rows, q.t0, q.t1)?,
-            ),
-            _ => {
+        // As in `window`: a damaged index body answers from the events.
+        let from_index = match level {
+            Some(l) if view.lod.is_some() => read_lod(view, l, &rows, q.t0, q.t1)
+                .ok()
+                .map(|b| (view.lod.as_ref().map_or(1, |x| x.meta.width(l)), b)),
+            _ => None,
+        };
+        let (width, per_row) = match from_index {
+            Some(found) => found,
+            None => {
+                binned = true;
                 let states = read_states(view, &rows, q.t0, q.t1)?;
                 (
                     ns_per_px,
@@ -586,11 +591,7 @@ fn group_window(
         t1: q.t1,
         rows: groups.into_iter().map(AnyRow::Group).collect(),
         messages: None,
-        source: if level.is_some() && view.lod.is_some() {
-            "lod"
-        } else {
-            "binned"
-        },
-        level: if view.lod.is_some() { level } else { None },
+        source: if binned { "binned" } else { "lod" },
+        level: if binned { None } else { level },
     })
 }

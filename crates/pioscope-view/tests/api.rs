@@ -460,3 +460,61 @@ async fn a_damaged_index_is_rebuilt() {
     let (status, _) = json(&st, "/api/traces").await;
     assert_eq!(status, StatusCode::OK);
 }
+
+/// Issue 12: a damaged long-span table (lod_spans.parquet) beside a sound lod.parquet footer
+/// made the viewer refuse to start; the index is rebuilt instead.
+#[tokio::test]
+async fn damaged_long_spans_are_rebuilt() {
+    let (_tmp, dir) = fixture();
+    drop(state(&dir));
+    let spans_path = dir.join(lod::LOD_SPANS_FILE);
+    let good = std::fs::read(&spans_path).expect("read spans");
+    std::fs::write(&spans_path, &good[..good.len() / 2]).expect("damage spans");
+    let mut notes = Vec::new();
+    let st = AppState::open(&[&dir], &mut |n| notes.push(n.to_string())).expect("open");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("rebuilding the damaged level-of-detail index")),
+        "{notes:?}"
+    );
+    assert!(st.traces[0].lod.is_some());
+    assert_eq!(std::fs::read(&spans_path).expect("reread"), good);
+}
+
+/// Issue 12: a damaged index body (pages unreadable, footer intact) is found only when a window
+/// reads it; such a window is answered from the events, every call still counted.
+#[tokio::test]
+async fn a_damaged_index_body_answers_from_the_events() {
+    let (_tmp, dir) = fixture();
+    drop(state(&dir));
+    let lod_path = dir.join(lod::LOD_FILE);
+    let mut bytes = std::fs::read(&lod_path).expect("read index");
+    // The first column chunks, past the 4-byte magic (the page index, written after the
+    // chunks, and the footer stay whole).
+    for b in &mut bytes[4..1024] {
+        *b = 0xff;
+    }
+    std::fs::write(&lod_path, &bytes).expect("damage index");
+    let mut notes = Vec::new();
+    let st = AppState::open(&[&dir], &mut |n| notes.push(n.to_string())).expect("open");
+    assert!(
+        notes.is_empty(),
+        "the footer and page index still read: {notes:?}"
+    );
+    assert!(st.traces[0].lod.is_some());
+    let (s, v) = json(&st, "/api/window?trace=0&px=1200").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_ne!(v["source"], "lod");
+    let (s, v) = json(&st, "/api/window?group=1&px=300").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["source"], "binned", "{v}");
+    let calls: u64 = v["rows"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .flat_map(|g| g["buckets"].as_array().expect("buckets").iter())
+        .map(|b| b["count"].as_u64().expect("count"))
+        .sum();
+    assert_eq!(calls, 4982);
+}

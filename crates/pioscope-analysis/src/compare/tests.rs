@@ -430,7 +430,8 @@ fn a_rank_of_billions_costs_one_entry_not_gigabytes() {
     let mut meta: serde_json::Value = serde_json::from_str(&text).expect("json");
     meta["job"]["ranks"] = serde_json::json!(u32::MAX);
     let mut far = meta["processes"][0].clone();
-    far["process"] = serde_json::json!(7);
+    // The next entry (entry i is process i, or the store is refused at open).
+    far["process"] = serde_json::json!(meta["processes"].as_array().expect("processes").len());
     far["rank"] = serde_json::json!(i32::MAX);
     meta["processes"]
         .as_array_mut()

@@ -91,13 +91,20 @@ impl Default for Config {
     }
 }
 
+/// The largest findings config read: a FIFO, a device or a huge file given as `--config` is
+/// refused instead of hanging or filling memory.
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
 impl Config {
     /// The defaults overridden by the keys of the TOML file at `path`.
     pub fn from_file(path: &Path) -> Result<Config, FindingsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| FindingsError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text =
+            pioscope_trace::input_file::read_bounded(path, MAX_CONFIG_BYTES).map_err(|source| {
+                FindingsError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
         Config::from_toml(&text, path)
     }
 
@@ -250,6 +257,16 @@ mod tests {
             }
         }
         assert!(c.missing().is_empty());
+    }
+
+    #[test]
+    fn a_device_or_fifo_is_not_read() {
+        // Issue 12: `report --config /dev/zero` read forever (and a FIFO hung).
+        let e = Config::from_file(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cannot read findings config /dev/zero: not a regular file (a character device)"
+        );
     }
 
     #[test]

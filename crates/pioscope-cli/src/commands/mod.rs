@@ -92,11 +92,17 @@ pub fn merge_with_progress(raw_dir: &Path, out: &Path) -> Result<MergeSummary> {
 /// Warns about everything lost (partial reasons) and clock fallbacks, on stderr.
 pub fn print_warnings(summary: &MergeSummary) {
     for reason in &summary.meta.partial_reasons {
-        eprintln!("pioscope: warning: trace is partial: {reason}");
+        warn(&format!("trace is partial: {reason}"));
     }
     for note in &summary.notes {
-        eprintln!("pioscope: warning: {note}");
+        warn(note);
     }
+}
+
+/// Prints `pioscope: warning: MESSAGE` on standard error, as one line of printable text (it
+/// may quote raw file names and what the trace says).
+pub fn warn(message: &str) {
+    eprintln!("pioscope: warning: {}", human::printable_line(message));
 }
 
 /// The short summary after `run` and `merge`.
@@ -174,12 +180,13 @@ impl Output {
         !self.closed
     }
 
-    /// Writes text.
+    /// Writes text, control characters escaped (`human::printable_text`): it quotes the trace.
     pub fn write(&mut self, args: fmt::Arguments<'_>) -> Result<()> {
         if self.closed {
             return Ok(());
         }
-        match self.out.write_fmt(args) {
+        let text = fmt::format(args);
+        match self.out.write_all(human::printable_text(&text).as_bytes()) {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
                 self.closed = true;
                 Ok(())

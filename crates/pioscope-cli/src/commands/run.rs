@@ -209,7 +209,7 @@ pub fn execute(o: RunOptions) -> Result<u8> {
     cmd.args(&o.args);
 
     if let Some(warning) = crate::untraced_mpi::warning(&program) {
-        eprintln!("pioscope: warning: {warning}");
+        super::warn(&warning);
     }
     launch::adopt_orphans();
     let started = Instant::now();

@@ -52,8 +52,10 @@ pub fn run(args: Args) -> Result<u8> {
         // The same clear errors as every other command for a missing or foreign directory.
         super::open_trace(d)?;
     }
-    let state = AppState::open(&dirs, &mut |note| eprintln!("pioscope: {note}"))
-        .with_context(|| format!("opening {}", args.trace.display()))?;
+    let state = AppState::open(&dirs, &mut |note| {
+        eprintln!("pioscope: {}", crate::human::printable_line(note))
+    })
+    .with_context(|| format!("opening {}", args.trace.display()))?;
     let port = args.port.unwrap_or(DEFAULT_PORT);
     let addr = SocketAddr::new(args.bind, port);
     let no_open = args.no_open;

@@ -57,7 +57,7 @@ pub enum ModelError {
         message: String,
     },
     /// A field has a wrong type, an unknown name, is missing, or fails validation.
-    #[error("{origin}: {field}: {message}")]
+    #[error("{origin}: {}{message}", field_unless_named(.origin, .field))]
     Field {
         /// FILE:LINE, FILE, or "--set KEY=VALUE".
         origin: String,
@@ -74,6 +74,16 @@ pub enum ModelError {
         /// What is wrong.
         message: String,
     },
+}
+
+/// "FIELD: " for a field error, or nothing when its origin already names the field
+/// ("--set nodes.count=0: 0 is not allowed", not "--set nodes.count=0: nodes.count: ...").
+fn field_unless_named(origin: &str, field: &str) -> String {
+    if origin.starts_with(&format!("--set {field}=")) {
+        String::new()
+    } else {
+        format!("{field}: ")
+    }
 }
 
 /// How a field's value is written, and so how a string value is turned into a number.
@@ -247,7 +257,7 @@ pub const MAX_MODEL_BYTES: u64 = 16 << 20;
 pub fn system(spec: &str, sets: &[String]) -> Result<System, ModelError> {
     let (origin, text) = match preset_text(spec) {
         Some(t) if !Path::new(spec).exists() => (format!("preset:{spec}"), t.to_string()),
-        _ => match pioscope_trace::text_file::read_bounded(Path::new(spec), MAX_MODEL_BYTES) {
+        _ => match pioscope_trace::input_file::read_bounded(Path::new(spec), MAX_MODEL_BYTES) {
             Ok(t) => (spec.to_string(), t),
             Err(reason) => {
                 return Err(ModelError::NotFound {
@@ -888,8 +898,8 @@ mod tests {
         let e = err_text(system("pvfs2-2009", &["nodes.count=4000000000".into()]));
         assert_eq!(
             e,
-            "--set nodes.count=4000000000: nodes.count: 4000000000 is not allowed: \
-             must be at most 1000000"
+            // Issue 12: the field was named twice ("--set nodes.count=...: nodes.count: ...").
+            "--set nodes.count=4000000000: 4000000000 is not allowed: must be at most 1000000"
         );
         let e = err_text(system(
             "pvfs2-2009",

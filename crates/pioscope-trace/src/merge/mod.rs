@@ -129,7 +129,9 @@ pub struct MergeSummary {
     pub notes: Vec<String>,
 }
 
-/// The raw files (`*.praw`) of a directory, sorted by name.
+/// The raw files (`*.praw`) of a directory, sorted by name: every entry so named but a
+/// directory, so that one that is not a regular file (a FIFO, a link to a device) is reported
+/// as unusable when read instead of being passed over in silence.
 pub fn list_raw_files(dir: &Path) -> Result<Vec<PathBuf>, MergeError> {
     if !dir.exists() {
         return Err(MergeError::RawDirNotFound(dir.to_path_buf()));
@@ -141,7 +143,7 @@ pub fn list_raw_files(dir: &Path) -> Result<Vec<PathBuf>, MergeError> {
     for entry in fs::read_dir(dir).map_err(io_context(format!("listing {}", dir.display())))? {
         let entry = entry.map_err(io_context(format!("listing {}", dir.display())))?;
         let path = entry.path();
-        if path.is_file()
+        if !path.is_dir()
             && path
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().ends_with(RAW_SUFFIX))

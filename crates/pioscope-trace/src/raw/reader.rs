@@ -7,7 +7,6 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -236,7 +235,7 @@ pub fn read_raw_file_with(
     path: &Path,
     keep: &mut dyn FnMut(&RawEvent) -> bool,
 ) -> Result<RawFile, RawError> {
-    let file = File::open(path).map_err(|source| RawError::Io {
+    let file = crate::input_file::open_regular(path).map_err(|source| RawError::Io {
         name: display_name(path),
         source,
     })?;

@@ -159,8 +159,15 @@ fn container(p: &ProcessMeta, earlier: &[ProcessMeta]) -> Container {
         host: p.host.clone(),
         server,
         label,
-        threads: p.threads.max(1),
+        threads: thread_rows(p),
     }
+}
+
+/// Rows of a process: its threads that recorded events, so at most one per event (a damaged
+/// `threads` of 10^9 costs no more rows than the process has events), at least one.
+fn thread_rows(p: &ProcessMeta) -> u32 {
+    let most = u32::try_from(p.events).unwrap_or(u32::MAX);
+    p.threads.min(most).max(1)
 }
 
 fn canonical_rows(list: &[Container]) -> Vec<ContainerRow> {
@@ -247,7 +254,7 @@ mod tests {
     fn proc_(kind: &str, rank: i32, pid: u32, host: &str, threads: u32, facts: Value) -> Value {
         json!({
             "kind": kind, "rank": rank, "pid": pid, "ppid": 0, "host": host, "exe": null,
-            "cmdline": null, "forked_from": null, "threads": threads, "events": 0,
+            "cmdline": null, "forked_from": null, "threads": threads, "events": 100,
             "raw_file": "", "partial": null, "facts": facts,
             "clock": {"kind": "monotonic", "fit": "monotonic", "pairs": 0, "span_ns": 0,
                       "ns_per_tick": 1.0, "max_residual_ns": 0.0, "offset_source": "init",
@@ -284,6 +291,15 @@ mod tests {
         assert_eq!(c.all()[1].thread_label(0), "rank 0 pid 11");
         let rows: Vec<(i32, i32)> = c.rows().iter().map(|r| (r.process, r.thread)).collect();
         assert_eq!(rows, [(0, 0), (1, 0), (1, 1), (2, 0)]);
+    }
+
+    #[test]
+    fn a_damaged_thread_count_costs_no_more_rows_than_events() {
+        // Issue 12: one flipped bit in `threads` made the exports allocate 4 GB of rows.
+        let mut p = proc_("process", 0, 10, "n0", 1 << 30, json!({}));
+        p["events"] = json!(3);
+        let c = Containers::new(&meta(vec![p]));
+        assert_eq!(c.rows().len(), 3);
     }
 
     #[test]

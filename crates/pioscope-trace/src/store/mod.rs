@@ -67,6 +67,14 @@ pub enum StoreError {
         #[source]
         source: serde_json::Error,
     },
+    /// meta.json parses but contradicts itself (a damaged store).
+    #[error("{}: {what}", path.display())]
+    Inconsistent {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the field and value.
+        what: String,
+    },
     /// A trace of another format or a newer version.
     #[error("{}: trace format {format:?} version {version} is not supported (this reader knows {:?} version {})", path.display(), meta::FORMAT_NAME, meta::FORMAT_VERSION)]
     Unsupported {

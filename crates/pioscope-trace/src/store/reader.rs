@@ -42,10 +42,10 @@ impl Trace {
     /// Opens a trace directory: checks meta.json and loads the files table.
     pub fn open(dir: &Path) -> Result<Trace, StoreError> {
         let meta_path = dir.join(META_FILE);
-        if !dir.is_dir() || !meta_path.is_file() {
+        if !dir.is_dir() || !meta_path.exists() {
             return Err(StoreError::NotATrace(dir.to_path_buf()));
         }
-        let text = crate::text_file::read_bounded(&meta_path, MAX_META_BYTES)
+        let text = crate::input_file::read_bounded(&meta_path, MAX_META_BYTES)
             .map_err(|e| StoreError::io(&meta_path, e))?;
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|source| StoreError::BadMeta {
@@ -69,6 +69,15 @@ impl Trace {
             path: meta_path.clone(),
             source,
         })?;
+        // Every reader indexes containers by `process`: entry i must be process i.
+        if let Some((i, p)) =
+            (meta.processes.iter().enumerate()).find(|(i, p)| p.process as usize != *i)
+        {
+            return Err(StoreError::Inconsistent {
+                path: meta_path,
+                what: format!("processes[{i}] is process {}, not {i}", p.process),
+            });
+        }
         let mut trace = Trace {
             dir: dir.to_path_buf(),
             meta,

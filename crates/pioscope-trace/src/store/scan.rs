@@ -3,7 +3,6 @@
 //! events.parquet or a (level, rows, time window) of lod.parquet reads only the pages that can
 //! hold it, and only the columns asked for. Read the batches with [`Table::columns`].
 
-use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -122,7 +121,7 @@ impl Table {
     }
 
     fn load(path: &Path, page_index: PageIndexPolicy) -> Result<Table, StoreError> {
-        let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+        let file = crate::input_file::open_regular(path).map_err(|e| StoreError::io(path, e))?;
         let options = ArrowReaderOptions::new().with_page_index_policy(page_index);
         let meta = ArrowReaderMetadata::load(&file, options)?;
         let mut starts = Vec::new();
@@ -288,7 +287,8 @@ impl Table {
         columns: &[&str],
         batch_rows: usize,
     ) -> Result<ParquetRecordBatchReader, StoreError> {
-        let file = File::open(&self.path).map_err(|e| StoreError::io(&self.path, e))?;
+        let file = crate::input_file::open_regular(&self.path)
+            .map_err(|e| StoreError::io(&self.path, e))?;
         let rows = self.row_group_rows(sel.row_group);
         let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.meta.clone())
             .with_row_groups(vec![sel.row_group])
