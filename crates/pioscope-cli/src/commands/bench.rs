@@ -65,6 +65,9 @@ pub struct Args {
     /// With --trace: replace TRACE if it is an existing trace
     #[arg(long)]
     pub force: bool,
+    /// With --trace: add the storage servers whose raw files are in DIR (as `pioscope run`)
+    #[arg(long, value_name = "DIR", requires = "trace")]
+    pub servers: Option<PathBuf>,
     /// Arguments for the benchmark (after --)
     #[arg(value_name = "ARGS", last = true)]
     pub args: Vec<OsString>,
@@ -86,6 +89,7 @@ pub fn run(args: Args) -> Result<u8> {
             output: args.trace,
             keep_raw: false,
             force: args.force,
+            servers: args.servers,
             runtime: RuntimeKind::Mpi,
             program: bin.into_os_string(),
             args: args.args,
