@@ -4,7 +4,7 @@
 # servers' raw files in DIR/servers. `up` installs GlusterFS when missing and starts it all;
 # `down` undoes all of it, also after a failed `up`. Both are safe to run twice. Needs root.
 #
-#   scripts/gluster-lab.sh up --dir DIR [--bricks N] [--type distribute|disperse] [--null] [--tmpfs]
+#   scripts/gluster-lab.sh up --dir DIR [--bricks N] [--type distribute|disperse] [--null] [--tmpfs] [--untraced]
 #   scripts/gluster-lab.sh down --dir DIR
 set -Eeuo pipefail
 
@@ -25,13 +25,14 @@ say() { echo "gluster-lab: $*"; }
 command=${1:-}
 [ -n "$command" ] || usage
 shift
-dir= bricks=1 type=distribute null=0 tmpfs=0
+dir= bricks=1 type=distribute null=0 tmpfs=0 traced=1
 while [ $# -gt 0 ]; do
     case $1 in
     --dir) dir=${2:-}; shift 2 || usage ;;
     --bricks) bricks=${2:-}; shift 2 || usage ;;
     --type) type=${2:-}; shift 2 || usage ;;
     --null) null=1; shift ;;
+    --untraced) traced=0; shift ;;
     --tmpfs) tmpfs=1; shift ;;
     *) die "unknown argument: $1" ;;
     esac
@@ -45,6 +46,7 @@ disperse) [ "$bricks" -ge 3 ] || die "--type disperse needs at least 3 bricks (-
 *) die "--type must be distribute or disperse, not '$type'" ;;
 esac
 [ "$null" -eq 0 ] || [ "$tmpfs" -eq 0 ] || die "--null and --tmpfs exclude each other"
+[ "$null" -eq 0 ] || [ "$traced" -eq 1 ] || die "--null needs the traced servers (no --untraced)"
 [ "$(id -u)" -eq 0 ] || die "GlusterFS needs root (bricks, glusterd, FUSE mount)"
 
 mkdir -p "$dir"
@@ -140,7 +142,7 @@ bricks_online() {
 }
 
 up() {
-    local wanted="bricks=$bricks type=$type null=$null tmpfs=$tmpfs"
+    local wanted="bricks=$bricks type=$type null=$null tmpfs=$tmpfs traced=$traced"
     if [ -f "$state" ] && [ "$(cat "$state")" = "$wanted" ] && is_mounted "$dir/mnt" &&
         [ -n "$(lab_pids)" ]; then
         say "already up: $volume ($wanted) mounted at $dir/mnt"
@@ -158,9 +160,13 @@ up() {
     trap 'echo "gluster-lab: start failed; undoing it" >&2; down' EXIT
     mkdir -p "$dir/bricks" "$dir/mnt" "$dir/servers"
     [ "$tmpfs" -eq 0 ] || mount -t tmpfs -o size=50% pioscope-lab "$dir/bricks"
-    local env=(LD_PRELOAD="$runtime" PIOSCOPE_RAW_DIR="$dir/servers" PIOSCOPE_SERVER=1)
-    [ "$null" -eq 0 ] || env+=(PIOSCOPE_NULL_PREFIX="$dir/bricks/")
     # Brick daemons inherit glusterd's environment: started traced, they are traced too.
+    # Untraced (the baseline of the overhead figure) they still carry the raw directory, which
+    # is how `down` finds them.
+    local env=(PIOSCOPE_RAW_DIR="$dir/servers")
+    [ "$traced" -eq 0 ] || env+=(LD_PRELOAD="$runtime" PIOSCOPE_SERVER=1)
+    # Null storage: the bricks' data is discarded by the runtime in the brick daemons.
+    [ "$null" -eq 0 ] || env+=(PIOSCOPE_NULL_PREFIX="$dir/bricks/")
     env "${env[@]}" glusterd --pid-file="$glusterd_pid"
     wait_for "glusterd answering" 30 glusterd_answers
 

@@ -15,7 +15,8 @@ enum {
     PIOSCOPE_FD_OPEN = 1,    /* opened by a traced call: `file` is valid */
     PIOSCOPE_FD_POS = 2,     /* `pos` is the file offset */
     PIOSCOPE_FD_APPEND = 4,  /* O_APPEND: writes go to the end, offset unknown */
-    PIOSCOPE_FD_PROBED = 8   /* server mode: asked whether it is a socket (server_mode.c) */
+    PIOSCOPE_FD_PROBED = 8,  /* server mode: asked whether it is a socket (server_mode.c) */
+    PIOSCOPE_FD_NULL = 16    /* server mode: a file on null storage, writes discarded */
 };
 
 typedef struct {
@@ -61,9 +62,17 @@ static inline void pioscope_fd_open(int fd, uint32_t file, int append)
     if (!e) return;
     __atomic_store_n(&e->pos, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&e->file, file, __ATOMIC_RELAXED);
+    uint32_t null = pioscope_server_mode && pioscope_null_file(file) ? PIOSCOPE_FD_NULL : 0;
     __atomic_store_n(&e->state,
-                     PIOSCOPE_FD_OPEN | (append ? PIOSCOPE_FD_APPEND : PIOSCOPE_FD_POS),
+                     PIOSCOPE_FD_OPEN | (append ? PIOSCOPE_FD_APPEND : PIOSCOPE_FD_POS) | null,
                      __ATOMIC_RELEASE);
+}
+
+/* True when writes to fd are discarded (null storage, server_mode.c). */
+static inline int pioscope_fd_null(int fd)
+{
+    pioscope_fd_entry *e = pioscope_fd_get(fd);
+    return e && (__atomic_load_n(&e->state, __ATOMIC_RELAXED) & PIOSCOPE_FD_NULL);
 }
 
 static inline void pioscope_fd_close(int fd)

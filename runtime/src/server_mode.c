@@ -2,29 +2,39 @@
  * days (docs/SERVERS.md). Set by the environment, read once at init:
  *   PIOSCOPE_SERVER        1: server mode
  *   PIOSCOPE_FLUSH_MS      how often every thread's records go to the raw file (default 1000)
+ *   PIOSCOPE_NULL_PREFIX   null storage (the TAS experiment): writes to files whose path starts
+ *                          with it succeed without touching the disk
  * A daemon's records must reach the disk while it runs (it is merged with a job that ended,
  * not with the daemon's end): a thread of the tracer flushes every buffer periodically. It
  * blocks every signal and makes no traced call, so the daemon sees no change.
  * Network records: a descriptor the daemon did not open by a traced call (accept, socket) is
  * asked its peer once; a connected socket's records get the file `socket:<address>:<port>`
- * (`socket:unix:<path>` for a Unix socket), docs/FORMAT.md. */
+ * (`socket:unix:<path>` for a Unix socket), docs/FORMAT.md.
+ * Null storage: the data written to a file under the prefix is discarded; the file's size
+ * grows as the writes would have grown it (a sparse file: reads return zeros), so sizes and
+ * metadata stay consistent and the file system on top keeps working. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 
 #include "core.h"
 #include "fd_table.h"
 #include "server_mode.h"
+#include "sys.h"
 
 int pioscope_server_mode PIOSCOPE_HIDDEN;
 static long flush_ms = 1000;
+static char null_prefix[4096];
+static size_t null_prefix_len;
 
 static void *flusher(void *unused)
 {
@@ -62,6 +72,12 @@ int pioscope_server_start(void)
         long v = strtol(s, NULL, 10);
         if (v > 0) flush_ms = v;
     }
+    s = getenv("PIOSCOPE_NULL_PREFIX");
+    if (s && *s && strlen(s) < sizeof null_prefix) {
+        null_prefix_len = strlen(s);
+        memcpy(null_prefix, s, null_prefix_len + 1);
+        pioscope_write_job_fact("null_prefix", null_prefix);
+    }
     pioscope_server_mode = 1;
     pioscope_write_job_fact("server_mode", "1");
     start_flusher();
@@ -71,6 +87,30 @@ int pioscope_server_start(void)
 void pioscope_server_after_fork(void)
 {
     if (pioscope_server_mode) start_flusher();
+}
+
+int pioscope_null_file(uint32_t file)
+{
+    if (!null_prefix_len || !file) return 0;
+    const char *path = pioscope_intern_text(file);
+    return path && strncmp(path, null_prefix, null_prefix_len) == 0;
+}
+
+long pioscope_null_write(int fd, uint64_t bytes, int64_t offset)
+{
+    long at = offset;
+    if (offset < 0) {
+        at = pio_lseek(fd, 0, SEEK_CUR);
+        if (at < 0) return errno = (int)-at, -1;
+    }
+    struct stat st;
+    long r = pio_fstat(fd, &st);
+    if (r < 0) return errno = (int)-r, -1;
+    if (pio_fcntl(fd, F_GETFL, 0) & O_APPEND) at = st.st_size;
+    long end = at + (long)bytes;
+    if (end > st.st_size && (r = pio_ftruncate(fd, end)) < 0) return errno = (int)-r, -1;
+    if (offset < 0 && (r = pio_lseek(fd, end, SEEK_SET)) < 0) return errno = (int)-r, -1;
+    return (long)bytes;
 }
 
 /* "socket:<peer>" of a connected socket into out; 0 when fd is no connected socket. */

@@ -15,6 +15,14 @@ extern int pioscope_server_mode PIOSCOPE_HIDDEN;
 int pioscope_server_start(void);
 /* In a forked child: its own flusher (fork keeps only the calling thread). */
 void pioscope_server_after_fork(void);
+/* Null storage (PIOSCOPE_NULL_PREFIX): true when writes to `file` (a string id) are
+ * discarded. */
+int pioscope_null_file(uint32_t file);
+/* A write of `bytes` discarded on null storage: the file grows to cover it (sparse, so reads
+ * return zeros), the file offset moves as the write would have moved it (`offset` < 0: a
+ * write through the file offset). Returns `bytes`, or -1 with errno. */
+long pioscope_null_write(int fd, uint64_t bytes, int64_t offset);
+
 /* The `socket:<peer>` file id of a connected socket not opened by a traced call, cached in
  * the fd table; 0 for anything else (asked once per descriptor until it is closed). */
 uint32_t pioscope_socket_file(int fd);
