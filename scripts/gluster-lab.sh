@@ -64,9 +64,10 @@ gluster_cli() { gluster --mode=script "$@"; }
 lab_pids() {
     local pid env
     for pid in $(pgrep gluster || true); do
-        env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null || true)
+        # (a process may end meanwhile: its /proc entry is then gone)
+        env=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" || true)
         if grep -qxF "PIOSCOPE_RAW_DIR=$dir/servers" <<<"$env" ||
-            tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF " $dir/mnt"; then
+            { tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" || true; } | grep -qF " $dir/mnt"; then
             echo "$pid"
         fi
     done

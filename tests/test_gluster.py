@@ -143,3 +143,30 @@ def test_down_leaves_nothing_behind(gluster, traces):
     assert not (gluster / "bricks").exists()
     # The servers' raw files are what the lab collected: they stay.
     assert list((gluster / "servers").glob("*.praw"))
+
+
+def test_null_bricks_discard_data_and_keep_the_file_system_working(tmp_path, gluster):
+    """With the module's lab down (glusterd is one per machine), a lab with null bricks.
+    Data written through the mount never reaches the brick's disk (its file is a hole of the
+    right size); sizes and metadata stay right, so the file system keeps working (issue 14, item 6)."""
+    lab("down", "--dir", gluster)
+    lab_dir = tmp_path / "null-lab"
+    try:
+        lab("up", "--dir", lab_dir, "--null")
+        data = lab_dir / "mnt" / "data.bin"
+        data.write_bytes(b"x" * (3 << 20))
+        os.sync()
+        assert data.stat().st_size == 3 << 20
+        # (reads through the mount may come from the client's cache; the brick holds zeros)
+        brick_file = lab_dir / "bricks" / "b0" / "data.bin"
+        st = brick_file.stat()
+        assert st.st_size == 3 << 20
+        # No data block: at most the one block of GlusterFS's extended attributes.
+        assert st.st_blocks * 512 <= 4096
+        assert brick_file.read_bytes() == bytes(3 << 20)
+        (lab_dir / "mnt" / "dir").mkdir()
+        (lab_dir / "mnt" / "data.bin").rename(lab_dir / "mnt" / "dir" / "moved.bin")
+        assert (lab_dir / "mnt" / "dir" / "moved.bin").stat().st_size == 3 << 20
+    finally:
+        lab("down", "--dir", lab_dir)
+    assert leftovers(lab_dir) == []

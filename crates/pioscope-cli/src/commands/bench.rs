@@ -7,6 +7,7 @@ use std::process::Command;
 use anyhow::{Context, Result};
 use clap::{Parser, ValueEnum};
 
+use super::bench_tas::{self, TasOptions};
 use super::run::{execute, RunOptions, RuntimeKind};
 use crate::launch::{self, IgnoreInterrupts};
 
@@ -21,6 +22,9 @@ pub enum BenchName {
     /// metadata operations (create, stat, remove) on many files
     #[value(name = "md-test")]
     MdTest,
+    /// the TAS experiment: --workload on the GlusterFS lab with disk, null and tmpfs bricks,
+    /// beside the network bound (needs root; docs/SERVERS.md)
+    Tas,
 }
 
 impl BenchName {
@@ -29,6 +33,8 @@ impl BenchName {
             BenchName::Hpio => "pioscope-hpio",
             BenchName::MpiIoTest => "pioscope-mpi-io-test",
             BenchName::MdTest => "pioscope-md-test",
+            // The experiment runs its workload's binary.
+            BenchName::Tas => "pioscope-mpi-io-test",
         }
     }
 }
@@ -43,6 +49,7 @@ impl BenchName {
 /// Examples:
 ///   pioscope bench hpio -n 8
 ///   pioscope bench mpi-io-test -n 4 --trace mpiio.trace -- --collective --block-size 1M
+///   pioscope bench tas -n 4 -- --blocks 64 --block-size 1M
 #[derive(Parser, Debug)]
 #[command(
     after_help = crate::EXIT_CODES,
@@ -68,6 +75,9 @@ pub struct Args {
     /// With --trace: add the storage servers whose raw files are in DIR (as `pioscope run`)
     #[arg(long, value_name = "DIR", requires = "trace")]
     pub servers: Option<PathBuf>,
+    /// With tas: the benchmark it runs (hpio or mpi-io-test)
+    #[arg(long, value_enum, value_name = "NAME", default_value_t = BenchName::MpiIoTest)]
+    pub workload: BenchName,
     /// Arguments for the benchmark (after --)
     #[arg(value_name = "ARGS", last = true)]
     pub args: Vec<OsString>,
@@ -75,12 +85,34 @@ pub struct Args {
 
 /// Runs the benchmark; returns its exit code.
 pub fn run(args: Args) -> Result<u8> {
-    let bin = launch::bin_dir()?.join(args.name.binary());
+    let name = if args.name == BenchName::Tas {
+        if !matches!(args.workload, BenchName::Hpio | BenchName::MpiIoTest) {
+            anyhow::bail!("bench tas --workload must be hpio or mpi-io-test");
+        }
+        if args.trace.is_some() {
+            anyhow::bail!("bench tas runs untraced clients: --trace does not apply");
+        }
+        args.workload
+    } else {
+        args.name
+    };
+    let bin = launch::bin_dir()?.join(name.binary());
     if launch::find_program(&bin.to_string_lossy()).is_none() {
         anyhow::bail!(
             "benchmark {} not found (build the benchmarks in bench/, or set PIOSCOPE_BIN_DIR)",
             bin.display()
         );
+    }
+    if args.name == BenchName::Tas {
+        if args.n == 0 {
+            anyhow::bail!("-n must be at least 1");
+        }
+        return bench_tas::run(TasOptions {
+            n: args.n,
+            launcher: args.launcher,
+            benchmark: bin,
+            args: args.args,
+        });
     }
     if args.trace.is_some() {
         return execute(RunOptions {

@@ -29,6 +29,7 @@
 //! ```
 
 pub mod bench;
+pub mod bench_tas;
 pub mod bounds;
 pub mod calibrate;
 pub mod compare;
