@@ -96,7 +96,11 @@ fn lab(script: &Path, action: &str, dir: &Path, flag: Option<&str>) -> Result<()
         .status()
         .with_context(|| format!("running {}", script.display()))?;
     if !status.success() {
-        bail!("{} {action} --dir {} failed", script.display(), dir.display());
+        bail!(
+            "{} {action} --dir {} failed",
+            script.display(),
+            dir.display()
+        );
     }
     Ok(())
 }

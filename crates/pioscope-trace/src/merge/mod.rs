@@ -351,13 +351,20 @@ pub fn merge_with_servers(
             )
     });
     procs.sort_by(|a, b| {
-        (a.server.is_some(), a.rank, a.start_abs, a.raw.header.pid, &a.raw.path).cmp(&(
-            b.server.is_some(),
-            b.rank,
-            b.start_abs,
-            b.raw.header.pid,
-            &b.raw.path,
-        ))
+        (
+            a.server.is_some(),
+            a.rank,
+            a.start_abs,
+            a.raw.header.pid,
+            &a.raw.path,
+        )
+            .cmp(&(
+                b.server.is_some(),
+                b.rank,
+                b.start_abs,
+                b.raw.header.pid,
+                &b.raw.path,
+            ))
     });
     for (i, p) in procs.iter_mut().enumerate() {
         p.index = i;
@@ -440,7 +447,12 @@ pub fn merge_with_servers(
     let merged_paths: Vec<PathBuf> = paths
         .iter()
         .cloned()
-        .chain(procs.iter().filter(|p| p.server.is_some()).map(|p| p.raw.path.clone()))
+        .chain(
+            procs
+                .iter()
+                .filter(|p| p.server.is_some())
+                .map(|p| p.raw.path.clone()),
+        )
         .collect();
     let meta = build_meta(
         &procs,
@@ -583,10 +595,7 @@ fn resolve_offsets(procs: &mut [Proc]) {
         {
             // A server elsewhere takes no part in the job's clock sync: the hosts' real-time
             // clocks line it up.
-            OffsetModel::realtime(
-                p.raw.header.start_mono_ns,
-                realtime_minus_monotonic(p) - r,
-            )
+            OffsetModel::realtime(p.raw.header.start_mono_ns, realtime_minus_monotonic(p) - r)
         } else {
             m
         };
@@ -1526,7 +1535,10 @@ mod tests {
         b.job(&[
             ("host", "n1"),
             ("exe", "/usr/sbin/glusterfsd"),
-            ("cmdline", "/usr/sbin/glusterfsd -s n1 --brick-name /lab/bricks/b0"),
+            (
+                "cmdline",
+                "/usr/sbin/glusterfsd -s n1 --brick-name /lab/bricks/b0",
+            ),
         ]);
         b.string(string_kind::FILE, 1, "/lab/bricks/b0/out.dat", 0xEF53);
         b.string(string_kind::FILE, 2, "socket:127.0.0.1:49151", 0);

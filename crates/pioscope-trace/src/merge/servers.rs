@@ -36,12 +36,12 @@ pub struct ServerIdentity {
 /// (glusterfsd, pvfs2-server, ganesha.nfsd, daos_engine).
 const MANAGEMENT_DAEMONS: &[&str] = &["glusterd"];
 
-/// Identifies a daemon from its host, executable path and command line (words separated by
-/// spaces and shell-quoted, as the runtime's JOB fact holds them, or by NULs).
+/// Identifies a daemon from its host, executable path and command line (words shell-quoted and
+/// separated by spaces, as the runtime's `cmdline` JOB fact holds them).
 pub fn identify(host: &str, exe: Option<&str>, cmdline: Option<&str>) -> ServerIdentity {
     let words: Vec<&str> = cmdline
         .unwrap_or("")
-        .split(['\0', ' '])
+        .split(' ')
         .filter(|w| !w.is_empty())
         .collect();
     // argv[0] first: glusterd is glusterfsd under another name.
@@ -92,7 +92,12 @@ pub fn server_partial_reason(reason: Option<String>) -> Option<String> {
 /// executable, command line, threads, raw file and facts (its `host` among them), and its
 /// `brick`.
 pub fn server_container(process: ProcessMeta, identity: &ServerIdentity) -> ProcessMeta {
-    let mut server = server_meta(process.process, &identity.name, identity.role, process.clock);
+    let mut server = server_meta(
+        process.process,
+        &identity.name,
+        identity.role,
+        process.clock,
+    );
     let mut facts = process.facts;
     facts.append(&mut server.facts);
     if let Some(b) = &identity.brick {
@@ -117,7 +122,8 @@ mod tests {
 
     #[test]
     fn a_brick_daemon_is_named_by_its_brick() {
-        let cmd = "/usr/sbin/glusterfsd\0-s\0vm\0--volfile-id\0v.vm.b0\0--brick-name\0/lab/bricks/b0\0--brick-port\049152";
+        // As the runtime's `cmdline` fact holds it: words shell-quoted, separated by spaces.
+        let cmd = "/usr/sbin/glusterfsd -s vm --volfile-id v.vm.b0 --brick-name '/lab/bricks/b0' --brick-port 49152";
         let id = identify("vm", Some("/usr/sbin/glusterfsd"), Some(cmd));
         assert_eq!(
             id,
@@ -131,10 +137,21 @@ mod tests {
 
     #[test]
     fn glusterd_manages_and_other_daemons_store() {
-        let id = identify("n1", Some("/usr/sbin/glusterfsd"), Some("glusterd --pid-file=x"));
-        assert_eq!((id.name.as_str(), id.role), ("glusterd@n1", MANAGEMENT_ROLE));
+        let id = identify(
+            "n1",
+            Some("/usr/sbin/glusterfsd"),
+            Some("glusterd --pid-file=x"),
+        );
+        assert_eq!(
+            (id.name.as_str(), id.role),
+            ("glusterd@n1", MANAGEMENT_ROLE)
+        );
         assert_eq!(id.brick, None);
-        let id = identify("n2", None, Some("/opt/orangefs/sbin/pvfs2-server /etc/fs.conf"));
+        let id = identify(
+            "n2",
+            None,
+            Some("/opt/orangefs/sbin/pvfs2-server /etc/fs.conf"),
+        );
         assert_eq!((id.name.as_str(), id.role), ("pvfs2-server@n2", DATA_ROLE));
     }
 
