@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The cost of tracing the storage servers (issue 14): HPIO and mpi-io-test throughput on the
 GlusterFS lab (scripts/gluster-lab.sh, one brick), the servers traced in server mode against
-the same servers untraced; the clients are not traced in either. Median of --repeats runs of
-each benchmark (4 ranks). A benchmark that reports figures; no assertion. Needs root.
+the same servers untraced; the clients are not traced in either. Median of --repeats rounds,
+traced and untraced alternating, each on a freshly started lab (4 ranks). A benchmark that reports figures; no assertion. Needs root.
 
 usage: bench/perf/servers_overhead.py [--repeats 5] [--ranks 4] [--lab DIR]"""
 import argparse
@@ -38,12 +38,11 @@ def throughput(binary, args, phase, ranks, path):
     return json.loads(out)[phase]["mean_throughput_bytes_per_s"]
 
 
-def measure(lab_dir, traced, repeats, ranks):
+def one_round(lab_dir, traced, ranks):
+    """Each benchmark once on a fresh lab, its servers traced or not."""
     lab("up", "--dir", lab_dir, *([] if traced else ["--untraced"]))
     try:
-        return {name: statistics.median(
-                    throughput(binary, args, phase, ranks, lab_dir / "mnt" / "bench.dat")
-                    for _ in range(repeats))
+        return {name: throughput(binary, args, phase, ranks, lab_dir / "mnt" / "bench.dat")
                 for name, binary, args, phase in BENCHMARKS}
     finally:
         lab("down", "--dir", lab_dir)
@@ -56,8 +55,14 @@ def main():
     ap.add_argument("--lab", type=Path, default=None)
     a = ap.parse_args()
     lab_dir = a.lab or Path(tempfile.mkdtemp(prefix="pioscope-servers-overhead-"))
-    untraced = measure(lab_dir, False, a.repeats, a.ranks)
-    traced = measure(lab_dir, True, a.repeats, a.ranks)
+    # Rounds alternate untraced and traced, so that a change of the machine's load meanwhile
+    # falls on both alike.
+    runs = {False: [], True: []}
+    for _ in range(a.repeats):
+        for traced in (False, True):
+            runs[traced].append(one_round(lab_dir, traced, a.ranks))
+    untraced, traced = ({name: statistics.median(r[name] for r in runs[t]) for name, *_ in BENCHMARKS}
+                        for t in (False, True))
     print(f"servers traced vs untraced, GlusterFS lab (1 brick), {a.ranks} ranks, "
           f"median of {a.repeats}")
     print(f"{'benchmark':40} {'untraced MiB/s':>15} {'traced MiB/s':>13} {'overhead':>9}")

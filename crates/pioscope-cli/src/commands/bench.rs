@@ -28,13 +28,13 @@ pub enum BenchName {
 }
 
 impl BenchName {
-    fn binary(self) -> &'static str {
+    /// The benchmark's binary; None for `tas`, an experiment that runs its `--workload`.
+    fn binary(self) -> Option<&'static str> {
         match self {
-            BenchName::Hpio => "pioscope-hpio",
-            BenchName::MpiIoTest => "pioscope-mpi-io-test",
-            BenchName::MdTest => "pioscope-md-test",
-            // The experiment runs its workload's binary.
-            BenchName::Tas => "pioscope-mpi-io-test",
+            BenchName::Hpio => Some("pioscope-hpio"),
+            BenchName::MpiIoTest => Some("pioscope-mpi-io-test"),
+            BenchName::MdTest => Some("pioscope-md-test"),
+            BenchName::Tas => None,
         }
     }
 }
@@ -96,7 +96,10 @@ pub fn run(args: Args) -> Result<u8> {
     } else {
         args.name
     };
-    let bin = launch::bin_dir()?.join(name.binary());
+    let binary = name
+        .binary()
+        .context("bench tas --workload must be hpio or mpi-io-test")?;
+    let bin = launch::bin_dir()?.join(binary);
     if launch::find_program(&bin.to_string_lossy()).is_none() {
         anyhow::bail!(
             "benchmark {} not found (build the benchmarks in bench/, or set PIOSCOPE_BIN_DIR)",
