@@ -77,12 +77,14 @@ if ! command -v "$python" >/dev/null 2>&1 || ! "$python" -m pip --version >/dev/
     apt_install python3 python3-pip
 fi
 # The validators of the exports (pajeng's pj_dump, otf2-print), the OTF2 library the OTF2
-# export links, and the headless browser the page tests drive.
+# export links, the headless browser the page tests drive, and GlusterFS.
 missing=()
 command -v pj_dump >/dev/null 2>&1 || missing+=(pajeng)
 command -v otf2-print >/dev/null 2>&1 || missing+=(otf2-tools)
 [ -e /usr/include/otf2/otf2.h ] || missing+=(libotf2-trace-dev)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# GlusterFS, the real file system of the server tests (scripts/gluster-lab.sh, docs/SERVERS.md).
+command -v glusterd >/dev/null 2>&1 || missing+=(glusterfs-server)
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "install-deps: installing ${missing[*]}"
     apt_install "${missing[@]}"

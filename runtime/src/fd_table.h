@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "server_mode.h"
 #include "tracer.h"
 
 #define PIOSCOPE_FD_MAX (1 << 16)  /* larger fds get file id 0 and an unknown offset */
@@ -13,7 +14,9 @@
 enum {
     PIOSCOPE_FD_OPEN = 1,    /* opened by a traced call: `file` is valid */
     PIOSCOPE_FD_POS = 2,     /* `pos` is the file offset */
-    PIOSCOPE_FD_APPEND = 4   /* O_APPEND: writes go to the end, offset unknown */
+    PIOSCOPE_FD_APPEND = 4,  /* O_APPEND: writes go to the end, offset unknown */
+    PIOSCOPE_FD_PROBED = 8,  /* server mode: asked whether it is a socket (server_mode.c) */
+    PIOSCOPE_FD_NULL = 16    /* server mode: a file on null storage, writes discarded */
 };
 
 typedef struct {
@@ -33,11 +36,23 @@ static inline pioscope_fd_entry *pioscope_fd_get(int fd)
     return &t[fd];
 }
 
-/* The file id of fd, 0 if unknown. */
+/* The file id of fd, 0 if unknown. In server mode a descriptor no traced call opened may be
+ * a socket, named by its peer. */
 static inline uint32_t pioscope_fd_file(int fd)
 {
     pioscope_fd_entry *e = pioscope_fd_get(fd);
-    return e ? __atomic_load_n(&e->file, __ATOMIC_RELAXED) : 0;
+    uint32_t file = e ? __atomic_load_n(&e->file, __ATOMIC_RELAXED) : 0;
+    if (__builtin_expect(file == 0 && pioscope_server_mode, 0)) return pioscope_socket_file(fd);
+    return file;
+}
+
+/* Server mode asked what fd is: `file` its socket name, or 0 (not a connected socket). */
+static inline void pioscope_fd_probed(int fd, uint32_t file)
+{
+    pioscope_fd_entry *e = pioscope_fd_get(fd);
+    if (!e) return;
+    __atomic_store_n(&e->file, file, __ATOMIC_RELAXED);
+    __atomic_or_fetch(&e->state, PIOSCOPE_FD_PROBED, __ATOMIC_RELEASE);
 }
 
 /* A traced call opened fd on file `file`, at offset 0. */
@@ -47,9 +62,17 @@ static inline void pioscope_fd_open(int fd, uint32_t file, int append)
     if (!e) return;
     __atomic_store_n(&e->pos, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&e->file, file, __ATOMIC_RELAXED);
+    uint32_t null = pioscope_server_mode && pioscope_null_file(file) ? PIOSCOPE_FD_NULL : 0;
     __atomic_store_n(&e->state,
-                     PIOSCOPE_FD_OPEN | (append ? PIOSCOPE_FD_APPEND : PIOSCOPE_FD_POS),
+                     PIOSCOPE_FD_OPEN | (append ? PIOSCOPE_FD_APPEND : PIOSCOPE_FD_POS) | null,
                      __ATOMIC_RELEASE);
+}
+
+/* True when writes to fd are discarded (null storage, server_mode.c). */
+static inline int pioscope_fd_null(int fd)
+{
+    pioscope_fd_entry *e = pioscope_fd_get(fd);
+    return e && (__atomic_load_n(&e->state, __ATOMIC_RELAXED) & PIOSCOPE_FD_NULL);
 }
 
 static inline void pioscope_fd_close(int fd)

@@ -180,7 +180,8 @@ static uint64_t fs_magic_of(char *path, size_t n, int fd)
     return r == 0 ? (uint64_t)(unsigned long)sf.f_type : 0;
 }
 
-/* `text` is NUL-terminated at n; FILE texts are writable (fs_magic_of cuts them briefly). */
+/* `text` is NUL-terminated at n; FILE texts are writable (fs_magic_of cuts them briefly).
+ * fd: the open file (-1: none); -2: a FILE string that names no path (no file system type). */
 static uint32_t intern(uint16_t kind, char *text, size_t n, int fd)
 {
     if (!buckets || !text) return 0;
@@ -191,7 +192,7 @@ static uint32_t intern(uint16_t kind, char *text, size_t n, int fd)
     unlock_table();
     if (e) return e->id;
 
-    uint64_t magic = kind == PIOSCOPE_STRING_FILE ? fs_magic_of(text, n, fd) : 0;
+    uint64_t magic = kind == PIOSCOPE_STRING_FILE && fd != -2 ? fs_magic_of(text, n, fd) : 0;
     lock_table();
     e = find(h, kind, text, n);
     if (!e) e = insert(h, kind, text, n, magic);
@@ -204,6 +205,11 @@ uint32_t pioscope_intern_string(uint16_t kind, const char *text)
     if (!text) return 0;
     if (kind == PIOSCOPE_STRING_FILE) return pioscope_intern_path(text, -1);
     return intern(kind, (char *)text, strlen(text), -1);  /* not written to: not a FILE */
+}
+
+uint32_t pioscope_intern_pseudo_file(const char *text)
+{
+    return text ? intern(PIOSCOPE_STRING_FILE, (char *)text, strlen(text), -2) : 0;
 }
 
 /* Appends `path` to the absolute directory `out` (length n, no trailing slash except "/"),

@@ -9,7 +9,8 @@
  *   PIOSCOPE_EXCLUDE       comma-separated executable names not traced (default: MPI
  *                          launchers, DEFAULT_EXCLUDE below); checked against the executable
  *                          and argv[0]
- *   PIOSCOPE_DEBUG         1: say on stderr where the trace goes, or why there is none */
+ *   PIOSCOPE_DEBUG         1: say on stderr where the trace goes, or why there is none
+ *   PIOSCOPE_SERVER        1: server mode, inside a storage server daemon (server_mode.c) */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,6 +23,7 @@
 #include "clock.h"
 #include "core.h"
 #include "fd_table.h"
+#include "server_mode.h"
 #include "sys.h"
 
 #define DEFAULT_EXCLUDE "mpiexec,mpiexec.hydra,mpirun,hydra_pmi_proxy,orterun,orted,prterun,prted"
@@ -241,6 +243,7 @@ static void fork_child(void)
     if (!pioscope_raw_writable()) return;                      /* or had stopped */
     pioscope_raw_reopen(parent);
     __atomic_store_n(&finishing, 0, __ATOMIC_RELEASE);
+    pioscope_server_after_fork();
 }
 
 /* ---- exec: this image's trace ends; the new image starts its own file ---- */
@@ -440,5 +443,6 @@ __attribute__((constructor)) static void pioscope_init(void)
     install_signal_handlers();
     pioscope_thread_buffer();  /* the main thread is tracer thread 0 */
     __atomic_store_n(&pioscope_recording, 1, __ATOMIC_RELEASE);
+    if (pioscope_server_start()) debug_say("server mode", NULL, 0);
     debug_say("tracing into", pioscope_raw_path(), 0);
 }

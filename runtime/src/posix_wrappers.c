@@ -278,8 +278,9 @@ static inline ssize_t do_transfer(pioscope_target *target, int fd, const void *b
     pioscope_call call;
     void *real = pioscope_begin(&call, target);
     if (!real) return missing();
-    ssize_t r = is_write ? ((write_fn *)real)(fd, buf, count)
-                         : ((read_fn *)real)(fd, (void *)buf, count);
+    ssize_t r = !is_write                ? ((read_fn *)real)(fd, (void *)buf, count)
+                : pioscope_fd_null(fd) ? pioscope_null_write(fd, count, -1)
+                                       : ((write_fn *)real)(fd, buf, count);
     through_offset_done(&call, target, fd, count, r, is_write);
     return r;
 }
@@ -292,7 +293,9 @@ static inline ssize_t do_vector(pioscope_target *target, int fd, const struct io
     pioscope_call call;
     readv_fn *real = pioscope_begin(&call, target);
     if (!real) return missing();
-    ssize_t r = real(fd, iov, iovcnt);
+    ssize_t r = is_write && pioscope_fd_null(fd)
+                    ? pioscope_null_write(fd, iov_bytes(iov, iovcnt), -1)
+                    : real(fd, iov, iovcnt);
     through_offset_done(&call, target, fd, iov_bytes(iov, iovcnt), r, is_write);
     return r;
 }
@@ -354,7 +357,8 @@ static inline ssize_t do_pwrite(pioscope_target *target, int fd, const void *buf
     pioscope_call call;
     pwrite_fn *real = pioscope_begin(&call, target);
     if (!real) return missing();
-    ssize_t r = real(fd, buf, count, offset);
+    ssize_t r = pioscope_fd_null(fd) ? pioscope_null_write(fd, count, offset)
+                                     : real(fd, buf, count, offset);
     positioned_done(&call, target, fd, count, (uint64_t)offset, r);
     return r;
 }
@@ -408,13 +412,16 @@ PIOSCOPE_WRAPPER(pread64, ssize_t, __pread64_chk, (int fd, void *buf, size_t cou
 }
 
 PIOSCOPE_ALWAYS_INLINE
-static inline ssize_t do_preadv(pioscope_target *target, int fd, const struct iovec *iov,
-                                int iovcnt, off_t offset)
+static inline ssize_t do_positioned_vector(pioscope_target *target, int fd,
+                                           const struct iovec *iov, int iovcnt, off_t offset,
+                                           int is_write)
 {
     pioscope_call call;
     preadv_fn *real = pioscope_begin(&call, target);
     if (!real) return missing();
-    ssize_t r = real(fd, iov, iovcnt, offset);
+    ssize_t r = is_write && pioscope_fd_null(fd)
+                    ? pioscope_null_write(fd, iov_bytes(iov, iovcnt), offset)
+                    : real(fd, iov, iovcnt, offset);
     positioned_done(&call, target, fd, iov_bytes(iov, iovcnt), (uint64_t)offset, r);
     return r;
 }
@@ -422,25 +429,25 @@ static inline ssize_t do_preadv(pioscope_target *target, int fd, const struct io
 PIOSCOPE_WRAPPER(preadv, ssize_t, preadv, (int fd, const struct iovec *iov, int iovcnt,
                                            off_t offset))
 {
-    return do_preadv(&target_preadv, fd, iov, iovcnt, offset);
+    return do_positioned_vector(&target_preadv, fd, iov, iovcnt, offset, 0);
 }
 
 PIOSCOPE_WRAPPER(preadv64, ssize_t, preadv64, (int fd, const struct iovec *iov, int iovcnt,
                                                off64_t offset))
 {
-    return do_preadv(&target_preadv64, fd, iov, iovcnt, offset);
+    return do_positioned_vector(&target_preadv64, fd, iov, iovcnt, offset, 0);
 }
 
 PIOSCOPE_WRAPPER(pwritev, ssize_t, pwritev, (int fd, const struct iovec *iov, int iovcnt,
                                              off_t offset))
 {
-    return do_preadv(&target_pwritev, fd, iov, iovcnt, offset);
+    return do_positioned_vector(&target_pwritev, fd, iov, iovcnt, offset, 1);
 }
 
 PIOSCOPE_WRAPPER(pwritev64, ssize_t, pwritev64, (int fd, const struct iovec *iov, int iovcnt,
                                                  off64_t offset))
 {
-    return do_preadv(&target_pwritev64, fd, iov, iovcnt, offset);
+    return do_positioned_vector(&target_pwritev64, fd, iov, iovcnt, offset, 1);
 }
 
 /* ---- lseek, sync, truncate ---- */

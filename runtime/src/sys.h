@@ -107,6 +107,11 @@ static inline long pio_fstatfs(int fd, void *st)
 {
     return pio_sys3(SYS_fstatfs, fd, (long)st, 0);
 }
+static inline long pio_fstat(int fd, void *st)
+{
+    return pio_sys3(SYS_fstat, fd, (long)st, 0);
+}
+
 static inline long pio_uname(void *uts)
 {
     return pio_sys3(SYS_uname, (long)uts, 0, 0);

@@ -165,6 +165,8 @@ void pioscope_internal_end(void);
  * Paths are made absolute; `fd` >= 0 lets the file system type come from fstatfs. */
 uint32_t pioscope_intern_path(const char *path, int fd);
 uint32_t pioscope_intern_string(uint16_t kind, const char *text);
+/* A file name that is no path, kept as written (a socket's `socket:<peer>`, server_mode.c). */
+uint32_t pioscope_intern_pseudo_file(const char *text);
 /* Like pioscope_intern_path for a path relative to directory fd `dirfd` (openat family). */
 uint32_t pioscope_intern_path_at(int dirfd, const char *path, int fd);
 

@@ -1,12 +1,16 @@
 //! Which records an analysis counts: by default the application's own I/O (see
 //! `pioscope_trace::scope`: POSIX and STDIO records on system files, on ROMIO's hidden helper
-//! files or on descriptors without a file are left out), and nothing the MPI library does
-//! inside `MPI_Init`/`MPI_Finalize` (hwloc reading `/sys`, shared-memory set-up, another
-//! tool's log written at finalize); `Scope::All` counts everything.
+//! files or on descriptors without a file are left out), nothing the MPI library does inside
+//! `MPI_Init`/`MPI_Finalize` (hwloc reading `/sys`, shared-memory set-up, another tool's log
+//! written at finalize), and not the records of storage server daemons traced beside the job
+//! (containers of kind `server`: their POSIX calls are the servers', not the application's);
+//! `Scope::All` counts everything.
 
 use std::collections::HashSet;
 
+use pioscope_trace::functions::Layer;
 use pioscope_trace::scope::{is_application_record, is_hidden_path};
+use pioscope_trace::store::meta::ContainerKind;
 use pioscope_trace::store::{Event, Trace};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -37,6 +41,8 @@ pub struct ScopeFilter {
     hidden_files: HashSet<i32>,
     /// Per process, the span (start, end) of its last `MPI_Init`/`MPI_Finalize`.
     lifecycle: FxHashMap<i32, (i64, i64)>,
+    /// Processes that are traced server daemons.
+    servers: HashSet<i32>,
 }
 
 impl ScopeFilter {
@@ -48,10 +54,18 @@ impl ScopeFilter {
             .filter(|f| is_hidden_path(&f.path))
             .map(|f| f.file_id)
             .collect();
+        let servers = trace
+            .meta
+            .processes
+            .iter()
+            .filter(|p| p.kind == ContainerKind::Server)
+            .map(|p| p.process as i32)
+            .collect();
         ScopeFilter {
             scope,
             hidden_files,
             lifecycle: FxHashMap::default(),
+            servers,
         }
     }
 
@@ -68,7 +82,10 @@ impl ScopeFilter {
             .lifecycle
             .get(&e.process)
             .is_some_and(|&(start, end)| e.start_ns >= start && e.start_ns < end);
+        let server_call =
+            matches!(e.layer, Layer::Posix | Layer::Stdio) && self.servers.contains(&e.process);
         !inside_lifecycle
+            && !server_call
             && is_application_record(e.layer, e.file_id.map(|f| self.hidden_files.contains(&f)))
     }
 }

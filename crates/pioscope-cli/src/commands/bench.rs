@@ -7,6 +7,7 @@ use std::process::Command;
 use anyhow::{Context, Result};
 use clap::{Parser, ValueEnum};
 
+use super::bench_tas::{self, TasOptions};
 use super::run::{execute, RunOptions, RuntimeKind};
 use crate::launch::{self, IgnoreInterrupts};
 
@@ -21,14 +22,19 @@ pub enum BenchName {
     /// metadata operations (create, stat, remove) on many files
     #[value(name = "md-test")]
     MdTest,
+    /// the TAS experiment: --workload on the GlusterFS lab with disk, null and tmpfs bricks,
+    /// beside the network bound (needs root; docs/SERVERS.md)
+    Tas,
 }
 
 impl BenchName {
-    fn binary(self) -> &'static str {
+    /// The benchmark's binary; None for `tas`, an experiment that runs its `--workload`.
+    fn binary(self) -> Option<&'static str> {
         match self {
-            BenchName::Hpio => "pioscope-hpio",
-            BenchName::MpiIoTest => "pioscope-mpi-io-test",
-            BenchName::MdTest => "pioscope-md-test",
+            BenchName::Hpio => Some("pioscope-hpio"),
+            BenchName::MpiIoTest => Some("pioscope-mpi-io-test"),
+            BenchName::MdTest => Some("pioscope-md-test"),
+            BenchName::Tas => None,
         }
     }
 }
@@ -43,6 +49,7 @@ impl BenchName {
 /// Examples:
 ///   pioscope bench hpio -n 8
 ///   pioscope bench mpi-io-test -n 4 --trace mpiio.trace -- --collective --block-size 1M
+///   pioscope bench tas -n 4 -- --blocks 64 --block-size 1M
 #[derive(Parser, Debug)]
 #[command(
     after_help = crate::EXIT_CODES,
@@ -65,6 +72,12 @@ pub struct Args {
     /// With --trace: replace TRACE if it is an existing trace
     #[arg(long)]
     pub force: bool,
+    /// With --trace: add the storage servers whose raw files are in DIR (as `pioscope run`)
+    #[arg(long, value_name = "DIR", requires = "trace")]
+    pub servers: Option<PathBuf>,
+    /// With tas: the benchmark it runs (hpio or mpi-io-test)
+    #[arg(long, value_enum, value_name = "NAME", default_value_t = BenchName::MpiIoTest)]
+    pub workload: BenchName,
     /// Arguments for the benchmark (after --)
     #[arg(value_name = "ARGS", last = true)]
     pub args: Vec<OsString>,
@@ -72,12 +85,37 @@ pub struct Args {
 
 /// Runs the benchmark; returns its exit code.
 pub fn run(args: Args) -> Result<u8> {
-    let bin = launch::bin_dir()?.join(args.name.binary());
+    let name = if args.name == BenchName::Tas {
+        if !matches!(args.workload, BenchName::Hpio | BenchName::MpiIoTest) {
+            anyhow::bail!("bench tas --workload must be hpio or mpi-io-test");
+        }
+        if args.trace.is_some() {
+            anyhow::bail!("bench tas runs untraced clients: --trace does not apply");
+        }
+        args.workload
+    } else {
+        args.name
+    };
+    let binary = name
+        .binary()
+        .context("bench tas --workload must be hpio or mpi-io-test")?;
+    let bin = launch::bin_dir()?.join(binary);
     if launch::find_program(&bin.to_string_lossy()).is_none() {
         anyhow::bail!(
             "benchmark {} not found (build the benchmarks in bench/, or set PIOSCOPE_BIN_DIR)",
             bin.display()
         );
+    }
+    if args.name == BenchName::Tas {
+        if args.n == 0 {
+            anyhow::bail!("-n must be at least 1");
+        }
+        return bench_tas::run(TasOptions {
+            n: args.n,
+            launcher: args.launcher,
+            benchmark: bin,
+            args: args.args,
+        });
     }
     if args.trace.is_some() {
         return execute(RunOptions {
@@ -86,6 +124,7 @@ pub fn run(args: Args) -> Result<u8> {
             output: args.trace,
             keep_raw: false,
             force: args.force,
+            servers: args.servers,
             runtime: RuntimeKind::Mpi,
             program: bin.into_os_string(),
             args: args.args,

@@ -29,6 +29,7 @@
 //! ```
 
 pub mod bench;
+pub mod bench_tas;
 pub mod bounds;
 pub mod calibrate;
 pub mod compare;
@@ -49,7 +50,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use pioscope_trace::merge::{merge, MergeSummary, Progress};
+use pioscope_trace::merge::{merge_with_servers, MergeSummary, Progress};
 use pioscope_trace::store::{Trace, META_FILE};
 
 use crate::{human, output_file};
@@ -72,7 +73,11 @@ fn is_trace(dir: &Path) -> bool {
 }
 
 /// Merges with a progress bar on stderr (hidden when stderr is not a terminal).
-pub fn merge_with_progress(raw_dir: &Path, out: &Path) -> Result<MergeSummary> {
+pub fn merge_with_progress(
+    raw_dir: &Path,
+    servers: Option<&Path>,
+    out: &Path,
+) -> Result<MergeSummary> {
     let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template("{prefix} [{bar:30}] {bytes}/{total_bytes} {elapsed}")
@@ -81,7 +86,7 @@ pub fn merge_with_progress(raw_dir: &Path, out: &Path) -> Result<MergeSummary> {
     );
     bar.set_prefix("merging");
     bar.enable_steady_tick(Duration::from_millis(200));
-    let result = merge(raw_dir, out, &mut |p: Progress| {
+    let result = merge_with_servers(raw_dir, servers, out, &mut |p: Progress| {
         bar.set_length(p.total);
         bar.set_position(p.done);
     });

@@ -6,7 +6,7 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
@@ -39,6 +39,11 @@ pub enum RuntimeKind {
 /// sent to pioscope (a batch scheduler's time limit) are passed on to every process of the job;
 /// what is still running 10 s later is killed; the trace is merged and pioscope exits 128+S.
 ///
+/// With --servers DIR the storage server daemons traced in server mode whose raw files are in
+/// DIR (scripts/gluster-lab.sh up --dir LAB puts them in LAB/servers; docs/SERVERS.md) join
+/// the trace as containers of kind `server`, with their records in the job's time window;
+/// pioscope waits 2 s after the job for the servers' periodic flush before merging.
+///
 /// Libraries are found in $PIOSCOPE_LIB_DIR, or else in <dir of pioscope>/../lib.
 ///
 /// Examples:
@@ -70,6 +75,9 @@ pub struct Args {
     /// Which runtime library to preload
     #[arg(long, value_enum, value_name = "KIND", default_value_t = RuntimeKind::Auto)]
     pub runtime: RuntimeKind,
+    /// Directory of the storage servers' raw files (server mode) to add to the trace
+    #[arg(long, value_name = "DIR")]
+    pub servers: Option<PathBuf>,
     /// The program and its arguments (after --)
     #[arg(
         value_name = "PROGRAM [ARGS]",
@@ -96,6 +104,8 @@ pub struct RunOptions {
     pub force: bool,
     /// Runtime choice.
     pub runtime: RuntimeKind,
+    /// Storage servers' raw directory to merge with the job's.
+    pub servers: Option<PathBuf>,
     /// Program.
     pub program: OsString,
     /// Its arguments.
@@ -113,10 +123,15 @@ pub fn run(args: Args) -> Result<u8> {
         keep_raw: args.keep_raw,
         force: args.force,
         runtime: args.runtime,
+        servers: args.servers,
         program,
         args: command.collect(),
     })
 }
+
+/// How long the job's records may wait in a server's buffers: twice the server mode's default
+/// flush period (PIOSCOPE_FLUSH_MS, 1000 ms).
+const SERVER_FLUSH_WAIT: Duration = Duration::from_secs(2);
 
 /// Removes a raw directory left by an earlier run, if it holds nothing but raw files.
 fn clear_raw_dir(dir: &Path, force: bool) -> Result<()> {
@@ -173,6 +188,12 @@ pub fn execute(o: RunOptions) -> Result<u8> {
         None => launch::default_trace_name(&name),
     };
     super::prepare_output(&trace, o.force)?;
+    if let Some(dir) = o.servers.as_deref().filter(|d| !d.is_dir()) {
+        bail!(
+            "--servers {}: not a directory of server raw files",
+            dir.display()
+        );
+    }
     let raw_dir = launch::raw_dir_for(&trace);
     clear_raw_dir(&raw_dir, o.force)?;
     fs::create_dir_all(&raw_dir).with_context(|| format!("creating {}", raw_dir.display()))?;
@@ -255,7 +276,10 @@ pub fn execute(o: RunOptions) -> Result<u8> {
             raw_dir.display()
         );
     }
-    let summary = super::merge_with_progress(&raw_dir, &trace)
+    if o.servers.is_some() {
+        std::thread::sleep(SERVER_FLUSH_WAIT);
+    }
+    let summary = super::merge_with_progress(&raw_dir, o.servers.as_deref(), &trace)
         .with_context(|| format!("merging (the raw files are kept in {})", raw_dir.display()))?;
     super::print_warnings(&summary);
     if !o.keep_raw {

@@ -164,8 +164,8 @@ impl Sim<'_> {
     /// Queues request `q` on its disk.
     fn queue_on_disk(&mut self, q: u32) {
         let p = self.reqs.slab[q as usize].piece;
-        let (start, end) = self.servers[p.server as usize].disks[p.disk as usize].submit(
-            &self.sys.storage.disk,
+        let (start, end) = self.servers[p.server as usize].disks[p.disk as usize].submit_to(
+            &self.sys.storage,
             self.now,
             p.disk_offset,
             p.bytes,
@@ -296,8 +296,8 @@ impl Sim<'_> {
         let Some(e) = server.write_back.next_flush() else {
             return;
         };
-        let (ds, de) = server.disks[e.disk as usize].submit(
-            &self.sys.storage.disk,
+        let (ds, de) = server.disks[e.disk as usize].submit_to(
+            &self.sys.storage,
             self.now,
             e.disk_offset,
             e.bytes,

@@ -29,6 +29,7 @@ pub(crate) fn system() -> System {
             size_factors: Vec::new(),
         },
         storage: Storage {
+            null: false,
             data_servers: 2,
             metadata_servers: 1,
             metadata_on_data_servers: false,

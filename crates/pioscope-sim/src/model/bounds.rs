@@ -217,14 +217,18 @@ pub fn throughput(system: &System, clients: u32, request_size: u64, kind: IoKind
             bytes_per_s: net.bisection_bandwidth,
         });
     }
+    // Null storage (`storage.null`): no disk, so no disk or flush ceiling.
     let (disk_rate, _) = disk_rates(&st.disk);
-    c.push(Component {
-        name: "disks",
-        detail: format!("{targets} disk(s) x {} sequential", fmt_rate(disk_rate)),
-        bytes_per_s: f64::from(targets) * disk_rate,
-    });
+    if !st.null {
+        c.push(Component {
+            name: "disks",
+            detail: format!("{targets} disk(s) x {} sequential", fmt_rate(disk_rate)),
+            bytes_per_s: f64::from(targets) * disk_rate,
+        });
+    }
     let cache = &st.cache;
-    let write_back = kind == IoKind::Write && cache.write_back > 0 && cache.dirty_limit > 0;
+    let write_back =
+        kind == IoKind::Write && cache.write_back > 0 && cache.dirty_limit > 0 && !st.null;
     if write_back {
         c.push(Component {
             name: "cache flush",
@@ -247,6 +251,8 @@ pub fn throughput(system: &System, clients: u32, request_size: u64, kind: IoKind
         let wire = size as f64 / nic.min(f64::from(touched_servers) * nic);
         let service = if absorbed {
             piece as f64 / cache.memory_bandwidth
+        } else if st.null {
+            0.0
         } else {
             disk_service_s(&st.disk, piece)
         };
@@ -283,7 +289,8 @@ pub fn throughput(system: &System, clients: u32, request_size: u64, kind: IoKind
             bytes_per_s: per_s * piece as f64,
         });
     }
-    if let Disk::Ssd { iops, .. } = st.disk {
+    if let (Disk::Ssd { iops, .. }, false) = (&st.disk, st.null) {
+        let iops = *iops;
         c.push(Component {
             name: "disk IOPS",
             detail: format!(
@@ -433,6 +440,20 @@ mod tests {
             .find(|c| c.name == "client NICs")
             .unwrap();
         assert!(close(nic.bytes_per_s, 117e6));
+    }
+
+    /// Issue 14: on null storage no disk limits, so 64 readers of 4 MiB meet the servers'
+    /// NICs, as with disks of 1 GB/s.
+    #[test]
+    fn null_storage_has_no_disk_ceiling() {
+        let s = pvfs(&["storage.null=true", "nodes=32"]);
+        let b = throughput(&s, 64, 4 << 20, IoKind::Read);
+        assert_eq!(b.limited_by, "server NICs");
+        assert!(close(b.bytes_per_s, 4.0 * 117e6));
+        assert!(b
+            .components
+            .iter()
+            .all(|c| !matches!(c.name, "disks" | "disk IOPS" | "cache flush")));
     }
 
     #[test]

@@ -496,6 +496,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             },
         },
         storage: Storage {
+            null: false,
             data_servers: 1,
             metadata_servers: 1,
             metadata_on_data_servers: true,

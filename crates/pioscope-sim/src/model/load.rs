@@ -135,6 +135,7 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("storage.data_servers", FieldKind::Count),
     ("storage.metadata_servers", FieldKind::Count),
     ("storage.metadata_on_data_servers", FieldKind::Flag),
+    ("storage.null", FieldKind::Flag),
     ("storage.disks_per_server", FieldKind::Count),
     ("storage.cpu_per_request_ns", FieldKind::Time),
     ("storage.server_threads", FieldKind::Count),

@@ -130,6 +130,10 @@ pub struct Storage {
     pub cache: Cache,
     /// Metadata operation costs on a metadata server.
     pub metadata: Metadata,
+    /// Null storage (the TAS experiment, docs/SERVERS.md): disks take no time, everything else
+    /// (server CPU, caches, network) is unchanged. Absent in older files: false.
+    #[serde(default)]
+    pub null: bool,
 }
 
 /// A disk: a hard disk with seeks, or a solid-state disk.

@@ -294,6 +294,20 @@ impl OffsetModel {
         }
     }
 
+    /// A constant offset from the hosts' CLOCK_REALTIME (`OffsetSource::Realtime`): reference
+    /// minus ours, `offset_ns`, as seen at our CLOCK_MONOTONIC `local_mono_ns`.
+    pub fn realtime(local_mono_ns: u64, offset_ns: i64) -> OffsetModel {
+        OffsetModel {
+            init: Some(OffsetPoint {
+                local_mono_ns,
+                offset_ns,
+                rtt_ns: 0,
+            }),
+            finalize: None,
+            source: OffsetSource::Realtime,
+        }
+    }
+
     /// The same model, marked as inherited from the parent process.
     pub fn inherited(self) -> OffsetModel {
         OffsetModel {

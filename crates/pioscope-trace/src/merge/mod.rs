@@ -9,12 +9,16 @@
 //!
 //! The store is written by `StoreWriter`, which renames it into place at the end, so a failed
 //! merge never leaves something that looks like a trace.
+//!
+//! Storage server daemons traced in server mode (`servers`) join as containers of kind
+//! `server`: their records that overlap the job's window, after the job's processes.
 
 pub mod clock;
 pub mod facts;
 pub mod instances;
 pub mod messages;
 pub mod nesting;
+pub mod servers;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
@@ -35,6 +39,7 @@ use crate::store::{
 };
 use clock::{median, resolve_fit, Neighbours, OffsetModel, OwnFit, TickFit};
 use nesting::{reconstruct_parents, Span};
+use servers::ServerIdentity;
 
 /// Errors that stop a merge.
 #[derive(Debug, Error)]
@@ -173,6 +178,10 @@ struct Proc {
     index: usize,
     /// (string kind, string id) → global file id or name index.
     strings: HashMap<(u16, u32), usize>,
+    /// The latest end (start + duration) of an event, in ticks.
+    max_event_end: Option<u64>,
+    /// A storage server daemon (from the servers' directory), not a process of the job.
+    server: Option<ServerIdentity>,
 }
 
 impl Proc {
@@ -183,7 +192,9 @@ impl Proc {
     }
 
     fn label(&self) -> String {
-        if self.rank >= 0 {
+        if let Some(s) = &self.server {
+            format!("server {} raw file {}", s.name, self.raw.file_name())
+        } else if self.rank >= 0 {
             format!("rank-{} raw file {}", self.rank, self.raw.file_name())
         } else {
             format!(
@@ -205,6 +216,18 @@ pub fn merge(
     out: &Path,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<MergeSummary, MergeError> {
+    merge_with_servers(raw_dir, None, out, progress)
+}
+
+/// `merge`, with the storage server daemons whose raw files are in `servers_dir` (written in
+/// server mode, docs/SERVERS.md) added as `server` containers: the daemons that lived during
+/// the job, their records that overlap its window.
+pub fn merge_with_servers(
+    raw_dir: &Path,
+    servers_dir: Option<&Path>,
+    out: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<MergeSummary, MergeError> {
     if out.exists() {
         return Err(MergeError::OutputExists(out.to_path_buf()));
     }
@@ -212,8 +235,19 @@ pub fn merge(
     if paths.is_empty() {
         return Err(MergeError::NoRawFiles(raw_dir.to_path_buf()));
     }
+    let server_paths = match servers_dir {
+        Some(dir) => {
+            let found = list_raw_files(dir)?;
+            if found.is_empty() {
+                return Err(MergeError::NoRawFiles(dir.to_path_buf()));
+            }
+            found
+        }
+        None => Vec::new(),
+    };
     let sizes: Vec<u64> = paths
         .iter()
+        .chain(&server_paths)
         .map(|p| fs::metadata(p).map(|m| m.len()).unwrap_or(0))
         .collect();
     let mut prog = Progress {
@@ -227,11 +261,15 @@ pub fn merge(
     let mut unusable = Vec::new();
     let world_limit = facts::plausible_world(paths.len());
     let mut doubts = Vec::new();
-    for (path, &size) in paths.iter().zip(&sizes) {
+    for (k, (path, &size)) in paths.iter().chain(&server_paths).zip(&sizes).enumerate() {
+        let is_server = k >= paths.len();
         let mut min_start: Option<u64> = None;
+        let mut max_end: Option<u64> = None;
         let mut links = Vec::new();
         let result = read_raw_file_with(path, &mut |e| {
             min_start = Some(min_start.map_or(e.start, |m| m.min(e.start)));
+            let end = e.start.saturating_add(e.duration);
+            max_end = Some(max_end.map_or(end, |m| m.max(end)));
             if is_collective_instance(e.func, e.flags, e.link) {
                 links.push((e.link, e.start));
             }
@@ -246,7 +284,19 @@ pub fn merge(
                     .or_else(|| raw.job_fact("hostname"))
                     .unwrap_or("")
                     .to_string(),
-                rank: facts::rank(&raw, world_limit, &mut doubts),
+                rank: if is_server {
+                    -1
+                } else {
+                    facts::rank(&raw, world_limit, &mut doubts)
+                },
+                server: is_server.then(|| {
+                    servers::identify(
+                        raw.job_fact("host").unwrap_or(""),
+                        raw.job_fact("exe"),
+                        raw.job_fact("cmdline"),
+                    )
+                }),
+                max_event_end: max_end,
                 raw,
                 file_size: size,
                 min_event_start: min_start,
@@ -269,6 +319,13 @@ pub fn merge(
         });
     }
 
+    if procs.iter().all(|p| p.server.is_some()) {
+        return Err(MergeError::NothingUsable {
+            dir: raw_dir.to_path_buf(),
+            reasons: unusable.join("; "),
+        });
+    }
+
     inherit_ranks(&mut procs);
     let notes = fit_clocks(&mut procs);
     resolve_offsets(&mut procs);
@@ -278,14 +335,38 @@ pub fn merge(
             .min_event_start
             .map_or(p.start_abs, |t| p.abs_ns(t).min(p.start_abs));
     }
-    let job_start = procs.iter().map(|p| p.first_abs).min().unwrap_or(0);
+    // The job's window comes from its own processes; the servers are cut to it.
+    let clients = || procs.iter().filter(|p| p.server.is_none());
+    let job_start = clients().map(|p| p.first_abs).min().unwrap_or(0);
+    let job_end = clients()
+        .map(|p| p.max_event_end.map_or(p.start_abs, |t| p.abs_ns(t)))
+        .max()
+        .unwrap_or(job_start);
+    procs.retain(|p| {
+        p.server.is_none()
+            || servers::lived_during(
+                p.start_abs,
+                p.max_event_end.map(|t| p.abs_ns(t)),
+                p.raw.ended,
+                job_start,
+                job_end,
+            )
+    });
     procs.sort_by(|a, b| {
-        (a.rank, a.start_abs, a.raw.header.pid, &a.raw.path).cmp(&(
-            b.rank,
-            b.start_abs,
-            b.raw.header.pid,
-            &b.raw.path,
-        ))
+        (
+            a.server.is_some(),
+            a.rank,
+            a.start_abs,
+            a.raw.header.pid,
+            &a.raw.path,
+        )
+            .cmp(&(
+                b.server.is_some(),
+                b.rank,
+                b.start_abs,
+                b.raw.header.pid,
+                &b.raw.path,
+            ))
     });
     for (i, p) in procs.iter_mut().enumerate() {
         p.index = i;
@@ -340,6 +421,7 @@ pub fn merge(
         .collect();
     let numbering = Numbering {
         job_start,
+        job_end,
         instance_of: &instance_of,
         names: &names,
         system_files: &system_files,
@@ -364,13 +446,24 @@ pub fn merge(
             events: file_stats.get(&i).map_or(0, |s| s.0),
         })
         .collect();
+    let merged_paths: Vec<PathBuf> = paths
+        .iter()
+        .cloned()
+        .chain(
+            procs
+                .iter()
+                .filter(|p| p.server.is_some())
+                .map(|p| p.raw.path.clone()),
+        )
+        .collect();
     let meta = build_meta(
         &procs,
         &unusable,
         &mut doubts,
         job_start,
         writer.end_ns(),
-        &paths,
+        &merged_paths,
+        paths.len(),
     );
     let finished = writer.finish(&files, &settings, meta).map_err(store_err)?;
     Ok(MergeSummary {
@@ -493,14 +586,27 @@ fn resolve_offsets(procs: &mut [Proc]) {
             }
         }
     }
-    let reference_host = procs.iter().find(|p| p.rank == 0).map(|p| p.host.clone());
+    let reference = procs.iter().find(|p| p.rank == 0 && p.server.is_none());
+    let reference_host = reference.map(|p| p.host.clone());
+    let reference_realtime = reference.map(realtime_minus_monotonic);
     for (p, m) in procs.iter_mut().zip(models) {
         p.offset = if reference_host.as_deref() == Some(p.host.as_str()) {
             m.shared_clock()
+        } else if let (Some(_), Some(r), OffsetSource::None) =
+            (&p.server, reference_realtime, m.source)
+        {
+            // A server elsewhere takes no part in the job's clock sync: the hosts' real-time
+            // clocks line it up.
+            OffsetModel::realtime(p.raw.header.start_mono_ns, realtime_minus_monotonic(p) - r)
         } else {
             m
         };
     }
+}
+
+/// CLOCK_REALTIME minus CLOCK_MONOTONIC of a process's host, at its tracer start.
+fn realtime_minus_monotonic(p: &Proc) -> i64 {
+    p.raw.header.start_unix_ns as i64 - p.raw.header.start_mono_ns as i64
 }
 
 /// One event of a rank while it is sorted.
@@ -529,6 +635,8 @@ type FileStats = HashMap<usize, (i64, BTreeSet<i32>)>;
 struct Numbering<'a> {
     /// Corrected ns of the job's start: store times are relative to it.
     job_start: i64,
+    /// Corrected ns of the end of the job's last record: servers' records after it are left out.
+    job_end: i64,
     /// Raw collective link → dense instance number.
     instance_of: &'a HashMap<u64, i32>,
     /// Region and communicator names by global id.
@@ -548,6 +656,7 @@ fn write_events(
 ) -> Result<(ApplicationTotals, FileStats), MergeError> {
     let Numbering {
         job_start,
+        job_end,
         instance_of,
         names,
         system_files,
@@ -568,14 +677,34 @@ fn write_events(
         let mut rows: Vec<Row> = Vec::new();
         for &pi in members {
             let p = &procs[pi];
-            let raw = read_raw_file(&p.raw.path)
+            let mut raw = read_raw_file(&p.raw.path)
                 .map_err(|e| MergeError::RawFileChanged(e.to_string()))?;
-            if raw.event_count != p.raw.event_count {
+            // A live server's file grows: what pass 1 saw is what is merged.
+            let grown = p.server.is_some() && raw.event_count > p.raw.event_count;
+            if grown {
+                raw.events.truncate(p.raw.event_count as usize);
+            } else if raw.event_count != p.raw.event_count {
                 return Err(MergeError::RawFileChanged(p.raw.file_name()));
             }
             prog.done += p.file_size;
             progress(*prog);
             let base = rows.len();
+            // Row of each event (NONE: a server's record outside the job's window).
+            let mut row_of = vec![NONE; raw.events.len()];
+            let mut next = base as u32;
+            for (slot, e) in row_of.iter_mut().zip(&raw.events) {
+                let keep = p.server.is_none()
+                    || servers::in_window(
+                        p.abs_ns(e.start),
+                        p.abs_ns(e.start.saturating_add(e.duration)),
+                        job_start,
+                        job_end,
+                    );
+                if keep {
+                    *slot = next;
+                    next += 1;
+                }
+            }
             // Parents per thread, on the process's own ticks.
             let mut by_thread: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
             for (i, e) in raw.events.iter().enumerate() {
@@ -596,11 +725,14 @@ fn write_events(
                     .collect();
                 for (k, par) in reconstruct_parents(&spans).into_iter().enumerate() {
                     if let Some(j) = par {
-                        parent[idx[k]] = (base + idx[j]) as u32;
+                        parent[idx[k]] = row_of[idx[j]];
                     }
                 }
             }
             for (i, e) in raw.events.iter().enumerate() {
+                if row_of[i] == NONE {
+                    continue;
+                }
                 rows.push(Row {
                     start_ns: p.abs_ns(e.start) - job_start,
                     duration_ns: p.fit.duration_ns(e.duration),
@@ -724,7 +856,10 @@ fn write_events(
             writer.push(&event).map_err(store_err)?;
 
             let system_file = file_id.map(|f| system_files[f]);
-            if !scope::is_application_record(layer, system_file) {
+            let server = p.server.is_some();
+            if server {
+                // A server's records are not the application's.
+            } else if !scope::is_application_record(layer, system_file) {
                 totals.left_out += 1;
             } else {
                 let t = totals.layers.entry(layer).or_default();
@@ -742,7 +877,9 @@ fn write_events(
             if let Some(f) = file_id {
                 let s = file_stats.entry(f).or_default();
                 s.0 += 1;
-                s.1.insert(rank);
+                if !server {
+                    s.1.insert(rank);
+                }
             }
         }
     }
@@ -776,6 +913,7 @@ fn settings_rows(procs: &[Proc], job_start: i64) -> Vec<SettingRow> {
     settings
 }
 
+/// `paths`: every raw file merged, the job's `job_files` first.
 fn build_meta(
     procs: &[Proc],
     unusable: &[String],
@@ -783,16 +921,20 @@ fn build_meta(
     job_start: i64,
     max_end: i64,
     paths: &[PathBuf],
+    job_files: usize,
 ) -> Meta {
     let mut partial_reasons: Vec<String> = Vec::new();
     let processes: Vec<ProcessMeta> = procs
         .iter()
         .map(|p| {
-            let partial = p.raw.partial_reason();
+            let partial = match p.server {
+                Some(_) => servers::server_partial_reason(p.raw.partial_reason()),
+                None => p.raw.partial_reason(),
+            };
             if let Some(reason) = &partial {
                 partial_reasons.push(format!("{}: {reason}", p.label()));
             }
-            ProcessMeta {
+            let process = ProcessMeta {
                 process: p.index as u32,
                 kind: ContainerKind::Process,
                 rank: p.rank,
@@ -825,6 +967,10 @@ fn build_meta(
                 },
                 partial,
                 facts: p.raw.job.iter().cloned().collect(),
+            };
+            match &p.server {
+                Some(identity) => servers::server_container(process, identity),
+                None => process,
             }
         })
         .collect();
@@ -833,7 +979,7 @@ fn build_meta(
     // Ranks are below the plausible world (see `facts`), so is the world: `hosts` is bounded
     // by the number of raw files.
     let max_rank = procs.iter().map(|p| p.rank).max().unwrap_or(-1);
-    let world_limit = facts::plausible_world(paths.len());
+    let world_limit = facts::plausible_world(job_files);
     let size_fact = procs
         .iter()
         .filter_map(|p| facts::world_size(&p.raw, world_limit, doubts))
@@ -1374,5 +1520,80 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains("merging"))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    /// Issue 14: storage server daemons join the trace as `server` containers, cut to the
+    /// job's window; a daemon that ended before the job (a hook script) is left out.
+    #[test]
+    fn servers_join_within_the_jobs_window() {
+        const READV: u16 = 16;
+        let t = setup();
+        job(&t.path().join("raw"));
+        let servers = t.path().join("servers");
+        fs::create_dir(&servers).expect("mkdir");
+        // A brick daemon on rank 0's host, still running (no END chunk). Rank 0's records
+        // span 10_000_000..10_006_100 on this clock.
+        let mut b = RawFileBuilder::monotonic(900, 1, 9_000_000);
+        b.job(&[
+            ("host", "n1"),
+            ("exe", "/usr/sbin/glusterfsd"),
+            (
+                "cmdline",
+                "/usr/sbin/glusterfsd -s n1 --brick-name /lab/bricks/b0",
+            ),
+        ]);
+        b.string(string_kind::FILE, 1, "/lab/bricks/b0/out.dat", 0xEF53);
+        b.string(string_kind::FILE, 2, "socket:127.0.0.1:49151", 0);
+        b.events(
+            0,
+            &[
+                E::new(PWRITE, 9_500_000, 100).object(1).size(64),
+                E::new(READV, 10_002_500, 50).object(2).size(96).result(96),
+                E::new(PWRITE, 10_002_600, 80).object(1).size(64).result(64),
+                E::new(PWRITE, 20_000_000, 100).object(1).size(64),
+            ],
+        );
+        b.write_to(&servers.join("n1-900-0.praw")).expect("write");
+        // A hook script glusterd ran long before the job.
+        let mut h = RawFileBuilder::monotonic(901, 900, 9_100_000);
+        h.job(&[("host", "n1"), ("cmdline", "/bin/sh S29hook.sh")]);
+        h.string(string_kind::FILE, 1, "/etc/hosts", 0xEF53);
+        h.events(0, &[E::new(STAT, 9_100_500, 40).object(1)]);
+        h.end();
+        h.write_to(&servers.join("n1-901-0.praw")).expect("write");
+
+        let out = t.path().join("trace");
+        merge_with_servers(&t.path().join("raw"), Some(&servers), &out, &mut |_| {})
+            .expect("merge");
+        let trace = Trace::open(&out).expect("open");
+        let m = &trace.meta;
+        assert!(!m.partial, "{:?}", m.partial_reasons);
+        assert_eq!(m.job.ranks, 2);
+        assert_eq!(m.processes.len(), 4);
+        let server = &m.processes[3];
+        assert_eq!(server.kind, ContainerKind::Server);
+        assert_eq!((server.rank, server.pid), (-1, 900));
+        assert_eq!(server.host, "n1:/lab/bricks/b0");
+        assert_eq!(server.facts["server"], "n1:/lab/bricks/b0");
+        assert_eq!(server.facts["role"], "data");
+        assert_eq!(server.facts["brick"], "/lab/bricks/b0");
+        assert_eq!(server.facts["host"], "n1");
+        assert_eq!(server.clock.offset_source, OffsetSource::SharedClock);
+        assert_eq!(server.events, 2);
+        let path = |f: Option<i32>| trace.file_path(f.expect("file")).expect("path").to_string();
+        let got: Vec<(String, String, i64)> = rows(&trace)
+            .into_iter()
+            .filter(|r| r.process == 3)
+            .map(|r| (r.func.clone(), path(r.file), r.start))
+            .collect();
+        // Rank 0 (same host, same clock) starts the job at its tracer start, 10_000_000.
+        assert_eq!(
+            got,
+            vec![
+                ("readv".into(), "socket:127.0.0.1:49151".into(), 2_500),
+                ("pwrite".into(), "/lab/bricks/b0/out.dat".into(), 2_600),
+            ]
+        );
+        assert!(rows(&trace).iter().all(|r| r.start >= 0));
     }
 }

@@ -258,6 +258,10 @@ pub enum OffsetSource {
     /// On the reference rank's host: the very same CLOCK_MONOTONIC, so offset 0 whatever
     /// the ping-pong measured (on an oversubscribed node its error reaches milliseconds).
     SharedClock,
+    /// A server on another host than the reference rank's, with no measurement of its own:
+    /// its CLOCK_REALTIME and the reference's at their tracer starts line the clocks up (as
+    /// good as the hosts' time synchronisation, NTP or PTP).
+    Realtime,
     /// No measurement: offset 0.
     None,
 }

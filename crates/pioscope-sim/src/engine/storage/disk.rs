@@ -4,7 +4,7 @@
 //! end and whether it seeks are known the moment it is queued: the disk keeps only when it
 //! becomes free and where the previous request ended.
 
-use crate::model::Disk;
+use crate::model::{Disk, Storage};
 
 /// Service time of one request on `disk`, in nanoseconds.
 ///
@@ -87,6 +87,22 @@ impl DiskQueue {
         (start, end)
     }
 
+    /// Queues a request on a disk of `storage`: as `submit`, or served at once on null
+    /// storage (`storage.null`: no disk time).
+    pub fn submit_to(
+        &mut self,
+        storage: &Storage,
+        now: u64,
+        offset: u64,
+        bytes: u64,
+    ) -> (u64, u64) {
+        if storage.null {
+            (now, now)
+        } else {
+            self.submit(&storage.disk, now, offset, bytes)
+        }
+    }
+
     /// When the disk has served everything queued so far.
     pub fn free_at(&self) -> u64 {
         self.lanes.iter().copied().max().unwrap_or(0)
@@ -166,5 +182,19 @@ mod tests {
             q.submit(&d, 5_000_000, 1 << 40, 0),
             (5_000_000, 5_000_000 + 12_666_667)
         );
+    }
+
+    /// Issue 14: on null storage (`storage.null`) a disk request takes no time and does not
+    /// queue; otherwise `submit_to` is `submit`.
+    #[test]
+    fn null_storage_takes_no_disk_time() {
+        let mut storage = crate::engine::testutil::system().storage;
+        let mut q = DiskQueue::default();
+        assert_eq!(q.submit_to(&storage, 0, 0, 100_000_000), (0, 1_000_000_000));
+        storage.null = true;
+        let mut q = DiskQueue::default();
+        assert_eq!(q.submit_to(&storage, 7, 0, 100_000_000), (7, 7));
+        assert_eq!(q.submit_to(&storage, 8, 0, 100_000_000), (8, 8));
+        assert_eq!(q.free_at(), 0);
     }
 }

@@ -420,6 +420,7 @@ pub(crate) mod tests_support {
                 size_factors: vec![],
             },
             storage: Storage {
+                null: false,
                 data_servers: 4,
                 metadata_servers: 1,
                 metadata_on_data_servers: false,
