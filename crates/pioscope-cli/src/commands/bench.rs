@@ -87,6 +87,7 @@ pub fn run(args: Args) -> Result<u8> {
             keep_raw: false,
             force: args.force,
             runtime: RuntimeKind::Mpi,
+            counters: Some(crate::sampler::DEFAULT_PERIOD),
             program: bin.into_os_string(),
             args: args.args,
         });

@@ -6,14 +6,17 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use pioscope_trace::merge::list_raw_files;
+use pioscope_trace::raw::counters::COUNTER_SUFFIX;
+use pioscope_trace::raw::format::RAW_SUFFIX;
 
 use crate::elf;
 use crate::launch::{self, JobEnd, StopSignals, MPI_RUNTIME, POSIX_RUNTIME, STOP_GRACE};
+use crate::sampler::{self, SamplerThread, Targets};
 
 /// Which runtime library to preload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -70,6 +73,12 @@ pub struct Args {
     /// Which runtime library to preload
     #[arg(long, value_enum, value_name = "KIND", default_value_t = RuntimeKind::Auto)]
     pub runtime: RuntimeKind,
+    /// Do not sample node and process counters (CPU, disk, network, memory) during the run
+    #[arg(long)]
+    pub no_counters: bool,
+    /// Time between counter samples
+    #[arg(long, value_name = "TIME", default_value = sampler::DEFAULT_INTERVAL, value_parser = sampler::parse_interval)]
+    pub counter_interval: Duration,
     /// The program and its arguments (after --)
     #[arg(
         value_name = "PROGRAM [ARGS]",
@@ -96,6 +105,8 @@ pub struct RunOptions {
     pub force: bool,
     /// Runtime choice.
     pub runtime: RuntimeKind,
+    /// Counter sampling interval (None: no sampling).
+    pub counters: Option<Duration>,
     /// Program.
     pub program: OsString,
     /// Its arguments.
@@ -113,6 +124,7 @@ pub fn run(args: Args) -> Result<u8> {
         keep_raw: args.keep_raw,
         force: args.force,
         runtime: args.runtime,
+        counters: (!args.no_counters).then_some(args.counter_interval),
         program,
         args: command.collect(),
     })
@@ -132,7 +144,10 @@ fn clear_raw_dir(dir: &Path, force: bool) -> Result<()> {
     let only_raw = fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .filter_map(|e| e.ok())
-        .all(|e| e.file_name().to_string_lossy().ends_with(".praw"));
+        .all(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.ends_with(RAW_SUFFIX) || n.ends_with(COUNTER_SUFFIX)
+        });
     if !dir.is_dir() || !only_raw {
         bail!(
             "refusing to replace {}: it holds files other than raw trace files",
@@ -216,6 +231,13 @@ pub fn execute(o: RunOptions) -> Result<u8> {
     let mut child = cmd
         .spawn()
         .with_context(|| format!("starting {}", program.display()))?;
+    let sampler = match o.counters {
+        Some(interval) => Some(
+            SamplerThread::start(&raw_abs, Targets::Descendants(child.id()), interval)
+                .context("starting the counters sampler")?,
+        ),
+        None => None,
+    };
     let mut traced_env = b"PIOSCOPE_RAW_DIR=".to_vec();
     traced_env.extend_from_slice(raw_abs.as_os_str().as_bytes());
     let end = {
@@ -223,6 +245,12 @@ pub fn execute(o: RunOptions) -> Result<u8> {
         launch::supervise(&mut child, STOP_GRACE, &traced_env)?
     };
     let wall = started.elapsed();
+    if let Some(s) = sampler {
+        // Lost samples lose the counters only, never the trace.
+        if let Err(e) = s.stop() {
+            eprintln!("pioscope: warning: counters sampler: {e}");
+        }
+    }
     let code = match end {
         JobEnd::Finished(status) => {
             let code = launch::exit_code(status);
