@@ -8,6 +8,7 @@ import time
 import pandas as pd
 
 from conftest import PIOSCOPE, pioscope, run_traced
+from test_view_server import get, start
 
 RANKS = 4
 
@@ -39,6 +40,24 @@ def test_run_samples_the_node_and_every_traced_process(programs, workdir, tmp_pa
     assert set(c.host) <= hosts
     report = pioscope("report", trace).stdout
     assert "Counters (CPU" in report
+
+    # The viewer draws them as counter tracks after the I/O throughput.
+    t1 = meta["job"]["duration_ns"]
+    proc, url = start(trace)
+    try:
+        status, v = get(url + f"api/counters?trace=0&t0=0&t1={t1}&px=400")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=20)
+    assert status == 200
+    names = [t["name"] for t in v["tracks"]]
+    assert names[0] == "I/O throughput"
+    host = c.host.iloc[0]
+    assert [f"{host} CPU", f"{host} disk", f"{host} net", f"{host} memory"] == names[1:5]
+    assert names[5:] == [f"rank {r} CPU" for r in range(RANKS)]
+    node_cpu = v["tracks"][1]
+    assert node_cpu["unit"] == "%" and node_cpu["sampled"]
+    assert len(node_cpu["points"]) == (node.time_ns < t1).sum()
 
 
 def test_no_counters_samples_nothing(programs, workdir, tmp_path):

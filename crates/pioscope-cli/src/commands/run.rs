@@ -277,6 +277,14 @@ pub fn execute(o: RunOptions) -> Result<u8> {
         .map(|f| f.is_empty())
         .unwrap_or(true)
     {
+        // Only the sampler's counter files can be there: they go, and the empty directory.
+        if let Ok(files) = fs::read_dir(&raw_dir) {
+            for f in files.filter_map(|e| e.ok()) {
+                if f.file_name().to_string_lossy().ends_with(COUNTER_SUFFIX) {
+                    let _ = fs::remove_file(f.path());
+                }
+            }
+        }
         let _ = fs::remove_dir(&raw_dir);
         bail!(
             "{name} wrote no trace (no raw files in {}): is it statically linked, or did it fail to start?",
