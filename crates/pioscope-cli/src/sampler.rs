@@ -6,8 +6,12 @@
 //!
 //! Rates are written as the amount over the interval since the previous round, so the first
 //! round only takes the baselines. Times are CLOCK_MONOTONIC, the clock merge fits the
-//! runtime's records to. Reading /proc costs a few hundred microseconds per round (the
-//! process list is one directory scan): bench/perf/sampler_cost.py measures it.
+//! runtime's records to.
+//!
+//! Cost (bench/perf/sampler_cost.py): the process list is a scan of every /proc/PID/stat, the
+//! dearest step, so it is redone at most once a second (`RESCAN_NS`; a process started in
+//! between is sampled from the next scan on, its CPU counted from its start); the known
+//! processes and the node are read every round. The whole disks are listed once.
 
 use std::collections::HashMap;
 use std::fs;
@@ -57,9 +61,17 @@ struct ProcTotals {
     write: u64,
 }
 
+/// How often the process list is scanned again, ns.
+const RESCAN_NS: i64 = 1_000_000_000;
+
 /// The sampler's state between rounds.
 pub struct Sampler {
     targets: Targets,
+    /// The processes found by the last scan, and when it ran (CLOCK_MONOTONIC ns).
+    found: Vec<u32>,
+    scanned: Option<i64>,
+    /// Names of the whole disks (under /sys/block; loop and RAM disks left out).
+    disks: Vec<String>,
     out: CounterFileWriter,
     ticks_per_sec: f64,
     page_bytes: f64,
@@ -116,8 +128,18 @@ impl Sampler {
                 libc::sysconf(libc::_SC_PAGESIZE),
             )
         };
+        let disks = fs::read_dir("/sys/block")
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .filter(|n| !n.starts_with("loop") && !n.starts_with("ram"))
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(Sampler {
             targets,
+            found: Vec::new(),
+            scanned: None,
+            disks,
             out: CounterFileWriter::create(dir, &host_name(), std::process::id())?,
             ticks_per_sec: if ticks > 0 { ticks as f64 } else { 100.0 },
             page_bytes: if page > 0 { page as f64 } else { 4096.0 },
@@ -129,8 +151,12 @@ impl Sampler {
     /// One round: reads the counters, writes the rates since the previous round.
     pub fn round(&mut self) -> io::Result<()> {
         let now = mono_ns();
-        let node = node_totals();
-        let pids = self.pids();
+        let node = node_totals(&self.disks);
+        if self.scanned.is_none_or(|t| now - t >= RESCAN_NS) {
+            self.found = self.pids();
+            self.scanned = Some(now);
+        }
+        let pids = self.found.clone();
         let procs: HashMap<u32, ProcTotals> = pids
             .iter()
             .filter_map(|&p| Some((p, proc_totals(p)?)))
@@ -332,14 +358,14 @@ fn resident_pages(pid: u32) -> Option<u64> {
     statm.split(' ').nth(1)?.parse().ok()
 }
 
-fn node_totals() -> NodeTotals {
+fn node_totals(disks: &[String]) -> NodeTotals {
     NodeTotals {
         cpu: fs::read_to_string("/proc/stat")
             .ok()
             .and_then(|s| parse_cpu(&s))
             .unwrap_or_default(),
         disk: fs::read_to_string("/proc/diskstats")
-            .map(|s| parse_diskstats(&s, |d| Path::new("/sys/block").join(d).exists()))
+            .map(|s| parse_diskstats(&s, |d| disks.iter().any(|x| x == d)))
             .unwrap_or_default(),
         net: fs::read_to_string("/proc/net/dev")
             .map(|s| parse_net_dev(&s))
