@@ -428,15 +428,20 @@ impl ServerVisitor {
         }
         let mut by_func: BTreeMap<(u32, bool), Tied> = BTreeMap::new();
         let mut untied = 0;
+        // In name order, so an operation two functions' calls could explain always goes to
+        // the same one.
+        let mut clients: Vec<(u32, &ClientCalls)> =
+            self.client.iter().map(|(&f, c)| (f, c)).collect();
+        clients.sort_by(|a, b| self.names.get(a.0).cmp(self.names.get(b.0)));
         for op in &self.ties {
-            let owner = self.client.iter().find(|(_, c)| {
+            let owner = clients.iter().find(|(_, c)| {
                 c.intervals
                     .get(&(op.file, op.write))
                     .and_then(|set| set.range(..=op.start).next_back())
                     .is_some_and(|(_, &end)| op.start <= end)
             });
             match owner {
-                Some((&func, _)) => {
+                Some(&(func, _)) => {
                     let t = by_func.entry((func, op.write)).or_default();
                     t.ops += 1;
                     t.bytes += op.bytes;

@@ -27,7 +27,8 @@ use pioscope_trace::store::counters::name;
 /// Which processes are sampled besides the node.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Targets {
-    /// Every descendant of this pid (a traced job: the launcher's children and theirs).
+    /// This pid and every descendant of it (a traced job: the program, or the launcher and
+    /// its children and theirs).
     Descendants(u32),
     /// These pids.
     Pids(Vec<u32>),
@@ -302,9 +303,9 @@ fn split_stat(stat: &str) -> Option<(&str, &str)> {
     Some((&stat[open + 1..close], stat.get(close + 2..)?))
 }
 
-/// The descendants of `root` in `table`.
+/// `root` and its descendants in `table`.
 fn descendants(root: u32, table: &[ProcEntry]) -> Vec<u32> {
-    let mut out = Vec::new();
+    let mut out = vec![root];
     let mut frontier = vec![root];
     while let Some(p) = frontier.pop() {
         for c in table.iter().filter(|e| e.ppid == p) {
@@ -475,6 +476,13 @@ mod tests {
         let net = "Inter-|   Receive\n face |bytes packets\n    lo: 100 1 0 0 0 0 0 0 200 2 0 0 0 0 0 0\n  eth0: 1000 1 0 0 0 0 0 0 3000 2 0 0 0 0 0 0\n";
         assert_eq!(parse_net_dev(net), [1100, 3200]);
         assert_eq!(split_stat("7 (a b) S 1 7"), Some(("a b", "S 1 7")));
+        let p = |pid, ppid| ProcEntry {
+            pid,
+            ppid,
+            name: String::new(),
+        };
+        let table = [p(1, 0), p(10, 1), p(11, 10), p(12, 10), p(13, 11), p(20, 1)];
+        assert_eq!(descendants(10, &table), vec![10, 11, 12, 13]);
     }
 
     /// Two rounds of this process: node and process samples in the raw file.
