@@ -11,6 +11,7 @@ set -Eeuo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 lib_dir=${PIOSCOPE_LIB_DIR:-$here/../build/lib}
 runtime=$lib_dir/libpioscope-posix.so
+pioscope=${PIOSCOPE_BIN:-$here/../build/bin/pioscope}
 
 usage() {
     sed -n '7,8p' "$0" | sed 's/^#   /usage: /' >&2
@@ -56,6 +57,7 @@ host=$(hostname)
 volume=pioscope-lab-$(printf '%s' "$dir" | cksum | cut -d' ' -f1)
 state=$dir/lab.state
 glusterd_pid=$dir/glusterd.pid
+sampler_pid=$dir/sampler.pid
 
 gluster_cli() { gluster --mode=script "$@"; }
 
@@ -89,13 +91,25 @@ stop_pids() {
 
 is_mounted() { mountpoint -q "$1" 2>/dev/null; }
 
-# The node and process counters samplers, started with the servers (issue 14, item 4): not
-# written yet, so nothing runs here.
+# The node and the brick daemons sampled (CPU, disks, network, memory) into the servers'
+# directory beside their raw files, for `pioscope run --servers` (a traced lab only).
 start_samplers() {
-    :
+    [ "$traced" -eq 1 ] || return 0
+    [ -x "$pioscope" ] || die "$pioscope not found: run make all (or set PIOSCOPE_BIN)"
+    setsid "$pioscope" sample --out "$dir/servers" --match glusterfsd \
+        </dev/null >>"$dir/sampler.log" 2>&1 &
+    echo $! >"$sampler_pid"
 }
 
 down() {
+    # The sampler first: it writes its last samples on SIGTERM. (Its pid is checked: after a
+    # reboot the number may name another process.)
+    local sampler
+    sampler=$(cat "$sampler_pid" 2>/dev/null || true)
+    if [ -n "$sampler" ] && [ "$(cat "/proc/$sampler/comm" 2>/dev/null)" = pioscope ]; then
+        stop_pids "$sampler" 5
+    fi
+    rm -f "$sampler_pid"
     if is_mounted "$dir/mnt"; then
         umount "$dir/mnt" 2>/dev/null || umount -l "$dir/mnt"
     fi

@@ -4,6 +4,7 @@ server mode, HPIO runs on it with 4 ranks (collective and independent) under
 `pioscope bench --trace --servers`, and the trace holds the brick daemon as a `server`
 container whose storage writes add up to what the clients wrote. Needs root and FUSE (CI has
 both); GlusterFS is installed by scripts/install-deps.sh."""
+import json
 import os
 import socket
 import subprocess
@@ -170,3 +171,19 @@ def test_null_bricks_discard_data_and_keep_the_file_system_working(tmp_path, glu
     finally:
         lab("down", "--dir", lab_dir)
     assert leftovers(lab_dir) == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_brick_daemon_has_its_sampled_counters(traces, mode):
+    """The lab's sampler (`pioscope sample --match glusterfsd`) puts the brick daemon's CPU on
+    its server container, and `stats --by server` shows it."""
+    t = traces[mode]
+    procs = processes(t)
+    brick = procs[(procs.kind == "server") & procs.facts.map(lambda f: "brick" in f)]
+    counters = pd.read_parquet(t.path / "counters.parquet")
+    cpu = counters[counters.process.isin(brick.process) & (counters.counter == "cpu_user_pct")]
+    assert len(cpu) > 0
+    table = json.loads(pioscope("stats", t.path, "--by", "server", "--json").stdout)
+    rows = [s for s in table["servers"]["servers"] if s["server"] == brick.iloc[0]["host"]]
+    assert len(rows) == 1 and rows[0]["cpu_percent"] is not None
+    assert rows[0]["storage_accesses"] > 0 and rows[0]["network_ops"] > 0

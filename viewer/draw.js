@@ -3,7 +3,7 @@
 // per frame), at the screen's devicePixelRatio.
 
 import { LABEL_W, LANES, LANE_H, COUNTER_H, DENSITY_H } from "./layout.js";
-import { fmtTime, fmtThroughput, tickLabels } from "./units.js";
+import { fmtBytes, fmtTime, fmtThroughput, tickLabels } from "./units.js";
 
 const FADED = "hsl(0, 0%, 86%)";
 const DEEP_LANE = ["", "hsl(220, 12%, 52%)", "hsl(220, 12%, 62%)", "hsl(220, 12%, 70%)"];
@@ -261,10 +261,14 @@ function paintMessages(ctx, pane, s, yOf, top, h) {
   return n;
 }
 
-const TRACK_COLORS = ["40, 110, 200", "200, 90, 40", "60, 150, 80", "140, 80, 170"];
+const TRACK_COLORS = [
+  "40, 110, 200", "200, 90, 40", "60, 150, 80", "140, 80, 170",
+  "180, 150, 30", "30, 150, 160", "200, 60, 130", "110, 110, 110",
+];
 
-/** The counter tracks (aggregate I/O throughput first, then per server when present) as lines
- * at the pane's top, each scaled to its own maximum in the window; the first one filled. */
+/** The counter tracks (aggregate I/O throughput first, then per server when present, then the
+ * sampled node and process counters: CPU %, disk and network B/s, memory) as lines at the
+ * pane's top, each scaled to its own maximum in the window; the first one filled. */
 function paintCounters(ctx, pane, s, w) {
   ctx.fillStyle = "#fafbfc";
   ctx.fillRect(0, 0, w, COUNTER_H);
@@ -305,12 +309,19 @@ function paintCounters(ctx, pane, s, w) {
     }
     ctx.strokeStyle = `rgba(${rgb}, 0.9)`;
     ctx.stroke();
-    const label = `${i ? `${track.name} ` : ""}max ${track.unit === "B/s" || !track.unit ? fmtThroughput(max) : `${max.toPrecision(3)} ${track.unit}`}`;
+    const label = `${i ? `${track.name} ` : ""}max ${fmtTrackValue(max, track.unit)}`;
     ctx.fillStyle = `rgb(${rgb})`;
     ctx.fillText(label, labelX, 2);
     labelX += ctx.measureText(label).width + 14;
   });
   ctx.restore();
+}
+
+/** A track's value for its label: throughput, bytes, or a number with its unit. */
+function fmtTrackValue(v, unit) {
+  if (unit === "B/s" || !unit) return fmtThroughput(v);
+  if (unit === "B") return fmtBytes(v);
+  return `${v.toPrecision(3)} ${unit}`;
 }
 
 /** The label column: group headers (with their expand/collapse mark) and row names. */

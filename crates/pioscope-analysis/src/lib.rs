@@ -1,7 +1,7 @@
 //! pioscope-analysis: what a trace says, computed by streaming over the store's row groups
 //! (never the whole trace in memory). Every analysis is a `pass::Visitor`: statistics
 //! (`stats`), time breakdowns (`breakdown`), access patterns (`patterns`), aggregators and data
-//! sieving (`aggregation`) and the finding rules (`findings`); `profile` runs them all in one
+//! sieving (`aggregation`), storage servers (`servers`) and the finding rules (`findings`); `profile` runs them all in one
 //! pass for `pioscope report`.
 #![warn(missing_docs)]
 
@@ -9,6 +9,7 @@ pub mod aggregation;
 pub mod breakdown;
 pub mod class;
 pub mod compare;
+pub mod counters;
 pub mod findings;
 pub mod heatmap;
 pub mod hints;
@@ -17,6 +18,7 @@ pub mod pass;
 pub mod patterns;
 pub mod profile;
 pub mod scope;
+pub mod servers;
 pub mod stats;
 #[cfg(test)]
 mod testutil;

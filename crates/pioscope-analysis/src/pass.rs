@@ -35,6 +35,11 @@ impl Context<'_> {
 pub trait Visitor {
     /// One event the scope keeps, in store order.
     fn visit(&mut self, event: &Event<'_>, ctx: &Context<'_>);
+    /// Whether it also sees the records of traced server daemons, which the application scope
+    /// leaves out (the server table: they are its subject).
+    fn sees_server_records(&self) -> bool {
+        false
+    }
     /// After the last event.
     fn finish(&mut self, _ctx: &Context<'_>) {}
 }
@@ -91,12 +96,17 @@ pub fn run(
             let batch = batch?;
             for e in batch.iter() {
                 counts.events += 1;
-                if !filter.keeps(&e) {
+                let kept = filter.keeps(&e);
+                if !kept {
                     counts.left_out += 1;
-                    continue;
+                    if !filter.is_server_record(&e) {
+                        continue;
+                    }
                 }
                 for v in visitors.iter_mut() {
-                    v.visit(&e, ctx);
+                    if kept || v.sees_server_records() {
+                        v.visit(&e, ctx);
+                    }
                 }
             }
             progress(done + 1, total);

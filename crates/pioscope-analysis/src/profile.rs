@@ -7,11 +7,13 @@ use serde::Serialize;
 
 use crate::aggregation::{Aggregation, AggregationVisitor};
 use crate::breakdown::{Breakdown, BreakdownVisitor};
+use crate::counters::{summarize, CounterSummary};
 use crate::findings::{self, AsVisitor, Finding};
 use crate::heatmap::{Heatmap, HeatmapVisitor};
 use crate::pass::{self, Visitor};
 use crate::patterns::{self, Patterns, PatternsVisitor};
 use crate::scope::Scope;
+use crate::servers::{ServerTable, ServerVisitor};
 use crate::stats::{GroupBy, StatsRow, StatsVisitor};
 
 /// What a profile counts and how the rules judge.
@@ -93,6 +95,13 @@ pub struct Profile {
     pub aggregation: Aggregation,
     /// Rank-by-time I/O busy time (the HTML page's heat map).
     pub heatmap: Heatmap,
+    /// The storage servers' table and what the client calls became on them (traces with
+    /// servers only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers: Option<ServerTable>,
+    /// The sampled counters per node and process (traces with counters only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<CounterSummary>,
 }
 
 /// Reads the trace once and computes everything. `progress(done, total)` follows the row
@@ -108,6 +117,7 @@ pub fn profile(
     let mut patterns = PatternsVisitor::new(options.patterns);
     let mut aggregation = AggregationVisitor::new();
     let mut heatmap = HeatmapVisitor::for_trace(trace);
+    let mut servers = ServerVisitor::new(trace);
     let mut rules = findings::rules(&options.findings);
     let counts = {
         let mut rule_visitors: Vec<AsVisitor<'_>> =
@@ -120,12 +130,17 @@ pub fn profile(
         visitors.push(&mut patterns);
         visitors.push(&mut aggregation);
         visitors.push(&mut heatmap);
+        visitors.push(&mut servers);
         for r in rule_visitors.iter_mut() {
             visitors.push(r);
         }
         pass::run(&ctx, &mut visitors, progress)?
     };
     let found = findings::conclude(&rules, &ctx);
+    let counter_rows = trace.counters()?;
+    let server_table = servers
+        .has_servers()
+        .then(|| servers.table(&ctx, &counter_rows));
     let mut rows = stats.into_iter().map(|s| s.rows(&ctx));
     let mut next = || rows.next().unwrap_or_default();
     let tables = Tables {
@@ -163,6 +178,8 @@ pub fn profile(
         patterns: patterns.result(&ctx),
         aggregation: aggregation.result(&ctx),
         heatmap: heatmap.result(),
+        servers: server_table,
+        counters: summarize(&counter_rows),
     })
 }
 

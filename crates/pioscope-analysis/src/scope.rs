@@ -69,6 +69,12 @@ impl ScopeFilter {
         }
     }
 
+    /// Whether `e` is a POSIX or STDIO record of a traced server daemon: the server's own work,
+    /// not the application's.
+    pub fn is_server_record(&self, e: &Event<'_>) -> bool {
+        matches!(e.layer, Layer::Posix | Layer::Stdio) && self.servers.contains(&e.process)
+    }
+
     /// Whether `e` counts (call once per record, in store order).
     pub fn keeps(&mut self, e: &Event<'_>) -> bool {
         if self.scope == Scope::All {
@@ -82,10 +88,8 @@ impl ScopeFilter {
             .lifecycle
             .get(&e.process)
             .is_some_and(|&(start, end)| e.start_ns >= start && e.start_ns < end);
-        let server_call =
-            matches!(e.layer, Layer::Posix | Layer::Stdio) && self.servers.contains(&e.process);
         !inside_lifecycle
-            && !server_call
+            && !self.is_server_record(e)
             && is_application_record(e.layer, e.file_id.map(|f| self.hidden_files.contains(&f)))
     }
 }

@@ -30,6 +30,7 @@ use std::str::FromStr;
 
 use crate::pass::{self, Context, PassCounts, Visitor};
 use crate::scope::Scope;
+use crate::servers::{ServerTable, ServerVisitor};
 use pioscope_trace::functions::{self, Layer, OpKind};
 use pioscope_trace::store::{Event, StoreError, Trace};
 use rustc_hash::FxHashMap;
@@ -221,6 +222,10 @@ pub struct Stats {
     pub partial: bool,
     /// Rows, sorted by group then layer.
     pub rows: Vec<StatsRow>,
+    /// `--by server`: the server table (PIOviz's columns per server) and what the client
+    /// calls became on the servers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers: Option<ServerTable>,
 }
 
 /// Strings seen during a pass, each stored once; groups refer to them by number, so a visit
@@ -495,6 +500,7 @@ impl StatsVisitor {
             duration_ns: m.job.duration_ns,
             partial: m.partial,
             rows,
+            servers: None,
         }
     }
 }
@@ -523,12 +529,19 @@ impl Visitor for StatsVisitor {
 }
 
 /// Computes statistics grouped by `by` over the records `scope` counts, streaming the trace's
-/// events (one pass with a single visitor).
+/// events (one pass; `--by server` adds the server table to the same pass).
 pub fn compute(trace: &Trace, by: GroupBy, scope: Scope) -> Result<Stats, StoreError> {
     let ctx = pass::context(trace, scope)?;
     let mut v = StatsVisitor::new(by);
-    let counts = pass::run(&ctx, &mut [&mut v], &mut |_, _| {})?;
-    Ok(v.into_stats(&ctx, counts))
+    if by != GroupBy::Server {
+        let counts = pass::run(&ctx, &mut [&mut v], &mut |_, _| {})?;
+        return Ok(v.into_stats(&ctx, counts));
+    }
+    let mut servers = ServerVisitor::new(trace);
+    let counts = pass::run(&ctx, &mut [&mut v, &mut servers], &mut |_, _| {})?;
+    let mut stats = v.into_stats(&ctx, counts);
+    stats.servers = Some(servers.table(&ctx, &trace.counters()?));
+    Ok(stats)
 }
 
 #[cfg(test)]

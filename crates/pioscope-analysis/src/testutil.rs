@@ -229,3 +229,162 @@ pub fn flt(f: &Finding, k: &str) -> f64 {
         .and_then(|v| v.as_f64())
         .unwrap_or_else(|| panic!("{}: no number {k} in {:?}", f.id, f.evidence.numbers))
 }
+
+/// One record of a `ServerStore`.
+#[derive(Clone, Debug)]
+pub struct Rec {
+    /// Function name (its layer from functions.def).
+    pub func: &'static str,
+    /// Start, ns.
+    pub start: i64,
+    /// Duration, ns.
+    pub dur: i64,
+    /// Index into the store's files, or None.
+    pub file: Option<i32>,
+    /// Offset.
+    pub offset: i64,
+    /// Size (and result).
+    pub size: i64,
+    /// Nesting depth.
+    pub depth: u8,
+}
+
+/// A record of `func` on `file` at `offset`, `size` bytes.
+pub fn rec(func: &'static str, start: i64, dur: i64, file: i32, offset: i64, size: i64) -> Rec {
+    Rec {
+        func,
+        start,
+        dur,
+        file: Some(file),
+        offset,
+        size,
+        depth: 0,
+    }
+}
+
+/// A store like a traced job beside real storage servers, written through `StoreWriter` the
+/// way merge writes one: client ranks (host `n1`), and servers as containers of kind `server`
+/// (rank -1, host its name) whose records are the runtime's POSIX records (storage on brick
+/// paths, network on `socket:` paths).
+#[derive(Default)]
+pub struct ServerStore {
+    /// File paths (file ids are their indexes).
+    pub files: Vec<String>,
+    /// Records per client rank.
+    pub clients: Vec<Vec<Rec>>,
+    /// (name, records) per server.
+    pub servers: Vec<(String, Vec<Rec>)>,
+    /// Sampled counters.
+    pub counters: Vec<pioscope_trace::store::CounterRow>,
+}
+
+impl ServerStore {
+    /// The id of `path`, added if new.
+    pub fn file(&mut self, path: &str) -> i32 {
+        if let Some(i) = self.files.iter().position(|p| p == path) {
+            return i as i32;
+        }
+        self.files.push(path.to_string());
+        self.files.len() as i32 - 1
+    }
+
+    /// Writes the store at `dir/trace`.
+    pub fn build(&self, dir: &Path) -> Trace {
+        use pioscope_trace::store::containers::server_meta;
+        use pioscope_trace::store::meta::{ClockMeta, ContainerKind, JobMeta, Meta, ProcessMeta};
+        use pioscope_trace::store::{Event, FileRow, StoreWriter};
+        let ranks = self.clients.len();
+        let all = self.clients.iter().chain(self.servers.iter().map(|s| &s.1));
+        let end = all
+            .flat_map(|v| v.iter().map(|r| r.start + r.dur))
+            .max()
+            .unwrap_or(0);
+        let clock = || ClockMeta::exact("monotonic", end as u64, 0);
+        let mut processes: Vec<ProcessMeta> = (0..ranks)
+            .map(|r| {
+                ProcessMeta::generated(
+                    r as u32,
+                    ContainerKind::Process,
+                    r as i32,
+                    "n1".into(),
+                    clock(),
+                )
+            })
+            .collect();
+        for (i, (name, _)) in self.servers.iter().enumerate() {
+            processes.push(server_meta((ranks + i) as u32, name, "data", clock()));
+        }
+        // Store order: rank (servers are -1, first), then start.
+        let mut order: Vec<(i32, i64, i32, &Rec)> = Vec::new();
+        for (r, recs) in self.clients.iter().enumerate() {
+            order.extend(recs.iter().map(|x| (r as i32, x.start, r as i32, x)));
+        }
+        for (i, (_, recs)) in self.servers.iter().enumerate() {
+            order.extend(recs.iter().map(|x| (-1, x.start, (ranks + i) as i32, x)));
+        }
+        order.sort_by_key(|o| (o.0, o.1, o.2, o.3.depth));
+        let path = dir.join("trace");
+        let mut w = StoreWriter::create(&path).expect("create");
+        for (id, (rank, _, process, x)) in order.iter().enumerate() {
+            let f = functions::by_name(x.func).expect(x.func);
+            w.push(&Event {
+                id: id as i64,
+                rank: *rank,
+                process: *process,
+                depth: x.depth,
+                file_id: x.file,
+                offset: x.file.map(|_| x.offset),
+                size: x.size,
+                result: x.size,
+                ..Event::call(f.layer, f.name, x.start, x.dur)
+            })
+            .expect("push");
+        }
+        w.add_counters(self.counters.iter().cloned());
+        let files: Vec<FileRow> = self
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, p)| FileRow {
+                file_id: i as i32,
+                path: p.clone(),
+                fs_type: "ext4".into(),
+                fs_magic: EXT4 as i64,
+                ranks: 0,
+                events: 0,
+            })
+            .collect();
+        let job = JobMeta {
+            command: None,
+            start_unix_ns: 0,
+            duration_ns: end,
+            ranks: ranks as u32,
+            hosts: vec!["n1".into(); ranks],
+            mpi_library: None,
+        };
+        let meta = Meta::new("test".into(), job, processes);
+        w.finish(&files, &[], meta).expect("finish");
+        Trace::open(&path).expect("open")
+    }
+}
+
+/// A job of one client rank writing `data.out` with one MPI_File_write_all over the whole run
+/// and one real-like server per `(accesses, duration ns, bytes)`: that many pwrite64s on its
+/// brick's `data.out`, one after the other from time 0.
+pub fn servers_trace(dir: &Path, servers: &[(u64, i64, i64)]) -> Trace {
+    let mut s = ServerStore::default();
+    let client = s.file("/mnt/vol/data.out");
+    let mut end = 0;
+    for (i, &(n, dur, bytes)) in servers.iter().enumerate() {
+        let brick = s.file(&format!("/bricks/b{i}/data.out"));
+        let recs = (0..n as i64)
+            .map(|k| rec("pwrite64", k * dur, dur, brick, k * bytes, bytes))
+            .collect();
+        end = end.max(n as i64 * dur);
+        s.servers.push((format!("server-{i}"), recs));
+    }
+    let total: i64 = servers.iter().map(|&(n, _, b)| n as i64 * b).sum();
+    s.clients
+        .push(vec![rec("MPI_File_write_all", 0, end, client, 0, total)]);
+    s.build(dir)
+}

@@ -207,6 +207,16 @@ pub struct StopSignals {
 impl StopSignals {
     /// Starts catching. Call only after the job is spawned, so it keeps default handlers.
     pub fn catch() -> Self {
+        Self::catch_with(false)
+    }
+
+    /// Catches SIGINT like the stop signals too (a foreground `pioscope sample` stops on
+    /// Ctrl-C): `stopped` then returns it.
+    pub fn catch_interrupt() -> Self {
+        Self::catch_with(true)
+    }
+
+    fn catch_with(interrupt_stops: bool) -> Self {
         STOP_SIGNAL.store(0, Ordering::SeqCst);
         let mut old = Vec::with_capacity(STOP_SIGNALS.len() + 1);
         for sig in std::iter::once(libc::SIGINT).chain(STOP_SIGNALS) {
@@ -214,7 +224,7 @@ impl StopSignals {
             // an atomic compare-exchange, which is async-signal-safe.
             unsafe {
                 let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = if sig == libc::SIGINT {
+                action.sa_sigaction = if sig == libc::SIGINT && !interrupt_stops {
                     libc::SIG_IGN
                 } else {
                     note_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t
@@ -228,6 +238,23 @@ impl StopSignals {
             }
         }
         StopSignals { old }
+    }
+}
+
+impl StopSignals {
+    /// Waits up to `timeout` for a stop signal; true if one arrived (checked every `POLL`).
+    pub fn wait(&self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if STOP_SIGNAL.load(Ordering::SeqCst) != 0 {
+                return true;
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            std::thread::sleep(POLL.min(deadline - now));
+        }
     }
 }
 

@@ -7,6 +7,7 @@ mod human;
 mod launch;
 mod output_file;
 mod report_html;
+mod sampler;
 mod untraced_mpi;
 
 use std::process::ExitCode;
@@ -44,6 +45,7 @@ struct Cli {
 enum Command {
     Run(commands::run::Args),
     Merge(commands::merge::Args),
+    Sample(commands::sample::Args),
     Stats(commands::stats::Args),
     Report(commands::report::Args),
     Dump(commands::dump::Args),
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Merge(args) => commands::merge::run(args),
+        Command::Sample(args) => commands::sample::run(args),
         Command::Stats(args) => commands::stats::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Dump(args) => commands::dump::run(args),

@@ -10,7 +10,7 @@ use pioscope_trace::store::lod::{self, span_columns as sc, LodMeta};
 use pioscope_trace::store::meta::ContainerKind;
 use pioscope_trace::store::schema::events as ev;
 use pioscope_trace::store::{
-    Containers, Pred, RowMap, SettingRow, StoreError, StrCol, Table, Trace, EVENTS_FILE,
+    Containers, CounterRow, Pred, RowMap, SettingRow, StoreError, StrCol, Table, Trace, EVENTS_FILE,
 };
 use serde::Serialize;
 
@@ -138,6 +138,8 @@ pub struct TraceView {
     pub settings: Vec<SettingRow>,
     /// Matched messages by send time (empty without messages.parquet).
     pub messages: Vec<Message>,
+    /// Sampled counters (empty without counters.parquet).
+    pub counters: Vec<CounterRow>,
 }
 
 /// The id of a function name.
@@ -210,6 +212,7 @@ impl TraceView {
             func_by_id: HashMap::new(),
             settings: Vec::new(),
             messages: Vec::new(),
+            counters: Vec::new(),
         };
         let funcs: Vec<(String, String, u64)> = match &lod_meta {
             Some(m) => m
@@ -261,6 +264,8 @@ impl TraceView {
             };
         }
         view.settings = view.trace.settings().unwrap_or_default();
+        // Counters are a side track: an unreadable table shows none rather than no trace.
+        view.counters = view.trace.counters().unwrap_or_default();
         view.messages = view.read_messages(note);
         Ok(view)
     }

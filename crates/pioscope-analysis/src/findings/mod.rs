@@ -40,7 +40,11 @@ mod noncontiguous_independent;
 mod random_access;
 mod rank0_io;
 mod reread;
+mod server_cpu;
+mod server_imbalance;
+mod servers_idle;
 mod small_requests;
+mod small_storage_accesses;
 mod split_requests;
 
 pub use config::{Config, FindingsError, DEFAULTS};
@@ -134,6 +138,10 @@ pub const RULE_IDS: &[&str] = &[
     reread::ID,
     heavy_stdio::ID,
     exchange_time::ID,
+    server_imbalance::ID,
+    small_storage_accesses::ID,
+    servers_idle::ID,
+    server_cpu::ID,
 ];
 
 /// Every enabled rule, configured.
@@ -192,6 +200,20 @@ pub fn rules(config: &Config) -> Vec<Box<dyn Rule>> {
     }
     if on(exchange_time::ID) {
         v.push(Box::new(exchange_time::ExchangeTime::new(config, &sh)));
+    }
+    if on(server_imbalance::ID) {
+        v.push(Box::new(server_imbalance::ServerImbalance::new(config)));
+    }
+    if on(small_storage_accesses::ID) {
+        v.push(Box::new(small_storage_accesses::SmallStorageAccesses::new(
+            config,
+        )));
+    }
+    if on(servers_idle::ID) {
+        v.push(Box::new(servers_idle::ServersIdle::new(config, &sh)));
+    }
+    if on(server_cpu::ID) {
+        v.push(Box::new(server_cpu::ServerCpu::new(config)));
     }
     v
 }

@@ -126,6 +126,7 @@ pub fn run(args: Args) -> Result<u8> {
             force: args.force,
             servers: args.servers,
             runtime: RuntimeKind::Mpi,
+            counters: Some(crate::sampler::DEFAULT_PERIOD),
             program: bin.into_os_string(),
             args: args.args,
         });

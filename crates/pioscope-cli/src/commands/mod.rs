@@ -38,6 +38,7 @@ pub mod export;
 pub mod merge;
 pub mod report;
 pub mod run;
+pub mod sample;
 pub mod simulate;
 pub mod stats;
 pub mod synth;

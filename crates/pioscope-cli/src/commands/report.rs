@@ -422,6 +422,54 @@ fn findings_text(t: &mut String, p: &Profile) {
     }
 }
 
+/// The sampled counters per node and process: CPU mean and peak, disk and network bytes,
+/// peak memory.
+fn counters(t: &mut String, p: &Profile) {
+    if p.counters.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        t,
+        "\nCounters (CPU: % of all cores for a node, of one core for a process)"
+    );
+    let header = [
+        "host",
+        "process",
+        "samples",
+        "CPU mean",
+        "CPU peak",
+        "disk read",
+        "disk written",
+        "net in",
+        "net out",
+        "memory peak",
+    ];
+    let pct = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
+    let rows: Vec<Vec<String>> = p
+        .counters
+        .iter()
+        .map(|c| {
+            vec![
+                c.host.clone(),
+                if c.process < 0 {
+                    "node".to_string()
+                } else {
+                    c.process.to_string()
+                },
+                c.samples.to_string(),
+                pct(c.cpu_mean_percent),
+                pct(c.cpu_peak_percent),
+                human::bytes(c.disk_read_bytes),
+                human::bytes(c.disk_write_bytes),
+                human::bytes(c.net_rx_bytes),
+                human::bytes(c.net_tx_bytes),
+                human::bytes(c.mem_peak_bytes),
+            ]
+        })
+        .collect();
+    t.push_str(&indent(&human::table(&header, &rows, 2)));
+}
+
 fn io_tables(t: &mut String, p: &Profile) {
     let _ = writeln!(
         t,
@@ -436,10 +484,19 @@ fn io_tables(t: &mut String, p: &Profile) {
         )));
     }
 
+    if let Some(servers) = &p.servers {
+        let _ = writeln!(
+            t,
+            "\nStorage servers (loads per second of the job, CPU from the sampled counters)"
+        );
+        t.push_str(&indent(&crate::commands::stats::server_table(servers)));
+    }
+    counters(t, p);
+
     if !p.tables.server.is_empty() {
         let _ = writeln!(
             t,
-            "\nStorage servers (requests served, and their disks' accesses)"
+            "\nStorage servers by layer (requests served, and their disks' accesses)"
         );
         t.push_str(&indent(&crate::commands::stats::table(
             GroupBy::Server,

@@ -11,9 +11,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use pioscope_trace::merge::list_raw_files;
+use pioscope_trace::raw::counters::COUNTER_SUFFIX;
+use pioscope_trace::raw::format::RAW_SUFFIX;
 
 use crate::elf;
 use crate::launch::{self, JobEnd, StopSignals, MPI_RUNTIME, POSIX_RUNTIME, STOP_GRACE};
+use crate::sampler::{self, SamplerThread, Targets};
 
 /// Which runtime library to preload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -78,6 +81,12 @@ pub struct Args {
     /// Directory of the storage servers' raw files (server mode) to add to the trace
     #[arg(long, value_name = "DIR")]
     pub servers: Option<PathBuf>,
+    /// Do not sample node and process counters (CPU, disk, network, memory) during the run
+    #[arg(long)]
+    pub no_counters: bool,
+    /// Time between counter samples
+    #[arg(long, value_name = "TIME", default_value = sampler::DEFAULT_INTERVAL, value_parser = sampler::parse_interval)]
+    pub counter_interval: Duration,
     /// The program and its arguments (after --)
     #[arg(
         value_name = "PROGRAM [ARGS]",
@@ -106,6 +115,8 @@ pub struct RunOptions {
     pub runtime: RuntimeKind,
     /// Storage servers' raw directory to merge with the job's.
     pub servers: Option<PathBuf>,
+    /// Counter sampling interval (None: no sampling).
+    pub counters: Option<Duration>,
     /// Program.
     pub program: OsString,
     /// Its arguments.
@@ -124,6 +135,7 @@ pub fn run(args: Args) -> Result<u8> {
         force: args.force,
         runtime: args.runtime,
         servers: args.servers,
+        counters: (!args.no_counters).then_some(args.counter_interval),
         program,
         args: command.collect(),
     })
@@ -147,7 +159,10 @@ fn clear_raw_dir(dir: &Path, force: bool) -> Result<()> {
     let only_raw = fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .filter_map(|e| e.ok())
-        .all(|e| e.file_name().to_string_lossy().ends_with(".praw"));
+        .all(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.ends_with(RAW_SUFFIX) || n.ends_with(COUNTER_SUFFIX)
+        });
     if !dir.is_dir() || !only_raw {
         bail!(
             "refusing to replace {}: it holds files other than raw trace files",
@@ -237,6 +252,13 @@ pub fn execute(o: RunOptions) -> Result<u8> {
     let mut child = cmd
         .spawn()
         .with_context(|| format!("starting {}", program.display()))?;
+    let sampler = match o.counters {
+        Some(interval) => Some(
+            SamplerThread::start(&raw_abs, Targets::Descendants(child.id()), interval)
+                .context("starting the counters sampler")?,
+        ),
+        None => None,
+    };
     let mut traced_env = b"PIOSCOPE_RAW_DIR=".to_vec();
     traced_env.extend_from_slice(raw_abs.as_os_str().as_bytes());
     let end = {
@@ -244,6 +266,12 @@ pub fn execute(o: RunOptions) -> Result<u8> {
         launch::supervise(&mut child, STOP_GRACE, &traced_env)?
     };
     let wall = started.elapsed();
+    if let Some(s) = sampler {
+        // Lost samples lose the counters only, never the trace.
+        if let Err(e) = s.stop() {
+            eprintln!("pioscope: warning: counters sampler: {e}");
+        }
+    }
     let code = match end {
         JobEnd::Finished(status) => {
             let code = launch::exit_code(status);
@@ -270,6 +298,14 @@ pub fn execute(o: RunOptions) -> Result<u8> {
         .map(|f| f.is_empty())
         .unwrap_or(true)
     {
+        // Only the sampler's counter files can be there: they go, and the empty directory.
+        if let Ok(files) = fs::read_dir(&raw_dir) {
+            for f in files.filter_map(|e| e.ok()) {
+                if f.file_name().to_string_lossy().ends_with(COUNTER_SUFFIX) {
+                    let _ = fs::remove_file(f.path());
+                }
+            }
+        }
         let _ = fs::remove_dir(&raw_dir);
         bail!(
             "{name} wrote no trace (no raw files in {}): is it statically linked, or did it fail to start?",

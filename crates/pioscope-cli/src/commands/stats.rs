@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
+use pioscope_analysis::servers::ServerTable;
 use pioscope_analysis::{compute, GroupBy, Scope, Stats, StatsRow};
+use pioscope_trace::units;
 
 use crate::human;
 
@@ -49,6 +51,12 @@ impl From<By> for GroupBy {
 /// the union of the calls' intervals, summed over ranks), operations per second and
 /// throughput over the busy time, and failed calls. --json adds bytes per operation and the
 /// request sizes in power-of-two bins (`size_histogram`).
+///
+/// --by server first prints one row per storage server with PIOviz's columns (network and
+/// storage load in operations per second of the job, storage accesses, bytes per access,
+/// mean CPU of the server process from the sampled counters, storage throughput over the busy
+/// time, busy fraction) and what each client function became on the servers; --json has them
+/// under `servers`.
 ///
 /// Every row is one layer. Layers nest (an MPI_File_write_all issues pwrites), so the same
 /// bytes show once at mpiio and again at posix: compare rows of one layer, do not add layers.
@@ -115,6 +123,9 @@ pub fn render(s: &Stats) -> String {
             ""
         }
     ));
+    if let Some(servers) = &s.servers {
+        text.push_str(&server_table(servers));
+    }
     if s.rows.is_empty() {
         text.push_str("no records\n");
     } else {
@@ -126,6 +137,57 @@ pub fn render(s: &Stats) -> String {
             s.left_out
         ));
     }
+    text
+}
+
+/// The server table (PIOviz's columns) and what the client calls became on the servers, then
+/// a blank line; nothing for a trace without servers.
+pub fn server_table(t: &ServerTable) -> String {
+    if t.servers.is_empty() {
+        return String::new();
+    }
+    let header = [
+        "server",
+        "net ops/s",
+        "storage ops/s",
+        "accesses",
+        "bytes/access",
+        "CPU %",
+        "throughput",
+        "busy",
+    ];
+    let dash = || "-".to_string();
+    let rows: Vec<Vec<String>> = t
+        .servers
+        .iter()
+        .map(|r| {
+            vec![
+                r.server.clone(),
+                human::rate(r.network_ops_per_sec),
+                human::rate(r.storage_ops_per_sec),
+                r.storage_accesses.to_string(),
+                r.bytes_per_access
+                    .map_or_else(dash, |b| human::bytes(b.round() as u64)),
+                r.cpu_percent.map_or_else(dash, |c| format!("{c:.1}")),
+                r.throughput.map_or_else(dash, human::throughput),
+                units::pct(r.busy_fraction),
+            ]
+        })
+        .collect();
+    let mut text = human::table(&header, &rows, 1);
+    if !t.calls.is_empty() {
+        text.push_str("\nclient calls on the servers:\n");
+        for c in &t.calls {
+            text.push_str(&format!("  {}\n", c.summary));
+        }
+    }
+    if t.untied_server_ops > 0 {
+        text.push_str(&format!(
+            "  {} server data operations tied to no client call\n",
+            t.untied_server_ops
+        ));
+    }
+    text.push('\n');
     text
 }
 

@@ -14,6 +14,7 @@
 //! `server`: their records that overlap the job's window, after the job's processes.
 
 pub mod clock;
+pub mod counters;
 pub mod facts;
 pub mod instances;
 pub mod messages;
@@ -327,7 +328,7 @@ pub fn merge_with_servers(
     }
 
     inherit_ranks(&mut procs);
-    let notes = fit_clocks(&mut procs);
+    let mut notes = fit_clocks(&mut procs);
     resolve_offsets(&mut procs);
     for p in procs.iter_mut() {
         p.start_abs = p.abs_ns(p.raw.header.start_ticks);
@@ -433,6 +434,24 @@ pub fn merge_with_servers(
     let mut writer = StoreWriter::create(out).map_err(store_err)?;
     let (totals, file_stats) =
         write_events(&mut writer, &mut procs, &numbering, &mut prog, progress)?;
+    let clocks: Vec<counters::ProcessClock<'_>> = procs
+        .iter()
+        .map(|p| counters::ProcessClock {
+            host: &p.host,
+            pid: p.raw.header.pid,
+            process: p.index as i32,
+            offset: p.offset,
+        })
+        .collect();
+    let end_ns = writer.end_ns();
+    writer.add_counters(counters::read_job_and_servers(
+        raw_dir,
+        servers_dir,
+        &clocks,
+        job_start,
+        end_ns,
+        &mut notes,
+    ));
     let settings = settings_rows(&procs, job_start);
     let files: Vec<FileRow> = paths_seen
         .iter()

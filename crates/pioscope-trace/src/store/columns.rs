@@ -10,8 +10,10 @@
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type, UInt8Type};
-use arrow_array::{Array, ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch};
+use arrow_array::types::{Float64Type, Int32Type, Int64Type, UInt8Type};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch,
+};
 use arrow_array::{StringArray, UInt8Array};
 
 use super::schema::events as ev;
@@ -87,6 +89,18 @@ impl<'a> Columns<'a> {
             name,
             format!("expected a string column, found {}", a.data_type()),
         ))
+    }
+
+    /// The Float64 column `name` (nulls read as NaN).
+    pub fn float(&self, name: &str) -> Result<Float64Array, StoreError> {
+        let a = self.column(name)?;
+        match a.as_primitive_opt::<Float64Type>() {
+            Some(x) => Ok(x.clone()),
+            None => Err(self.error(
+                name,
+                format!("expected a Float64 column, found {}", a.data_type()),
+            )),
+        }
     }
 
     /// The boolean column `name`.

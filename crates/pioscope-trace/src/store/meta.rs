@@ -153,6 +153,9 @@ pub struct Counts {
     /// Receives no send was found for.
     #[serde(default)]
     pub unmatched_receives: u64,
+    /// Rows of counters.parquet (0 without sampled counters, or before that table).
+    #[serde(default)]
+    pub counters: u64,
 }
 
 impl Meta {

@@ -1,11 +1,12 @@
 //! The trace store: a directory with meta.json, events.parquet, files.parquet,
-//! settings.parquet, messages.parquet and the level-of-detail index (lod.parquet,
+//! settings.parquet, messages.parquet, counters.parquet and the level-of-detail index (lod.parquet,
 //! lod_spans.parquet). `StoreWriter` is the only way one is written (its tables encoded by
 //! `writer`, messages paired by `matching`, the index built by `lod`); `reader` streams them
 //! back by row group.
 
 pub mod columns;
 pub mod containers;
+pub mod counters;
 pub mod event;
 pub mod lod;
 pub mod matching;
@@ -24,6 +25,7 @@ use thiserror::Error;
 
 pub use columns::{Columns, IntCol, StrCol};
 pub use containers::{Container, ContainerRow, Containers, RowMap};
+pub use counters::{CounterRow, COUNTERS_FILE};
 pub use event::Event;
 pub use meta::Meta;
 pub use reader::{EventBatch, EventBatches, EventFilter, Trace};

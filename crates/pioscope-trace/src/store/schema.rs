@@ -185,6 +185,30 @@ pub fn messages_schema() -> SchemaRef {
     ]))
 }
 
+/// Column names of counters.parquet (sampled node and process counters, see `counters`).
+pub mod counters {
+    #![allow(missing_docs)]
+    pub const TIME_NS: &str = "time_ns";
+    pub const INTERVAL_NS: &str = "interval_ns";
+    pub const HOST: &str = "host";
+    pub const PROCESS: &str = "process";
+    pub const COUNTER: &str = "counter";
+    pub const VALUE: &str = "value";
+}
+
+/// The schema of counters.parquet.
+pub fn counters_schema() -> SchemaRef {
+    use counters::*;
+    Arc::new(Schema::new(vec![
+        Field::new(TIME_NS, DataType::Int64, false),
+        Field::new(INTERVAL_NS, DataType::Int64, false),
+        Field::new(HOST, dict_str(), false),
+        Field::new(PROCESS, DataType::Int32, false),
+        Field::new(COUNTER, dict_str(), false),
+        Field::new(VALUE, DataType::Float64, false),
+    ]))
+}
+
 /// Writer settings every file of the store starts from (ZSTD level 3, page statistics, the
 /// writer's name); each file adds its own row groups, dictionaries and encodings.
 pub(crate) fn base_properties() -> parquet::file::properties::WriterPropertiesBuilder {

@@ -11,6 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::counters::{self, write_counters, CounterRow, COUNTERS_FILE};
 use super::lod::{self, LodSummary};
 use super::matching::Matcher;
 use super::messages::{write_messages, MESSAGES_FILE};
@@ -27,6 +28,8 @@ pub struct StoreWriter {
     /// Events pushed per `process` value (meta.json `processes[].events`).
     per_process: Vec<u64>,
     end_ns: i64,
+    /// Sampled counters, written as counters.parquet by `finish`.
+    counters: Vec<CounterRow>,
 }
 
 /// The hidden directory a store is written into; removed on drop unless it was renamed.
@@ -76,6 +79,7 @@ impl StoreWriter {
             matcher: Matcher::new(),
             per_process: Vec::new(),
             end_ns: 0,
+            counters: Vec::new(),
         })
     }
 
@@ -91,6 +95,12 @@ impl StoreWriter {
         self.per_process[p] += 1;
         self.end_ns = self.end_ns.max(e.end_ns());
         Ok(())
+    }
+
+    /// Adds sampled counters (any order; counters.parquet is sorted by host, process,
+    /// counter and time).
+    pub fn add_counters(&mut self, rows: impl IntoIterator<Item = CounterRow>) {
+        self.counters.extend(rows);
     }
 
     /// Events pushed so far (the id of the next one).
@@ -119,6 +129,7 @@ impl StoreWriter {
             matcher,
             per_process,
             end_ns: _,
+            mut counters,
         } = self;
         let dir = tmp.path.clone();
         let events = events.finish()?;
@@ -126,6 +137,8 @@ impl StoreWriter {
         write_settings(&dir.join(SETTINGS_FILE), settings)?;
         let matched = matcher.finish();
         write_messages(&dir.join(MESSAGES_FILE), &matched.messages)?;
+        counters::sort(&mut counters);
+        write_counters(&dir.join(COUNTERS_FILE), &counters)?;
 
         for p in &mut meta.processes {
             p.events = per_process.get(p.process as usize).copied().unwrap_or(0);
@@ -136,6 +149,7 @@ impl StoreWriter {
         c.settings = settings.len() as u64;
         c.processes = meta.processes.len() as u64;
         c.messages = matched.messages.len() as u64;
+        c.counters = counters.len() as u64;
         c.unmatched_sends = matched.unmatched_sends;
         c.unmatched_receives = matched.unmatched_receives;
         let mpath = dir.join(META_FILE);
