@@ -115,6 +115,9 @@ impl Visitor for AsVisitor<'_> {
     fn visit(&mut self, event: &Event<'_>, ctx: &Context<'_>) {
         self.0.visit(event, ctx);
     }
+    fn sees_server_records(&self) -> bool {
+        self.0.sees_server_records()
+    }
     fn finish(&mut self, ctx: &Context<'_>) {
         self.0.finish(ctx);
     }

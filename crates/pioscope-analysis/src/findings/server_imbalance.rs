@@ -37,6 +37,10 @@ impl ServerImbalance {
 }
 
 impl Visitor for ServerImbalance {
+    fn sees_server_records(&self) -> bool {
+        true
+    }
+
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         self.servers
             .get_or_insert_with(|| ServerVisitor::loads(ctx.trace))

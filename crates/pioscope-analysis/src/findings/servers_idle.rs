@@ -75,6 +75,10 @@ fn spread(grid: &mut [f64], width: f64, s: i64, t: i64) {
 }
 
 impl Visitor for ServersIdle {
+    fn sees_server_records(&self) -> bool {
+        true
+    }
+
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         let kinds = self.kinds.get_or_insert_with(|| {
             Containers::new(&ctx.trace.meta)

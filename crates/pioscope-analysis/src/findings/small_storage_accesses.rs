@@ -39,6 +39,10 @@ impl SmallStorageAccesses {
 }
 
 impl Visitor for SmallStorageAccesses {
+    fn sees_server_records(&self) -> bool {
+        true
+    }
+
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         self.servers
             .get_or_insert_with(|| ServerVisitor::loads(ctx.trace))
