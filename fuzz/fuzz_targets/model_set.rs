@@ -1,0 +1,12 @@
+//! `--set KEY=VALUE` overrides (one per input line) over the `local` preset.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use pioscope_sim::model::load;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let sets: Vec<String> = text.lines().map(str::to_string).collect();
+        let _ = load::system("local", &sets);
+    }
+});
