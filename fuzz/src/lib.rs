@@ -31,8 +31,27 @@ fn scratch_root() -> &'static Path {
     })
 }
 
+/// Lets panics raised inside the Parquet and Arrow crates unwind to the store's reader, which
+/// turns them into `StoreError::Damaged` (`pioscope_trace::store::scan`): parquet-rs does not
+/// promise an error for every malformed page. Every other panic still goes to libFuzzer's
+/// hook, which aborts: a crash found.
+fn let_decoder_panics_unwind() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let abort = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let file = info.location().map_or("", |l| l.file());
+            let in_decoder = ["/parquet-", "/arrow-"].iter().any(|c| file.contains(c));
+            if !in_decoder {
+                abort(info);
+            }
+        }));
+    });
+}
+
 /// A fresh copy of the base store; returns its directory.
 pub fn fresh_store() -> PathBuf {
+    let_decoder_panics_unwind();
     let dir = scratch_root().join("store");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch store");

@@ -27,7 +27,7 @@ pub use containers::{Container, ContainerRow, Containers, RowMap};
 pub use event::Event;
 pub use meta::Meta;
 pub use reader::{EventBatch, EventBatches, EventFilter, Trace};
-pub use scan::{Pred, Selected, Table};
+pub use scan::{Pred, Selected, Table, TableBatches};
 pub use store_writer::{FinishedStore, StoreWriter};
 pub use writer::{FileRow, SettingRow};
 
@@ -86,6 +86,14 @@ pub enum StoreError {
         column: String,
         /// What is wrong.
         what: String,
+    },
+    /// A table the Parquet decoder failed on without an error of its own (it panicked).
+    #[error("{}: damaged table: {detail}", path.display())]
+    Damaged {
+        /// The table.
+        path: PathBuf,
+        /// The decoder's message.
+        detail: String,
     },
     /// Parquet error.
     #[error("parquet: {0}")]

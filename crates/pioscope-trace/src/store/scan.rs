@@ -5,6 +5,7 @@
 
 use std::fs::File;
 use std::ops::Range;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
@@ -108,6 +109,48 @@ fn intersect(a: &[Range<usize>], b: &[Range<usize>]) -> Vec<Range<usize>> {
     out
 }
 
+/// Runs a step of the Parquet decoder on the table at `path`, turning a panic into
+/// [`StoreError::Damaged`]: parquet-rs does not reject every malformed page with an error
+/// (fuzzing found assertions deep in its level decoding), and a damaged table must be an error
+/// naming it, not an abort of the whole program.
+fn decoding<T>(path: &Path, step: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    std::panic::catch_unwind(AssertUnwindSafe(step)).unwrap_or_else(|panic| {
+        let detail = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the Parquet decoder failed".to_string());
+        Err(StoreError::Damaged {
+            path: path.to_path_buf(),
+            detail,
+        })
+    })
+}
+
+/// The batches of one selection of a table ([`Table::reader`]); a decoder failure ends the
+/// stream after its error.
+pub struct TableBatches {
+    path: PathBuf,
+    reader: Option<ParquetRecordBatchReader>,
+}
+
+impl Iterator for TableBatches {
+    type Item = Result<RecordBatch, StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let reader = self.reader.as_mut()?;
+        let next = decoding(&self.path, || Ok(reader.next().transpose()?));
+        match next {
+            Ok(Some(batch)) => Some(Ok(batch)),
+            Ok(None) => None,
+            Err(e) => {
+                self.reader = None;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
 impl Table {
     /// Opens `path` and loads its footer and page index (for page-pruned range reads).
     pub fn open(path: &Path) -> Result<Table, StoreError> {
@@ -124,12 +167,12 @@ impl Table {
     fn load(path: &Path, page_index: PageIndexPolicy) -> Result<Table, StoreError> {
         let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
         let options = ArrowReaderOptions::new().with_page_index_policy(page_index);
-        let meta = ArrowReaderMetadata::load(&file, options)?;
+        let meta = decoding(path, || Ok(ArrowReaderMetadata::load(&file, options)?))?;
         let mut starts = Vec::new();
         let mut n = 0u64;
         for rg in meta.metadata().row_groups() {
             starts.push(n);
-            n += rg.num_rows().max(0) as u64;
+            n = n.saturating_add(rg.num_rows().max(0) as u64);
         }
         Ok(Table {
             path: path.to_path_buf(),
@@ -287,7 +330,7 @@ impl Table {
         sel: &Selected,
         columns: &[&str],
         batch_rows: usize,
-    ) -> Result<ParquetRecordBatchReader, StoreError> {
+    ) -> Result<TableBatches, StoreError> {
         let file = File::open(&self.path).map_err(|e| StoreError::io(&self.path, e))?;
         let rows = self.row_group_rows(sel.row_group);
         let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.meta.clone())
@@ -310,7 +353,10 @@ impl Table {
                 rows,
             ));
         }
-        Ok(b.build()?)
+        Ok(TableBatches {
+            path: self.path.clone(),
+            reader: Some(decoding(&self.path, || Ok(b.build()?))?),
+        })
     }
 
     /// Reads the selected rows of `columns` (all columns when empty), in batches.
