@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets of fuzz/ (cargo-fuzz) and runs each for a bounded time from its
 # seed corpus (fuzz/corpus/TARGET, never written to), then prints the executions per target.
 # Fails when any target crashes, runs one input longer than 10 s or needs more than 2 GiB.
-# A failing input is kept in fuzz/artifacts/TARGET/ (see docs/FUZZING.md to reproduce it).
+# A failing input and the run's log are kept in fuzz/artifacts/TARGET/ (docs/FUZZING.md).
 #
 # usage: scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default: 15 s, every target)
 set -euo pipefail
@@ -46,7 +46,7 @@ for t in "${targets[@]}"; do
     else
         printf '%-16s %12s %8s  FAILED (exit %d)\n' "$t" "${execs:-?}" "$seconds" "$status"
         mkdir -p "$fuzz_dir/artifacts/$t"
-        cp -p "$work/$t/artifacts/"* "$fuzz_dir/artifacts/$t/" 2>/dev/null || true
+        cp -p "$work/$t/artifacts/"* "$work/$t/log" "$fuzz_dir/artifacts/$t/" 2>/dev/null || true
         grep -E 'panicked|ERROR: libFuzzer|SUMMARY|Test unit written|^thread ' "$work/$t/log" |
             head -20 | sed 's/^/    /'
         failed+=("$t")

@@ -7,6 +7,7 @@
 //! cannot leak one input's damage into the next).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use axum::body::Body;
@@ -49,11 +50,17 @@ fn let_decoder_panics_unwind() {
     });
 }
 
-/// A fresh copy of the base store; returns its directory.
+/// A fresh copy of the base store in a directory of its own (the previous input's is removed:
+/// a reader's background thread, such as the viewer's findings, may still hold it); returns
+/// its directory.
 pub fn fresh_store() -> PathBuf {
+    static INPUTS: AtomicU64 = AtomicU64::new(0);
     let_decoder_panics_unwind();
-    let dir = scratch_root().join("store");
-    let _ = std::fs::remove_dir_all(&dir);
+    let n = INPUTS.fetch_add(1, Ordering::Relaxed);
+    if n > 0 {
+        let _ = std::fs::remove_dir_all(scratch_root().join(format!("store-{}", n - 1)));
+    }
+    let dir = scratch_root().join(format!("store-{n}"));
     std::fs::create_dir_all(&dir).expect("scratch store");
     for entry in std::fs::read_dir(base_store()).expect("base store") {
         let entry = entry.expect("base store entry");
