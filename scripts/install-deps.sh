@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing pioscope needs and is missing on a Debian machine:
 # MPICH (compiler wrappers, launcher), a Rust toolchain with rustfmt, clippy and cargo-fuzz, and
-# the Python modules the end-to-end tests read traces with. Safe to run again: it only installs what is absent.
+# the Python modules the end-to-end tests read traces with. Safe to run again: it only installs
+# what is absent.
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
