@@ -4,7 +4,7 @@ BUILD := build
 CARGO ?= cargo
 PYTHON ?= python3
 
-.PHONY: all deps runtime bench cli demo test lint test-runtime test-bench test-rust test-e2e clean
+.PHONY: all deps runtime bench cli demo test lint test-runtime test-bench test-rust test-e2e test-fuzz clean
 
 all: runtime bench cli
 
@@ -27,7 +27,7 @@ demo: deps
 
 test: deps
 	$(MAKE) all
-	$(MAKE) lint test-runtime test-bench test-rust test-e2e
+	$(MAKE) lint test-runtime test-bench test-rust test-e2e test-fuzz
 
 # Formatting and lints are gates, not advice (shared/STYLE.md).
 lint:
@@ -45,6 +45,11 @@ test-rust:
 
 test-e2e:
 	$(PYTHON) -m pytest tests -q
+
+# Every fuzz target for a bounded time from its seed corpus (docs/FUZZING.md).
+FUZZ_SECONDS ?= 10
+test-fuzz:
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD) target

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing pioscope needs and is missing on a Debian machine:
-# MPICH (compiler wrappers, launcher), a Rust toolchain with rustfmt and clippy, and the Python
-# modules the end-to-end tests read traces with. Safe to run again: it only installs what is absent.
+# MPICH (compiler wrappers, launcher), a Rust toolchain with rustfmt, clippy and cargo-fuzz, and
+# the Python modules the end-to-end tests read traces with. Safe to run again: it only installs
+# what is absent.
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -47,7 +48,9 @@ if ! apt-cache showsrc mpich 2>/dev/null | grep -q '^Package: mpich'; then
     apt_updated=1
 fi
 
-if ! command -v cc >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
+# c++ builds libFuzzer for the fuzz targets.
+if ! command -v cc >/dev/null 2>&1 || ! command -v c++ >/dev/null 2>&1 ||
+    ! command -v make >/dev/null 2>&1; then
     echo "install-deps: installing a C toolchain"
     apt_install build-essential
 fi
@@ -69,6 +72,12 @@ if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 
     else
         apt_install rustfmt rust-clippy
     fi
+fi
+
+# The fuzz targets (fuzz/, run by scripts/fuzz.sh) are built by cargo-fuzz, from crates.io.
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "install-deps: installing cargo-fuzz"
+    cargo install --locked --quiet cargo-fuzz
 fi
 
 python=${PYTHON:-python3}

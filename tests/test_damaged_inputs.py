@@ -196,3 +196,16 @@ def test_a_fifo_or_device_among_raw_files(tmp_path):
     answers_or_refuses(r, "node-0-2-0.praw", "not a regular file (a character device)")
     assert r.returncode == 2
     assert not (tmp_path / "t").exists()
+
+
+def test_a_table_the_parquet_decoder_panics_on_is_one_error_line(tmp_path):
+    """parquet-rs panics inside its page decoding on this events.parquet (found by fuzzing):
+    the store's reader turns it into an error naming the table, and nothing else is printed."""
+    store = tmp_path / "store"
+    shutil.copytree(ROOT / "fuzz" / "store" / "posix-basic", store)
+    shutil.copy(ROOT / "tests" / "data" / "fuzz-regressions"
+                / "events-definition-levels-overrun.parquet", store / "events.parquet")
+    result = run("stats", store)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"pioscope: error: {store}/events.parquet: damaged table: offset + len out of bounds"]

@@ -62,6 +62,9 @@ enum Command {
 fn main() -> ExitCode {
     // Bad input never reaches a panic; if a bug does, say so in one line, without a backtrace.
     std::panic::set_hook(Box::new(|info| {
+        if pioscope_trace::store::scan::panic_becomes_an_error() {
+            return;
+        }
         eprintln!(
             "pioscope: internal error: {}",
             panic_line(info.payload(), info.location())

@@ -29,7 +29,7 @@ pub use counters::{CounterRow, COUNTERS_FILE};
 pub use event::Event;
 pub use meta::Meta;
 pub use reader::{EventBatch, EventBatches, EventFilter, Trace};
-pub use scan::{Pred, Selected, Table};
+pub use scan::{Pred, Selected, Table, TableBatches};
 pub use store_writer::{FinishedStore, StoreWriter};
 pub use writer::{FileRow, SettingRow};
 
@@ -96,6 +96,14 @@ pub enum StoreError {
         column: String,
         /// What is wrong.
         what: String,
+    },
+    /// A table the Parquet decoder failed on without an error of its own (it panicked).
+    #[error("{}: damaged table: {detail}", path.display())]
+    Damaged {
+        /// The table.
+        path: PathBuf,
+        /// The decoder's message.
+        detail: String,
     },
     /// Parquet error.
     #[error("parquet: {0}")]

@@ -5,12 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReader;
 
 use super::columns::{BoolCol, Columns, IntCol, StrCol};
 use super::event::Event;
 use super::meta::{Meta, FORMAT_NAME, FORMAT_VERSION};
-use super::scan::{Pred, Selected, Table};
+use super::scan::{Pred, Selected, Table, TableBatches};
 use super::schema::{events as ev, files as fc, settings as sc};
 use super::writer::{FileRow, SettingRow};
 use super::{StoreError, EVENTS_FILE, FILES_FILE, META_FILE, SETTINGS_FILE};
@@ -175,7 +174,7 @@ pub struct EventBatches {
     /// Rows per batch; 0 for one batch per row group.
     batch_rows: usize,
     next: usize,
-    current: Option<ParquetRecordBatchReader>,
+    current: Option<TableBatches>,
 }
 
 impl EventBatches {
@@ -232,7 +231,7 @@ impl Iterator for EventBatches {
             if let Some(reader) = self.current.as_mut() {
                 match reader.next() {
                     Some(Ok(batch)) => return Some(EventBatch::new(self.table.path(), batch)),
-                    Some(Err(e)) => return Some(Err(e.into())),
+                    Some(Err(e)) => return Some(Err(e)),
                     None => self.current = None,
                 }
             }

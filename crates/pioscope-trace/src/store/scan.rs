@@ -4,6 +4,7 @@
 //! hold it, and only the columns asked for. Read the batches with [`Table::columns`].
 
 use std::ops::Range;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
@@ -107,6 +108,62 @@ fn intersect(a: &[Range<usize>], b: &[Range<usize>]) -> Vec<Range<usize>> {
     out
 }
 
+thread_local! {
+    /// Whether this thread is inside [`decoding`], where a panic becomes an error.
+    static DECODING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a panic on this thread now is one of the Parquet decoder's that [`decoding`] turns
+/// into [`StoreError::Damaged`]: a panic hook stays quiet about it (the error says it).
+pub fn panic_becomes_an_error() -> bool {
+    DECODING.get()
+}
+
+/// Runs a step of the Parquet decoder on the table at `path`, turning a panic into
+/// [`StoreError::Damaged`]: parquet-rs does not reject every malformed page with an error
+/// (fuzzing found assertions deep in its level decoding), and a damaged table must be an error
+/// naming it, not an abort of the whole program.
+fn decoding<T>(path: &Path, step: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    let outer = DECODING.replace(true);
+    let result = std::panic::catch_unwind(AssertUnwindSafe(step));
+    DECODING.set(outer);
+    result.unwrap_or_else(|panic| {
+        let detail = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the Parquet decoder failed".to_string());
+        Err(StoreError::Damaged {
+            path: path.to_path_buf(),
+            detail,
+        })
+    })
+}
+
+/// The batches of one selection of a table ([`Table::reader`]); a decoder failure ends the
+/// stream after its error.
+pub struct TableBatches {
+    path: PathBuf,
+    reader: Option<ParquetRecordBatchReader>,
+}
+
+impl Iterator for TableBatches {
+    type Item = Result<RecordBatch, StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let reader = self.reader.as_mut()?;
+        let next = decoding(&self.path, || Ok(reader.next().transpose()?));
+        match next {
+            Ok(Some(batch)) => Some(Ok(batch)),
+            Ok(None) => None,
+            Err(e) => {
+                self.reader = None;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
 impl Table {
     /// Opens `path` and loads its footer and page index (for page-pruned range reads).
     pub fn open(path: &Path) -> Result<Table, StoreError> {
@@ -123,12 +180,12 @@ impl Table {
     fn load(path: &Path, page_index: PageIndexPolicy) -> Result<Table, StoreError> {
         let file = crate::input_file::open_regular(path).map_err(|e| StoreError::io(path, e))?;
         let options = ArrowReaderOptions::new().with_page_index_policy(page_index);
-        let meta = ArrowReaderMetadata::load(&file, options)?;
+        let meta = decoding(path, || Ok(ArrowReaderMetadata::load(&file, options)?))?;
         let mut starts = Vec::new();
         let mut n = 0u64;
         for rg in meta.metadata().row_groups() {
             starts.push(n);
-            n += rg.num_rows().max(0) as u64;
+            n = n.saturating_add(rg.num_rows().max(0) as u64);
         }
         Ok(Table {
             path: path.to_path_buf(),
@@ -286,7 +343,7 @@ impl Table {
         sel: &Selected,
         columns: &[&str],
         batch_rows: usize,
-    ) -> Result<ParquetRecordBatchReader, StoreError> {
+    ) -> Result<TableBatches, StoreError> {
         let file = crate::input_file::open_regular(&self.path)
             .map_err(|e| StoreError::io(&self.path, e))?;
         let rows = self.row_group_rows(sel.row_group);
@@ -310,7 +367,10 @@ impl Table {
                 rows,
             ));
         }
-        Ok(b.build()?)
+        Ok(TableBatches {
+            path: self.path.clone(),
+            reader: Some(decoding(&self.path, || Ok(b.build()?))?),
+        })
     }
 
     /// Reads the selected rows of `columns` (all columns when empty), in batches.

@@ -34,6 +34,12 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
     let iterations = s.count("iterations", 1, 1)?;
     let path = s.text("path", "/sim/pioscope-hpio.dat");
     s.within_budget("iterations", iterations, ranks.checked_mul(iterations))?;
+    // Every rank's regions, holes included, lie below ranks × region_count × period.
+    let end = size
+        .checked_add(space)
+        .and_then(|period| period.checked_mul(count))
+        .and_then(|n| n.checked_mul(ranks));
+    s.within_file("region_count", count, end)?;
     let hints = std::mem::take(&mut s.hints);
     let ranks32 = u32::try_from(ranks).map_err(|_| WorkloadError::BadValue {
         kind: "hpio".into(),
@@ -43,7 +49,7 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
     })?;
     std::mem::replace(s, Spec::parse("hpio")?).finish(KEYS)?;
 
-    let mut b = Builder::new(system, ranks32, &hints)?;
+    let mut b = Builder::new("hpio", system, ranks32, &hints)?;
     let file = b.file(path);
     let period = size + space;
     let pattern = |r: u64| match layout {
@@ -56,7 +62,7 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
         "contig" => u64::from(r) * count * size,
         _ => u64::from(r) * period,
     };
-    let phase = |b: &mut Builder, kind: IoKind, create: bool| {
+    let phase = |b: &mut Builder, kind: IoKind, create: bool| -> Result<(), WorkloadError> {
         b.barrier();
         b.open_all(file, create);
         b.set_view_all(file, disp);
@@ -68,10 +74,10 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
         };
         let req = Request { func, file, kind };
         if collective {
-            b.collective(&req, &patterns);
+            b.collective(&req, &patterns)?;
         } else {
             for (r, p) in patterns.iter().enumerate() {
-                b.independent(r as Rank, &req, p);
+                b.independent(r as Rank, &req, p)?;
             }
         }
         if kind == IoKind::Write {
@@ -79,18 +85,19 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
         }
         b.close_all(file);
         b.allreduce(8);
+        Ok(())
     };
     if op == "read" {
         // bench/hpio writes the file once, untimed, before timing the reads.
-        phase(&mut b, IoKind::Write, true);
+        phase(&mut b, IoKind::Write, true)?;
     }
     for it in 0..iterations {
         match op {
-            "write" => phase(&mut b, IoKind::Write, it == 0),
-            "read" => phase(&mut b, IoKind::Read, false),
+            "write" => phase(&mut b, IoKind::Write, it == 0)?,
+            "read" => phase(&mut b, IoKind::Read, false)?,
             _ => {
-                phase(&mut b, IoKind::Write, it == 0);
-                phase(&mut b, IoKind::Read, false);
+                phase(&mut b, IoKind::Write, it == 0)?;
+                phase(&mut b, IoKind::Read, false)?;
             }
         }
     }

@@ -54,6 +54,14 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
             .and_then(|n| n.checked_mul(block / transfer))
             .and_then(|n| n.checked_mul(iterations)),
     )?;
+    // The last byte of any offset below: segments × ranks × block (per-process files: less).
+    s.within_file(
+        "block",
+        block,
+        segments
+            .checked_mul(ranks)
+            .and_then(|n| n.checked_mul(block)),
+    )?;
     if collective && !shared {
         return Err(WorkloadError::BadValue {
             kind: "ior".into(),
@@ -71,7 +79,7 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
     })?;
     std::mem::replace(s, Spec::parse("ior")?).finish(KEYS)?;
 
-    let mut b = Builder::new(system, ranks32, &hints)?;
+    let mut b = Builder::new("ior", system, ranks32, &hints)?;
     let files: Vec<u32> = if shared {
         vec![b.file(path)]
     } else {
@@ -121,7 +129,7 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
                     file: files[0],
                     kind,
                 };
-                b.collective(&req, &pats);
+                b.collective(&req, &pats)?;
             } else {
                 for r in 0..ranks {
                     let file = if shared { files[0] } else { files[r as usize] };
@@ -130,7 +138,7 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
                         r as Rank,
                         &req,
                         &Pattern::contiguous(offset(r, k), transfer),
-                    );
+                    )?;
                 }
             }
         }

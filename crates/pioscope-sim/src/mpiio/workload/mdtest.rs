@@ -33,7 +33,7 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
     })?;
     std::mem::replace(s, Spec::parse("mdtest")?).finish(KEYS)?;
 
-    let mut b = Builder::new(system, ranks32, &hints)?;
+    let mut b = Builder::new("mdtest", system, ranks32, &hints)?;
     let ids: Vec<Vec<u32>> = (0..ranks)
         .map(|r| {
             (0..nfiles)

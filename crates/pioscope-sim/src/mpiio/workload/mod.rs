@@ -66,6 +66,18 @@ pub enum WorkloadError {
         /// What is wrong.
         why: String,
     },
+    /// Data calls that would make more file accesses than a job built in memory may hold.
+    #[error(
+        "{kind} workload: its data calls would make more than {max} file accesses or \
+         collective-buffer cycles (one per region, and one per buffer of bytes); use fewer \
+         regions, fewer ranks or larger buffers"
+    )]
+    TooManyAccesses {
+        /// The workload.
+        kind: String,
+        /// The budget ([`spec::MAX_CALLS`]).
+        max: u64,
+    },
     /// A hint or placement problem.
     #[error(transparent)]
     Romio(#[from] RomioError),
@@ -104,6 +116,7 @@ pub fn generate(spec: &str, system: &System) -> Result<Generated, WorkloadError>
 
 /// Builds a job: per-rank programs, files, the hints of each file and collective instances.
 pub(crate) struct Builder {
+    kind: &'static str,
     pub progs: Vec<Vec<Op>>,
     pub files: Vec<String>,
     pub node_of: Vec<u32>,
@@ -111,11 +124,15 @@ pub(crate) struct Builder {
     instance: u32,
     written: u64,
     read: u64,
+    /// Upper bound of the file accesses and collective-buffer cycles of the data calls built.
+    accesses: u64,
 }
 
 impl Builder {
-    /// `ranks` ranks on `system`, with the spec's hints applied over the model's defaults.
+    /// `ranks` ranks of workload `kind` on `system`, with the spec's hints applied over the
+    /// model's defaults.
     pub fn new(
+        kind: &'static str,
         system: &System,
         ranks: u32,
         spec_hints: &[(String, String)],
@@ -126,6 +143,7 @@ impl Builder {
             hints.set(k, v)?;
         }
         Ok(Builder {
+            kind,
             progs: vec![Vec::new(); ranks as usize],
             files: Vec::new(),
             node_of,
@@ -133,7 +151,24 @@ impl Builder {
             instance: 0,
             written: 0,
             read: 0,
+            accesses: 0,
         })
+    }
+
+    /// Counts `n` more accesses, failing beyond [`spec::MAX_CALLS`] before anything is built:
+    /// the ops of one call grow with its regions and bytes, not with the counts a spec
+    /// checks, so a few calls over 10^17 regions must be refused here.
+    fn spend(&mut self, n: Option<u64>) -> Result<(), WorkloadError> {
+        match n.and_then(|n| self.accesses.checked_add(n)) {
+            Some(total) if total <= spec::MAX_CALLS => {
+                self.accesses = total;
+                Ok(())
+            }
+            _ => Err(WorkloadError::TooManyAccesses {
+                kind: self.kind.to_string(),
+                max: spec::MAX_CALLS,
+            }),
+        }
     }
 
     pub fn file(&mut self, path: String) -> FileId {
@@ -202,7 +237,18 @@ impl Builder {
     }
 
     /// A collective data call of every rank.
-    pub fn collective(&mut self, req: &Request, patterns: &[Pattern]) {
+    pub fn collective(&mut self, req: &Request, patterns: &[Pattern]) -> Result<(), WorkloadError> {
+        // Two-phase: one cycle per collective buffer of the aggregate extent, per aggregator.
+        let (lo, hi) = patterns
+            .iter()
+            .filter_map(Pattern::extent)
+            .fold((u64::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
+        let span = hi.saturating_sub(lo);
+        self.spend(
+            (span / self.hints.mpiio.cb_buffer_size)
+                .checked_add(1)
+                .and_then(|c| c.checked_mul(self.progs.len() as u64)),
+        )?;
         let i = self.instance();
         let bytes: u64 = patterns.iter().map(Pattern::bytes).sum();
         self.count(req, bytes);
@@ -215,13 +261,33 @@ impl Builder {
             i,
             &[],
         );
+        Ok(())
     }
 
     /// An independent data call of one rank.
-    pub fn independent(&mut self, rank: Rank, req: &Request, pattern: &Pattern) {
+    pub fn independent(
+        &mut self,
+        rank: Rank,
+        req: &Request,
+        pattern: &Pattern,
+    ) -> Result<(), WorkloadError> {
+        // One access per piece, or one data-sieving window per buffer (a window starts at a
+        // piece or continues one longer than the buffer).
+        let buffer = self
+            .hints
+            .mpiio
+            .ind_rd_buffer_size
+            .min(self.hints.mpiio.ind_wr_buffer_size);
+        self.spend(
+            pattern
+                .pieces()
+                .checked_add(pattern.bytes() / buffer)
+                .and_then(|n| n.checked_add(1)),
+        )?;
         self.count(req, pattern.bytes());
         let hints = self.hints.clone();
         romio::independent(&mut self.progs[rank as usize], req, pattern, &hints, None);
+        Ok(())
     }
 
     pub fn finish(self) -> Generated {
@@ -293,5 +359,44 @@ mod tests {
         let e = generate("hpio:iterations=100000000", &s).unwrap_err();
         assert!(e.to_string().contains("too many"), "{e}");
         assert!(generate("mdtest:files=1000", &s).is_ok());
+    }
+
+    #[test]
+    fn regions_making_too_many_accesses_are_refused() {
+        // Issue 12 (fuzzing, workload_spec): one rank's call over 10^17 regions ran for ever
+        // building its data-sieving windows (that file also ends past 2^63: see below); a
+        // collective call over 1 PiB built 10^8 cycles.
+        let s = system();
+        let e = generate("hpio:ranks=1,region_count=10000000000000", &s).unwrap_err();
+        assert_eq!(
+            e,
+            WorkloadError::TooManyAccesses {
+                kind: "hpio".into(),
+                max: spec::MAX_CALLS
+            }
+        );
+        let e = generate("ior:ranks=2,block=1024T,transfer=1024T,collective=true", &s).unwrap_err();
+        assert!(matches!(e, WorkloadError::TooManyAccesses { .. }), "{e}");
+        // A scale benchmark's job still builds (bench/perf/sim_speed.py, on pvfs2-2009).
+        let nodes = ["nodes.count=5000".to_string()];
+        let pvfs = crate::model::load::system("pvfs2-2009", &nodes).expect("preset");
+        let spec = "hpio:ranks=10000,region_count=1024,mode=collective,op=write";
+        assert!(generate(spec, &pvfs).is_ok());
+    }
+
+    #[test]
+    fn files_ending_past_i64_are_refused() {
+        // Issue 12 (fuzzing, workload_spec): offsets overflowed u64 (a panic with overflow
+        // checks, a wrapped offset without).
+        let s = system();
+        let e = generate("hpio:ranks=1,region_count=00100000001566746937", &s).unwrap_err();
+        assert!(e.to_string().contains("too large"), "{e}");
+        let e = generate("hpio:ranks=2,region_count=10000000,region_size=1T", &s).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "hpio workload: region_count=\"10000000\": too large: the file would end past 2^63 - 1 bytes"
+        );
+        let e = generate("ior:ranks=2,block=1T,transfer=1T,segments=4500000", &s).unwrap_err();
+        assert!(e.to_string().starts_with("ior workload: block="), "{e}");
     }
 }

@@ -10,6 +10,9 @@ use crate::mpiio::romio::hints::parse_size;
 /// simulation, so counts whose product is beyond this are refused rather than exhausting it.
 pub const MAX_CALLS: u64 = 10_000_000;
 
+/// The end of the largest file a workload may address: offsets are signed 64-bit in a store.
+pub const MAX_FILE_END: u64 = i64::MAX as u64;
+
 /// The keys of one spec, consumed as the generator reads them.
 pub struct Spec {
     /// Workload kind (`hpio`, `ior`, `mdtest`).
@@ -82,6 +85,25 @@ impl Spec {
             return Err(self.bad(key, &v, &format!("must be at least {min}")));
         }
         Ok(n)
+    }
+
+    /// Fails when the workload's files would end past [`MAX_FILE_END`]: `end` is where its last
+    /// byte ends (None when computing it overflows), `key`=`value` the count or size the error
+    /// names.
+    pub fn within_file(
+        &self,
+        key: &str,
+        value: u64,
+        end: Option<u64>,
+    ) -> Result<(), WorkloadError> {
+        match end {
+            Some(n) if n <= MAX_FILE_END => Ok(()),
+            _ => Err(self.bad(
+                key,
+                &value.to_string(),
+                "too large: the file would end past 2^63 - 1 bytes",
+            )),
+        }
     }
 
     /// Fails when the counts read make more than [`MAX_CALLS`] calls: `calls` is their product
