@@ -2,10 +2,15 @@
 recorded once per rank with its dataset's name, the selection's bytes and place and the
 transfer mode; the MPI-IO calls of HDF5's MPI-IO driver and ROMIO's POSIX calls nest beneath
 (H5Dwrite -> MPI_File_write_at_all -> pwrite); file and dataset properties are settings; stats
-and dump show the dataset names."""
+and dump show the dataset names; h5py without MPI is traced by the POSIX runtime."""
+from pathlib import Path
+
 import pytest
 
-from conftest import pioscope, run_traced
+from conftest import PROGRAMS, pioscope, run_traced
+
+# Debian's python3-h5py is installed for the system's Python (scripts/install-deps.sh).
+SYSTEM_PYTHON = "/usr/bin/python3"
 
 RANKS = 4
 ROWS, COLUMNS = 16, 256
@@ -145,3 +150,23 @@ def test_simulator_replays_the_mpiio_calls_beneath_hdf5(h5, tmp_path):
     traced = h5.events[h5.events.layer == "mpiio"].groupby("func").size().to_dict()
     assert replayed["MPI_File_write_at_all"] == traced["MPI_File_write_at_all"] > 0
     assert not any(f.startswith("H5") for f in replayed)  # seen through, not replayed
+
+
+def test_h5py_is_traced_by_the_posix_runtime(tmp_path):
+    """h5py loads HDF5 as a dependency of a Python extension (dlopen RTLD_LOCAL): the wrappers
+    find the real functions outside the global scope, and the program works as untraced."""
+    target = tmp_path / "grid.h5"
+    _, trace = run_traced(tmp_path / "trace", SYSTEM_PYTHON, PROGRAMS / "h5py_write.py", target,
+                          extra=["--runtime", "posix"])
+    calls = hdf5(trace).groupby("func").size().to_dict()
+    # h5py closes the file by dropping its last reference (H5Idec_ref), not with H5Fclose.
+    assert calls == {"H5Fcreate": 1, "H5Gcreate2": 1, "H5Dcreate2": 1, "H5Dwrite": 1,
+                     "H5Awrite": 1}
+    write = trace.calls("H5Dwrite").iloc[0]
+    assert trace.path_of(write.file_id) == f"{target}:/grid/values"
+    assert (write["size"], write.offset, write.collective) == (2 * 128 * 8, 2 * 128 * 8, False)
+    assert trace.path_of(trace.calls("H5Awrite").file_id.iloc[0]) == f"{target}:/grid/values@units"
+    create = trace.calls("H5Fcreate").iloc[0]
+    opens = trace.events[(trace.events.parent == create.id) & (trace.events.func == "open")]
+    assert set(opens.file_id.map(trace.path_of)) == {str(target)}
+    assert Path(target).stat().st_size > 2 * 128 * 8

@@ -10,10 +10,19 @@
 #include "core.h"
 #include "hdf5_query.h"
 
+/* What a slot holds once the loaded HDF5 was found to lack the function (the serial library
+ * has no H5Pget_dxpl_mpio): looking again would search every loaded object on every call. */
+static char absent;
+
 /* The real HDF5 function `name`, cached in *slot (NULL when the loaded HDF5 lacks it). */
 static inline void *h5_fn(void **slot, const char *name)
 {
-    return pioscope_resolve(slot, name);
+    void *p = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (__builtin_expect(!p, 0)) {
+        p = pioscope_real(name);
+        __atomic_store_n(slot, p ? p : (void *)&absent, __ATOMIC_RELAXED);
+    }
+    return p == (void *)&absent ? NULL : p;
 }
 
 static void *fget_name_, *iget_name_, *aget_name_, *dget_space_, *dget_type_, *dget_dcpl_,
