@@ -187,10 +187,13 @@ static void append_dims(pioscope_text *t, const char *key, int ndims, const hsiz
     pioscope_text_put(t, "\n", 1);
 }
 
-static uint64_t fnv1a(const char *text, size_t n)
+/* FNV-1a over the words of a selection's shape: compared on every transfer, so nothing is
+ * formatted, and HDF5 is not asked the selection's type, unless the shape changed. */
+static uint64_t shape_hash(int ndims, const hsize_t *box, hssize_t points)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)text[i]) * 0x100000001b3ull;
+    uint64_t h = (0xcbf29ce484222325ull ^ (uint64_t)ndims) * 0x100000001b3ull;
+    h = (h ^ (uint64_t)points) * 0x100000001b3ull;
+    for (int i = 0; i < ndims; i++) h = (h ^ box[i]) * 0x100000001b3ull;
     return h | 1;  /* never 0, the "nothing written yet" of a slot */
 }
 
@@ -205,24 +208,25 @@ static const char *selection_kind(int type)
     }
 }
 
-/* Writes h5.selection (the bounding box of the selection, in elements), h5.selection_type and
- * h5.selection_points when they differ from what was last written for the dataset. */
-static void selection_settings(hid_t dset, uint32_t object, uint16_t func, uint64_t ticks,
-                               int ndims, const hsize_t *box, int type, hssize_t points)
+/* Writes h5.selection (the bounding box of the selection in `space`, in elements),
+ * h5.selection_type and h5.selection_points when the box or the number of points differs from
+ * what was last written for the dataset. */
+static void selection_settings(hid_t dset, hid_t space, uint32_t object, uint16_t func,
+                               uint64_t ticks, int ndims, const hsize_t *box, hssize_t points)
 {
+    uint64_t hash = shape_hash(ndims, box, points);
+    object_slot *s = find_slot(dset);
+    if (s && __atomic_exchange_n(&s->shape_hash, hash, __ATOMIC_RELAXED) == hash) return;
+    h5_sel_type_fn *sel_type = h5_fn(&sel_type_, "H5Sget_select_type");
     char text[512];
     pioscope_text t = {text, sizeof text, 0};
     append_dims(&t, "h5.selection", ndims, box);
     pioscope_text_str(&t, "h5.selection_type=");
-    pioscope_text_str(&t, selection_kind(type));
+    pioscope_text_str(&t, selection_kind(sel_type ? sel_type(space) : -1));
     pioscope_text_str(&t, "\nh5.selection_points=");
     pioscope_text_i64(&t, points);
     pioscope_text_put(&t, "\n", 1);
-    size_t n = pioscope_text_used(&t);
-    uint64_t hash = fnv1a(text, n);
-    object_slot *s = find_slot(dset);
-    if (s && __atomic_exchange_n(&s->shape_hash, hash, __ATOMIC_RELAXED) == hash) return;
-    pioscope_write_settings(object, func, ticks, text, n);
+    pioscope_write_settings(object, func, ticks, text, pioscope_text_used(&t));
 }
 
 pioscope_h5_selection pioscope_h5_transfer(hid_t dset, hid_t mem_type, hid_t file_space,
@@ -234,29 +238,26 @@ pioscope_h5_selection pioscope_h5_transfer(hid_t dset, hid_t mem_type, hid_t fil
     h5_tget_size_fn *type_size = h5_fn(&tget_size_, "H5Tget_size");
     h5_extent_dims_fn *extent = h5_fn(&extent_dims_, "H5Sget_simple_extent_dims");
     h5_bounds_fn *bounds = h5_fn(&bounds_, "H5Sget_select_bounds");
-    h5_sel_type_fn *sel_type = h5_fn(&sel_type_, "H5Sget_select_type");
-    if (!get_space || !npoints || !type_size || !extent || !bounds || !sel_type) return sel;
+    if (!get_space || !npoints || !type_size || !extent || !bounds) return sel;
     pioscope_internal_begin();
     hid_t space = file_space == PIOSCOPE_H5_DEFAULT ? get_space(dset) : file_space;
     hssize_t points = space > 0 ? npoints(space) : -1;
     size_t element = type_size(mem_type);
-    hsize_t dims[PIOSCOPE_H5_MAX_RANK], start[PIOSCOPE_H5_MAX_RANK], end[PIOSCOPE_H5_MAX_RANK];
+    hsize_t dims[PIOSCOPE_H5_MAX_RANK], start[PIOSCOPE_H5_MAX_RANK], box[PIOSCOPE_H5_MAX_RANK];
     int ndims = points > 0 ? extent(space, dims, NULL) : -1;
-    int type = points >= 0 ? sel_type(space) : -1;
-    int boxed = ndims >= 0 && bounds(space, start, end) >= 0;
+    if (ndims >= 0 && bounds(space, start, box) >= 0) {
+        uint64_t linear = 0;
+        for (int i = 0; i < ndims; i++) {
+            linear = linear * dims[i] + start[i];
+            box[i] = box[i] - start[i] + 1;  /* the last element's index to the box's extent */
+        }
+        sel.offset = linear * element;
+        sel.offset_known = 1;
+        selection_settings(dset, space, object, func, ticks, ndims, box, points);
+    }
     if (space != file_space) close_id(&sclose_, "H5Sclose", space);
     pioscope_internal_end();
-    if (points < 0) return sel;
-    sel.bytes = (uint64_t)points * element;
-    if (!boxed) return sel;
-    uint64_t linear = 0;
-    for (int i = 0; i < ndims; i++) {
-        linear = linear * dims[i] + start[i];
-        end[i] = end[i] - start[i] + 1;  /* now the box's extent */
-    }
-    sel.offset = linear * element;
-    sel.offset_known = 1;
-    selection_settings(dset, object, func, ticks, ndims, end, type, points);
+    if (points > 0) sel.bytes = (uint64_t)points * element;
     return sel;
 }
 
