@@ -5,10 +5,10 @@
  * in a serial build) leaves that fact out. The queries run as the tracer's own calls
  * (pioscope_internal_begin), so nothing they do is recorded. */
 #include <limits.h>
-#include <pthread.h>
 
 #include "core.h"
 #include "hdf5_query.h"
+#include "object_table.h"
 
 /* What a slot holds once the loaded HDF5 was found to lack the function (the serial library
  * has no H5Pget_dxpl_mpio): looking again would search every loaded object on every call. */
@@ -100,69 +100,21 @@ uint32_t pioscope_h5_open_attribute_object(hid_t attr)
 
 /* ---- the table of named files and datasets ---- */
 
-#define OBJECT_SLOTS 4096u  /* power of two; past that, datasets are named on every call */
-#define SLOT_EMPTY 0
-#define SLOT_DELETED (-1)
-
-typedef struct {
-    hid_t id;            /* atomic: SLOT_EMPTY, SLOT_DELETED or the HDF5 id */
-    uint32_t object;     /* atomic */
-    uint32_t reserved;
-    uint64_t shape_hash; /* atomic: the selection shape last written for a dataset */
-} object_slot;
-
-static object_slot objects[OBJECT_SLOTS];
-static pthread_mutex_t objects_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static uint32_t slot_home(hid_t id)
-{
-    uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(h >> 40) & (OBJECT_SLOTS - 1);
-}
-
-static object_slot *find_slot(hid_t id)
-{
-    uint32_t home = slot_home(id);
-    for (uint32_t i = 0; i < OBJECT_SLOTS; i++) {
-        object_slot *s = &objects[(home + i) & (OBJECT_SLOTS - 1)];
-        hid_t key = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
-        if (key == id) return s;
-        if (key == SLOT_EMPTY) return NULL;
-    }
-    return NULL;
-}
+static pioscope_object_table objects = PIOSCOPE_OBJECT_TABLE_INIT;
 
 void pioscope_h5_remember(hid_t id, uint32_t object)
 {
-    if (id <= 0 || !object) return;
-    pthread_mutex_lock(&objects_lock);
-    if (!find_slot(id)) {
-        uint32_t home = slot_home(id);
-        for (uint32_t i = 0; i < OBJECT_SLOTS; i++) {
-            object_slot *s = &objects[(home + i) & (OBJECT_SLOTS - 1)];
-            hid_t key = __atomic_load_n(&s->id, __ATOMIC_RELAXED);
-            if (key != SLOT_EMPTY && key != SLOT_DELETED) continue;
-            __atomic_store_n(&s->object, object, __ATOMIC_RELAXED);
-            __atomic_store_n(&s->shape_hash, 0, __ATOMIC_RELAXED);
-            __atomic_store_n(&s->id, id, __ATOMIC_RELEASE);
-            break;
-        }
-    }
-    pthread_mutex_unlock(&objects_lock);
+    pioscope_objects_remember(&objects, id, object);
 }
 
 void pioscope_h5_forget(hid_t id)
 {
-    pthread_mutex_lock(&objects_lock);
-    object_slot *s = find_slot(id);
-    if (s) __atomic_store_n(&s->id, (hid_t)SLOT_DELETED, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&objects_lock);
+    pioscope_objects_forget(&objects, id);
 }
 
 uint32_t pioscope_h5_known_object(hid_t id)
 {
-    object_slot *s = id > 0 ? find_slot(id) : NULL;
-    return s ? __atomic_load_n(&s->object, __ATOMIC_RELAXED) : 0;
+    return pioscope_objects_find(&objects, id);
 }
 
 uint32_t pioscope_h5_dataset_object(hid_t dset)
@@ -214,9 +166,7 @@ static const char *selection_kind(int type)
 static void selection_settings(hid_t dset, hid_t space, uint32_t object, uint16_t func,
                                uint64_t ticks, int ndims, const hsize_t *box, hssize_t points)
 {
-    uint64_t hash = shape_hash(ndims, box, points);
-    object_slot *s = find_slot(dset);
-    if (s && __atomic_exchange_n(&s->shape_hash, hash, __ATOMIC_RELAXED) == hash) return;
+    if (!pioscope_objects_shape_changed(&objects, dset, shape_hash(ndims, box, points))) return;
     h5_sel_type_fn *sel_type = h5_fn(&sel_type_, "H5Sget_select_type");
     char text[512];
     pioscope_text t = {text, sizeof text, 0};
