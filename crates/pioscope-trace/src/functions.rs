@@ -377,6 +377,18 @@ mod tests {
         assert_eq!(by_name("H5Dread").map(|f| f.layer), Some(Layer::Hdf5));
         assert_eq!(by_name("H5Awrite").map(|f| f.kind()), Some(OpKind::Other));
         assert_eq!(Layer::from_name("HDF5"), Some(Layer::Hdf5));
+        assert_eq!(
+            by_name("ncmpi_iput_vara").map(|f| f.kind()),
+            Some(OpKind::Write)
+        );
+        assert_eq!(
+            by_name("ncmpi_get_vara_all").map(|f| (f.layer, f.kind())),
+            Some((Layer::Pnetcdf, OpKind::Read))
+        );
+        assert_eq!(
+            by_name("ncmpi_wait_all").map(|f| f.kind()),
+            Some(OpKind::Other)
+        );
         // Every point-to-point and collective name exists in functions.def.
         for f in all().iter().filter(|f| f.layer == Layer::Mpi) {
             let _ = f.kind();
