@@ -22,6 +22,8 @@ MPI_PROGRAMS = {"mpi_abort", "mpi_checksum", "mpi_hints", "mpi_messages", "mpi_s
 # Parallel HDF5 programs, built with HDF5's MPICH compiler wrapper against the shared library
 # (libhdf5-mpich-dev, scripts/install-deps.sh): the tracer finds HDF5's functions with dlsym.
 HDF5_PROGRAMS = {"h5_trace"}
+# Built by their own test, against a library the test builds first (tests/third_party/).
+OWN_BUILD_PROGRAMS = {"pnc_trace"}
 
 
 class Trace:
@@ -53,6 +55,8 @@ def programs(tmp_path_factory):
     built = {}
     for source in sorted(PROGRAMS.glob("*.c")) + SHARED_PROGRAMS:
         name = source.stem.removeprefix("prog_")
+        if name in OWN_BUILD_PROGRAMS:
+            continue
         compiler = (["h5pcc.mpich", "-shlib"] if name in HDF5_PROGRAMS
                     else ["mpicc"] if name in MPI_PROGRAMS else ["cc"])
         exe = out / name
