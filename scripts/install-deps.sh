@@ -25,6 +25,9 @@ fi
 # PnetCDF, which tests/third_party/ takes from the Debian source packages `mpich` and `pnetcdf`
 # (that needs deb-src entries beside the deb ones); autotools to configure PnetCDF's source.
 [ -x /usr/bin/h5pcc.mpich ] || apt_install libhdf5-mpich-dev
+# tests/test_hdf5_trace.py: h5py on serial HDF5, for the system's Python, traced by the POSIX
+# runtime.
+/usr/bin/python3 -c 'import h5py' >/dev/null 2>&1 || apt_install python3-h5py
 if ! command -v autoreconf >/dev/null 2>&1 || ! command -v libtoolize >/dev/null 2>&1; then
     apt_install autoconf automake libtool m4
 fi

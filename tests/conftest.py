@@ -19,6 +19,11 @@ SHARED_PROGRAMS = [ROOT / "runtime" / "tests" / "prog_lifecycle.c",
                    ROOT / "runtime" / "tests" / "prog_threads.c"]
 MPI_PROGRAMS = {"mpi_abort", "mpi_checksum", "mpi_hints", "mpi_messages", "mpi_sleep",
                 "mpi_comm_self", "mpi_write_shared"}
+# Parallel HDF5 programs, built with HDF5's MPICH compiler wrapper against the shared library
+# (libhdf5-mpich-dev, scripts/install-deps.sh): the tracer finds HDF5's functions with dlsym.
+HDF5_PROGRAMS = {"h5_trace"}
+# Built by their own test, against a library the test builds first (tests/third_party/).
+OWN_BUILD_PROGRAMS = {"pnc_trace"}
 
 
 class Trace:
@@ -50,10 +55,13 @@ def programs(tmp_path_factory):
     built = {}
     for source in sorted(PROGRAMS.glob("*.c")) + SHARED_PROGRAMS:
         name = source.stem.removeprefix("prog_")
-        compiler = "mpicc" if name in MPI_PROGRAMS else "cc"
+        if name in OWN_BUILD_PROGRAMS:
+            continue
+        compiler = (["h5pcc.mpich", "-shlib"] if name in HDF5_PROGRAMS
+                    else ["mpicc"] if name in MPI_PROGRAMS else ["cc"])
         exe = out / name
         # -U_FORTIFY_SOURCE keeps calls on their plain names (open, not __open_2).
-        subprocess.run([compiler, "-O0", "-U_FORTIFY_SOURCE", "-pthread",
+        subprocess.run([*compiler, "-O0", "-U_FORTIFY_SOURCE", "-pthread",
                         "-I", str(ROOT / "runtime" / "include"), "-o", str(exe), str(source)],
                        check=True)
         built[name] = exe

@@ -14,7 +14,7 @@ from test_viewer import Server, copy_trace, load, view
 # `4 <alias> <type> "<function>" "<r> <g> <b>"`: a Pajé entity value (a function's colour).
 ENTITY_VALUE = re.compile(r'^4 \S+ \S+ "([^"]*)" "([\d.]+) ([\d.]+) ([\d.]+)"$')
 # The layers whose bytes and request sizes the report draws.
-FILE_LAYERS = ("posix", "stdio", "mpiio")
+FILE_LAYERS = ("posix", "stdio", "mpiio", "hdf5", "pnetcdf")
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 // colours.rs, also used by the HTML report and the exports) with the trace's rows.
 
 /** The order the legend lists layers in: outermost calls first. */
-export const LAYER_ORDER = ["region", "mpiio", "mpi", "posix", "stdio", "server", "disk", "tracer"];
+export const LAYER_ORDER = ["region", "hdf5", "pnetcdf", "mpiio", "mpi", "posix", "stdio", "server", "disk", "tracer"];
 
 /** The colours of an /api/rows answer: `layer_colours` and `functions[].colour`. */
 export class Palette {

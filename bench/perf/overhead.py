@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The tracer's cost, measured traced against untraced in the same run (median of repeats):
-ns added per POSIX call, overhead on HPIO (4 ranks, 32-byte regions, independent and collective),
+ns added per POSIX call, ns added per H5Dwrite of a small selection (the HDF5 layer and the
+POSIX calls beneath), overhead on HPIO (4 ranks, 32-byte regions, independent and collective),
 and bytes per event raw and in the merged store. A benchmark that reports figures; no assertion.
 
-usage: bench/perf/overhead.py [--repeats 7] [--calls 2000000] [--hpio-repeats 5]"""
+usage: bench/perf/overhead.py [--repeats 7] [--calls 2000000] [--h5-writes 100000]
+                              [--hpio-repeats 5]"""
 import argparse
 import json
 import os
@@ -61,6 +63,35 @@ def posix_call_cost(work: Path, calls: int, repeats: int) -> dict:
             "raw_bytes_per_event": statistics.median(raw_per_event)}
 
 
+def h5dwrite_cost(work: Path, writes: int, repeats: int) -> dict:
+    """ns the tracer adds to an H5Dwrite of one row of 16 doubles (h5dwrite_probe.c, HDF5's
+    POSIX driver, file and raw files in /dev/shm): median of traced runs minus median of
+    untraced runs, the two alternating."""
+    probe = work / "h5dwrite_probe"
+    subprocess.run(["h5pcc.mpich", "-shlib", "-O2", "-o", probe,
+                    Path(__file__).with_name("h5dwrite_probe.c")], check=True)
+    shm = Path(tempfile.mkdtemp(prefix="pioscope-perf-", dir="/dev/shm"))
+    traced, plain = [], []
+    try:
+        for i in range(repeats):
+            target = shm / "probe.h5"
+            run = [probe, str(writes), target]
+            plain.append(float(subprocess.run(run, capture_output=True, text=True,
+                                              check=True).stdout))
+            raw_dir = shm / f"raw-{i}"
+            traced.append(float(subprocess.run(run, capture_output=True, text=True, check=True,
+                                               env=traced_env(LIB_MPI, raw_dir)).stdout))
+            shutil.rmtree(raw_dir)
+            print(f"  h5dwrite repeat {i + 1}/{repeats}: untraced {plain[-1]:.0f} ns/write, "
+                  f"traced {traced[-1]:.0f} ns/write", file=sys.stderr)
+    finally:
+        shutil.rmtree(shm)
+    return {"writes": writes, "repeats": repeats,
+            "untraced_ns_per_write_median": statistics.median(plain),
+            "traced_ns_per_write_median": statistics.median(traced),
+            "added_ns_per_write": statistics.median(traced) - statistics.median(plain)}
+
+
 HPIO_ITERATIONS = 40  # per run: 4 ranks on 2 cores make single iterations jitter by ~15%
 
 
@@ -104,6 +135,8 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=7, help="POSIX probe pairs (default 7)")
     parser.add_argument("--calls", type=int, default=2_000_000,
                         help="pwrite calls per probe run (default 2000000)")
+    parser.add_argument("--h5-writes", type=int, default=100_000,
+                        help="H5Dwrite calls per probe run (default 100000)")
     parser.add_argument("--hpio-repeats", type=int, default=5,
                         help="HPIO traced/untraced pairs per mode (default 5)")
     args = parser.parse_args()
@@ -114,6 +147,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="pioscope-perf-") as tmp:
         work = Path(tmp)
         report = {"posix": posix_call_cost(work, args.calls, args.repeats),
+                  "h5dwrite": h5dwrite_cost(work, args.h5_writes, args.repeats),
                   "hpio": [hpio_overhead(work, mode, args.hpio_repeats)
                            for mode in ("independent", "collective")]}
     print(json.dumps(report, indent=2))

@@ -40,6 +40,8 @@ fn main() {
             "TRACER" => "Tracer",
             "SERVER" => "Server",
             "DISK" => "Disk",
+            "HDF5" => "Hdf5",
+            "PNETCDF" => "Pnetcdf",
             other => panic!("{}: unknown layer {other} for {name}", def.display()),
         };
         writeln!(

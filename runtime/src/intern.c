@@ -180,6 +180,26 @@ static uint64_t fs_magic_of(char *path, size_t n, int fd)
     return r == 0 ? (uint64_t)(unsigned long)sf.f_type : 0;
 }
 
+/* The id of a string already interned, 0 if none. */
+static uint32_t lookup(uint64_t h, uint16_t kind, const char *text, size_t n)
+{
+    lock_table();
+    struct entry *e = find(h, kind, text, n);
+    unlock_table();
+    return e ? e->id : 0;
+}
+
+/* Interns a string whose file system magic is known (0 for texts that are not FILEs). */
+static uint32_t intern_with_magic(uint64_t h, uint16_t kind, const char *text, size_t n,
+                                  uint64_t magic)
+{
+    lock_table();
+    struct entry *e = find(h, kind, text, n);
+    if (!e) e = insert(h, kind, text, n, magic);
+    unlock_table();
+    return e ? e->id : 0;
+}
+
 /* `text` is NUL-terminated at n; FILE texts are writable (fs_magic_of cuts them briefly).
  * fd: the open file (-1: none); -2: a FILE string that names no path (no file system type). */
 static uint32_t intern(uint16_t kind, char *text, size_t n, int fd)
@@ -187,17 +207,29 @@ static uint32_t intern(uint16_t kind, char *text, size_t n, int fd)
     if (!buckets || !text) return 0;
     if (n > UINT16_MAX) n = UINT16_MAX;
     uint64_t h = hash_text(kind, text, n);
-    lock_table();
-    struct entry *e = find(h, kind, text, n);
-    unlock_table();
-    if (e) return e->id;
-
+    uint32_t id = lookup(h, kind, text, n);
+    if (id) return id;
     uint64_t magic = kind == PIOSCOPE_STRING_FILE && fd != -2 ? fs_magic_of(text, n, fd) : 0;
-    lock_table();
-    e = find(h, kind, text, n);
-    if (!e) e = insert(h, kind, text, n, magic);
-    unlock_table();
-    return e ? e->id : 0;
+    return intern_with_magic(h, kind, text, n, magic);
+}
+
+/* "<file path>:<member>", a FILE string on the file's file system: what an HDF5 dataset or a
+ * PnetCDF variable is recorded as (Darshan names its H5D records the same way). */
+uint32_t pioscope_intern_member(uint32_t file, const char *member)
+{
+    const char *path = pioscope_intern_text(file);
+    if (!path || !member || !buckets) return 0;
+    char text[PATH_MAX];
+    pioscope_text t = {text, sizeof text, 0};
+    pioscope_text_str(&t, path);
+    pioscope_text_put(&t, ":", 1);
+    pioscope_text_str(&t, member);
+    if (t.len >= sizeof text || t.len > UINT16_MAX) return 0;
+    uint64_t h = hash_text(PIOSCOPE_STRING_FILE, text, t.len);
+    uint32_t id = lookup(h, PIOSCOPE_STRING_FILE, text, t.len);
+    if (id) return id;
+    struct entry *f = __atomic_load_n(&by_id[file], __ATOMIC_ACQUIRE);
+    return intern_with_magic(h, PIOSCOPE_STRING_FILE, text, t.len, f->fs_magic);
 }
 
 uint32_t pioscope_intern_string(uint16_t kind, const char *text)

@@ -169,6 +169,9 @@ uint32_t pioscope_intern_string(uint16_t kind, const char *text);
 uint32_t pioscope_intern_pseudo_file(const char *text);
 /* Like pioscope_intern_path for a path relative to directory fd `dirfd` (openat family). */
 uint32_t pioscope_intern_path_at(int dirfd, const char *path, int fd);
+/* A named object inside file `file` (a FILE string id): interned as "<path>:<member>", a FILE
+ * string with the file's file system type (HDF5 datasets, groups, attributes). */
+uint32_t pioscope_intern_member(uint32_t file, const char *member);
 
 /* Side chunks, written at once (not on a hot path). */
 void pioscope_write_job_fact(const char *key, const char *value);

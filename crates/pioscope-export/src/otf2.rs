@@ -146,14 +146,17 @@ fn role_and_paradigm(layer: Layer, func: &str) -> (u8, u8) {
         }
         Layer::Mpi => (OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI),
         Layer::MpiIo => (OTF2_REGION_ROLE_FILE_IO, OTF2_PARADIGM_MPI),
-        Layer::Posix | Layer::Stdio | Layer::Server | Layer::Disk => {
-            match functions::kind_of(layer, func) {
-                pioscope_trace::OpKind::Read | pioscope_trace::OpKind::Write => {
-                    (OTF2_REGION_ROLE_FILE_IO, OTF2_PARADIGM_UNKNOWN)
-                }
-                _ => (OTF2_REGION_ROLE_FILE_IO_METADATA, OTF2_PARADIGM_UNKNOWN),
+        Layer::Posix
+        | Layer::Stdio
+        | Layer::Server
+        | Layer::Disk
+        | Layer::Hdf5
+        | Layer::Pnetcdf => match functions::kind_of(layer, func) {
+            pioscope_trace::OpKind::Read | pioscope_trace::OpKind::Write => {
+                (OTF2_REGION_ROLE_FILE_IO, OTF2_PARADIGM_UNKNOWN)
             }
-        }
+            _ => (OTF2_REGION_ROLE_FILE_IO_METADATA, OTF2_PARADIGM_UNKNOWN),
+        },
         Layer::Region => (OTF2_REGION_ROLE_CODE, OTF2_PARADIGM_USER),
         Layer::Tracer => (
             OTF2_REGION_ROLE_ARTIFICIAL,

@@ -54,7 +54,8 @@ impl Hsl {
 impl Layer {
     /// The layer's colour (its legend swatch, its bars in the report, its busy share in the
     /// viewer's density rows): MPI-IO orange, POSIX blue, STDIO cyan, MPI green, regions
-    /// purple, servers gold, disks pink, the tracer's own records grey.
+    /// purple, servers gold, disks pink, HDF5 red, PnetCDF olive, the tracer's own records
+    /// grey.
     pub fn colour(self) -> Hsl {
         let (hue, saturation) = match self {
             Layer::Posix => (212, 62),
@@ -65,6 +66,8 @@ impl Layer {
             Layer::Tracer => (0, 0),
             Layer::Server => (45, 62),
             Layer::Disk => (330, 62),
+            Layer::Hdf5 => (355, 62),
+            Layer::Pnetcdf => (75, 62),
         };
         Hsl {
             hue,
@@ -136,6 +139,8 @@ mod tests {
                 "hsl(0, 0%, 52%)",
                 "hsl(45, 62%, 52%)",
                 "hsl(330, 62%, 52%)",
+                "hsl(355, 62%, 52%)",
+                "hsl(75, 62%, 52%)",
             ]
         );
     }

@@ -31,11 +31,15 @@ pub enum Layer {
     Server,
     /// Accesses served by a disk beneath a storage server.
     Disk,
+    /// HDF5 (`H5Fcreate`, `H5Dwrite`, ...): files, datasets, groups, attributes.
+    Hdf5,
+    /// PnetCDF (`ncmpi_*`): files and variables.
+    Pnetcdf,
 }
 
 impl Layer {
     /// Every layer, in the order of the functions.def id ranges.
-    pub const ALL: [Layer; 8] = [
+    pub const ALL: [Layer; 10] = [
         Layer::Posix,
         Layer::Stdio,
         Layer::MpiIo,
@@ -44,6 +48,8 @@ impl Layer {
         Layer::Tracer,
         Layer::Server,
         Layer::Disk,
+        Layer::Hdf5,
+        Layer::Pnetcdf,
     ];
 
     /// The name stored in the `layer` column.
@@ -57,6 +63,8 @@ impl Layer {
             Layer::Tracer => "tracer",
             Layer::Server => "server",
             Layer::Disk => "disk",
+            Layer::Hdf5 => "hdf5",
+            Layer::Pnetcdf => "pnetcdf",
         }
     }
 
@@ -71,6 +79,15 @@ impl Layer {
         Layer::ALL.into_iter().find(|l| l.name() == lower)
     }
 
+    /// Layers whose records name a file (`object` is a FILE string: a path, or for HDF5 and
+    /// PnetCDF a `<path>:<dataset or variable>`) and carry an offset in it.
+    pub fn is_file_layer(self) -> bool {
+        matches!(
+            self,
+            Layer::Posix | Layer::Stdio | Layer::MpiIo | Layer::Hdf5 | Layer::Pnetcdf
+        )
+    }
+
     /// The layer of an id by the ranges of functions.def, for ids not in the table.
     pub fn from_id_range(id: u16) -> Layer {
         match id {
@@ -81,6 +98,8 @@ impl Layer {
             500..=599 => Layer::Region,
             700..=799 => Layer::Server,
             800..=899 => Layer::Disk,
+            900..=949 => Layer::Hdf5,
+            950..=999 => Layer::Pnetcdf,
             _ => Layer::Tracer,
         }
     }
@@ -190,6 +209,20 @@ fn classify(layer: Layer, name: &str) -> OpKind {
             "disk_write" => OpKind::Write,
             _ => OpKind::Other,
         },
+        Layer::Hdf5 => match name {
+            "H5Dread" => OpKind::Read,
+            "H5Dwrite" => OpKind::Write,
+            _ => OpKind::Other,
+        },
+        Layer::Pnetcdf => {
+            if name.starts_with("ncmpi_get_") || name.starts_with("ncmpi_iget_") {
+                OpKind::Read
+            } else if name.starts_with("ncmpi_put_") || name.starts_with("ncmpi_iput_") {
+                OpKind::Write
+            } else {
+                OpKind::Other
+            }
+        }
         Layer::Region | Layer::Tracer => OpKind::Other,
     }
 }
@@ -316,6 +349,8 @@ mod tests {
     fn unknown_ids_fall_back_to_ranges() {
         assert_eq!(describe(299), (Layer::Stdio, "func_299".to_string()));
         assert_eq!(describe(8).1, "func_8");
+        assert_eq!(describe(949), (Layer::Hdf5, "func_949".to_string()));
+        assert_eq!(describe(999).0, Layer::Pnetcdf);
     }
 
     #[test]
@@ -349,6 +384,22 @@ mod tests {
         assert_eq!(by_name("MPI_Wait").map(|f| f.kind()), Some(OpKind::Other));
         assert_eq!(by_name("open").map(|f| f.kind()), Some(OpKind::Other));
         assert_eq!(Layer::from_name("MPI-IO"), Some(Layer::MpiIo));
+        assert_eq!(by_name("H5Dwrite").map(|f| f.kind()), Some(OpKind::Write));
+        assert_eq!(by_name("H5Dread").map(|f| f.layer), Some(Layer::Hdf5));
+        assert_eq!(by_name("H5Awrite").map(|f| f.kind()), Some(OpKind::Other));
+        assert_eq!(Layer::from_name("HDF5"), Some(Layer::Hdf5));
+        assert_eq!(
+            by_name("ncmpi_iput_vara").map(|f| f.kind()),
+            Some(OpKind::Write)
+        );
+        assert_eq!(
+            by_name("ncmpi_get_vara_all").map(|f| (f.layer, f.kind())),
+            Some((Layer::Pnetcdf, OpKind::Read))
+        );
+        assert_eq!(
+            by_name("ncmpi_wait_all").map(|f| f.kind()),
+            Some(OpKind::Other)
+        );
         // Every point-to-point and collective name exists in functions.def.
         for f in all().iter().filter(|f| f.layer == Layer::Mpi) {
             let _ = f.kind();

@@ -112,7 +112,10 @@ async fn traces_rows_and_the_whole_window() {
     }
     assert_eq!(rows[0]["label"], "rank 0");
     assert_eq!(rows[1]["label"], "rank 0 thread 1");
-    assert_eq!(v["layers"].as_array().map(|l| l.len()), Some(8));
+    assert_eq!(
+        v["layers"].as_array().map(|l| l.len()),
+        Some(Layer::ALL.len())
+    );
     let funcs = v["functions"].as_array().expect("functions");
     assert!(funcs
         .iter()

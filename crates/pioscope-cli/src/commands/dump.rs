@@ -30,6 +30,10 @@ pub enum LayerArg {
     Server,
     /// Disk accesses beneath a storage server
     Disk,
+    /// HDF5 files, datasets, groups and attributes
+    Hdf5,
+    /// PnetCDF files and variables
+    Pnetcdf,
 }
 
 impl From<LayerArg> for Layer {
@@ -43,6 +47,8 @@ impl From<LayerArg> for Layer {
             LayerArg::Tracer => Layer::Tracer,
             LayerArg::Server => Layer::Server,
             LayerArg::Disk => Layer::Disk,
+            LayerArg::Hdf5 => Layer::Hdf5,
+            LayerArg::Pnetcdf => Layer::Pnetcdf,
         }
     }
 }
@@ -176,6 +182,8 @@ pub fn line(trace: &Trace, e: &Event<'_>) -> String {
                 let msg = msg.split(" (os error").next().unwrap_or("").to_string();
                 s.push_str(&format!(" errno={} ({msg})", e.error));
             }
+            // HDF5 keeps its reasons on its error stack: the record says only that it failed.
+            Layer::Hdf5 => s.push_str(" failed"),
             _ => s.push_str(&format!(" error_class={}", e.error)),
         }
     }

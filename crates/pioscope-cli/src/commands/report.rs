@@ -551,9 +551,7 @@ fn io_tables(t: &mut String, p: &Profile) {
         .tables
         .layer
         .iter()
-        .filter(|r| {
-            matches!(r.layer, Layer::Posix | Layer::Stdio | Layer::MpiIo) && r.data_operations > 0
-        })
+        .filter(|r| r.layer.is_file_layer() && r.data_operations > 0)
         .collect();
     if !layers.is_empty() {
         let mut bins: BTreeMap<u64, Vec<u64>> = BTreeMap::new();

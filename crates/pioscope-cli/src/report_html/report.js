@@ -339,7 +339,7 @@
     if (ranks.length === 0) return null;
     const parts = [];
     // Bytes per rank and file layer, from the per-rank table.
-    const layers = ["mpiio", "posix", "stdio"];
+    const layers = ["hdf5", "pnetcdf", "mpiio", "posix", "stdio"];
     const bytes = new Map();
     const present = new Set();
     for (const row of R.tables.rank) {
@@ -401,7 +401,7 @@
   }
 
   function sizesSection() {
-    const io = ["posix", "stdio", "mpiio"];
+    const io = ["posix", "stdio", "mpiio", "hdf5", "pnetcdf"];
     const layers = R.tables.layer.filter(r => io.includes(r.layer) && r.size_histogram.length > 0);
     const funcs = R.tables.func.filter(r => io.includes(r.layer) && r.size_histogram.length > 0);
     if (layers.length === 0) return section("sizes", "Request sizes", el("p", { class: "note", text: "No data calls on files." }));

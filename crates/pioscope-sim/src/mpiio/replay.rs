@@ -1,7 +1,8 @@
-//! Trace replay: a trace store → a `Job`. Each rank's top-level calls (main thread, user
-//! regions see-through) are replayed in order with the gaps between them kept as `Compute`;
-//! MPI-IO data calls are re-planned through `romio` with the hints and view the trace recorded
-//! (settings.parquet), so a what-if (`--set cb_buffer_size=...`) changes what ROMIO would do;
+//! Trace replay: a trace store → a `Job`. Each rank's top-level calls (main thread; user
+//! regions and HDF5 and PnetCDF calls seen through) are replayed in order with the gaps between
+//! them kept as `Compute`; MPI-IO data calls are re-planned through `romio` with the hints and
+//! view the trace recorded (settings.parquet), so a what-if (`--set cb_buffer_size=...`)
+//! changes what ROMIO would do;
 //! POSIX calls become `Io`/`Meta`; MPI messages become Isend/Irecv/WaitAll; collectives on the
 //! whole job become a barrier. `Call::observed_id` keeps the observed event id.
 //!
@@ -82,6 +83,13 @@ struct Ev {
 struct Top {
     ev: Ev,
     children: Vec<Ev>,
+}
+
+/// Records the replay looks through to the calls inside: user regions, and the I/O libraries
+/// above MPI-IO (HDF5, PnetCDF), whose MPI-IO and POSIX calls are what the model re-plans;
+/// the library's own time between them stays as compute gaps.
+fn replayed_through(layer: Layer) -> bool {
+    matches!(layer, Layer::Region | Layer::Hdf5 | Layer::Pnetcdf)
 }
 
 /// Per rank and file: the settings rows, by time.
@@ -198,12 +206,13 @@ pub fn replay(
                     .comm
                     .is_some_and(|c| c == "world" || c == "MPI_COMM_WORLD"),
             };
-            // Enclosing records: (is region, depth).
+            // Enclosing records: (replayed through, depth).
             let st = &mut stacks[r];
             st.truncate(e.depth as usize);
-            let top_level = st.iter().all(|(region, _)| *region);
-            st.push((e.layer == Layer::Region, e.depth));
-            if e.layer == Layer::Region {
+            let top_level = st.iter().all(|(through, _)| *through);
+            let through = replayed_through(e.layer);
+            st.push((through, e.depth));
+            if through {
                 continue;
             }
             if top_level {

@@ -814,9 +814,12 @@ fn write_events(
             let p2p_completion = p2p_done.contains(&i);
             let file_id = match layer {
                 Layer::Tracer if p2p_completion => None,
-                Layer::Posix | Layer::Stdio | Layer::MpiIo | Layer::Tracer => {
-                    lookup(string_kind::FILE)
-                }
+                Layer::Posix
+                | Layer::Stdio
+                | Layer::MpiIo
+                | Layer::Hdf5
+                | Layer::Pnetcdf
+                | Layer::Tracer => lookup(string_kind::FILE),
                 _ => None,
             };
             let comm = if layer == Layer::Mpi || p2p_completion {
@@ -836,7 +839,7 @@ fn write_events(
                     (root, comm_size) = (Some(hi), Some(lo));
                 }
             }
-            let file_layer = matches!(layer, Layer::Posix | Layer::Stdio | Layer::MpiIo);
+            let file_layer = layer.is_file_layer();
             let event = Event {
                 id: base_id + pos[i as usize] as i64,
                 rank,
