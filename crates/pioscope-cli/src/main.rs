@@ -70,7 +70,14 @@ fn main() -> ExitCode {
             panic_line(info.payload(), info.location())
         );
     }));
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !is_usage_error(e.kind()) => e.exit(),
+        Err(e) => {
+            eprintln!("pioscope: error: {}", usage_error_line(&e.to_string()));
+            return ExitCode::from(2);
+        }
+    };
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Merge(args) => commands::merge::run(args),
@@ -113,6 +120,28 @@ fn error_line(e: &anyhow::Error) -> String {
     // Line breaks become spaces (a parser's message may span lines); any other control
     // character from a quoted path or trace text is escaped.
     human::printable_line(&line.replace('\n', " ")).into_owned()
+}
+
+/// Whether clap's `kind` is a mistake in the command line (said in one line, exit 2), not help
+/// or a version asked for (or help shown because nothing was given), which clap prints itself.
+fn is_usage_error(kind: clap::error::ErrorKind) -> bool {
+    use clap::error::ErrorKind::{
+        DisplayHelp, DisplayHelpOnMissingArgumentOrSubcommand, DisplayVersion,
+    };
+    !matches!(
+        kind,
+        DisplayHelp | DisplayHelpOnMissingArgumentOrSubcommand | DisplayVersion
+    )
+}
+
+/// clap's usage error as one line: its message and tips without the `error:` prefix, the usage
+/// block and the closing hint, line breaks folded, and where help is.
+fn usage_error_line(rendered: &str) -> String {
+    let message = rendered.split("\n\nUsage:").next().unwrap_or(rendered);
+    let message = message.strip_prefix("error: ").unwrap_or(message);
+    let message = message.replace("For more information, try '--help'.", "");
+    let folded: Vec<&str> = message.split_whitespace().collect();
+    format!("{} (see --help)", folded.join(" "))
 }
 
 /// A panic as one line (the standard message puts the location and the message on two):
@@ -159,6 +188,21 @@ mod tests {
     }
 
     /// Regression (issue 12): internal errors were printed on two lines.
+    #[test]
+    fn a_usage_error_is_one_line() {
+        let rendered = "error: the following required arguments were not provided:\n  <TRACE>\n\nUsage: pioscope stats <TRACE>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            usage_error_line(rendered),
+            "the following required arguments were not provided: <TRACE> (see --help)"
+        );
+        let no_usage =
+            "error: invalid value 'phaze' for '--by <BY>'\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            usage_error_line(no_usage),
+            "invalid value 'phaze' for '--by <BY>' (see --help)"
+        );
+    }
+
     #[test]
     fn a_panic_is_one_line() {
         let here = std::panic::Location::caller();

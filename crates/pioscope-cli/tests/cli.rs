@@ -54,6 +54,28 @@ fn usage_errors_exit_2() {
     pioscope().args(["report"]).assert().code(2);
 }
 
+/// A mistake in the command line is one `pioscope: error:` line naming it, exit 2.
+#[test]
+fn usage_errors_are_one_line() {
+    for (args, says) in [
+        (&["stats", "x", "--by", "phaze"][..], "'phaze'"),
+        (
+            &["bounds", "--system", "pvfs2-2009", "--clients", "0"][..],
+            "'0'",
+        ),
+        (&["stats"][..], "<TRACE>"),
+    ] {
+        let out = pioscope().args(args).output().expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("pioscope: error: ") && stderr.contains(says),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn merge_then_refuse_to_overwrite() {
     let dir = tempfile::tempdir().expect("tmp");
