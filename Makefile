@@ -32,6 +32,9 @@ test: deps
 # Formatting and lints are gates, not advice (shared/STYLE.md).
 lint:
 	$(CARGO) fmt --all -- --check
+	# fuzz/ is a workspace of its own: its lock must follow the crates' dependencies
+	# (after changing them: cargo fetch --manifest-path fuzz/Cargo.toml).
+	$(CARGO) fetch --locked --quiet --manifest-path fuzz/Cargo.toml
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 
 test-runtime:
