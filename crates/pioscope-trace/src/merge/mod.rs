@@ -11,7 +11,8 @@
 //! merge never leaves something that looks like a trace.
 //!
 //! Storage server daemons traced in server mode (`servers`) join as containers of kind
-//! `server`: their records that overlap the job's window, after the job's processes.
+//! `server`: their records that overlap the job's window, after the job's processes. A
+//! daemon's rotating raw file is several segments (`segments`), joined into one process.
 
 pub mod clock;
 pub mod counters;
@@ -19,6 +20,7 @@ pub mod facts;
 pub mod instances;
 pub mod messages;
 pub mod nesting;
+pub mod segments;
 pub mod servers;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -30,7 +32,7 @@ use thiserror::Error;
 
 use crate::functions::{self, Layer, OpKind};
 use crate::raw::format::{clock_kind, flags, string_kind, RAW_SUFFIX};
-use crate::raw::{read_raw_file, read_raw_file_with, RawFile};
+use crate::raw::{read_raw_file_with, RawFile};
 use crate::scope;
 use crate::store::meta::{
     ClockMeta, ContainerKind, FitMethod, JobMeta, Meta, OffsetSource, ProcessMeta,
@@ -161,9 +163,12 @@ pub fn list_raw_files(dir: &Path) -> Result<Vec<PathBuf>, MergeError> {
     Ok(files)
 }
 
-/// One usable raw file after the first pass.
+/// One usable raw file (or the segments of one process's rotating raw file, joined) after the
+/// first pass.
 struct Proc {
     raw: RawFile,
+    /// Its raw files: one, or the segments still on disk, oldest first.
+    segments: Vec<PathBuf>,
     file_size: u64,
     rank: i32,
     host: String,
@@ -192,19 +197,48 @@ impl Proc {
         mono + self.offset.offset_at(mono)
     }
 
-    fn label(&self) -> String {
+    /// Who this is, for messages: `server NAME`, `rank-N` or `pid-N`.
+    fn who(&self) -> String {
         if let Some(s) = &self.server {
-            format!("server {} raw file {}", s.name, self.raw.file_name())
+            format!("server {}", s.name)
         } else if self.rank >= 0 {
-            format!("rank-{} raw file {}", self.rank, self.raw.file_name())
+            format!("rank-{}", self.rank)
         } else {
-            format!(
-                "pid-{} raw file {}",
-                self.raw.header.pid,
-                self.raw.file_name()
-            )
+            format!("pid-{}", self.raw.header.pid)
         }
     }
+
+    fn label(&self) -> String {
+        format!("{} raw file {}", self.who(), self.raw.file_name())
+    }
+
+    /// Takes in `next`, the following segment of the same process (`segments`).
+    fn append_segment(&mut self, next: Proc) {
+        self.raw.append_segment(next.raw);
+        self.segments.extend(next.segments);
+        self.file_size += next.file_size;
+        self.min_event_start = match (self.min_event_start, next.min_event_start) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.max_event_end = self.max_event_end.max(next.max_event_end);
+        self.links.extend(next.links);
+    }
+}
+
+/// Joins the segments of each process's rotating raw file into one `Proc` (`segments`).
+fn join_segments(procs: Vec<Proc>) -> Vec<Proc> {
+    let groups = segments::group(&procs.iter().map(|p| &p.raw).collect::<Vec<_>>());
+    let mut slots: Vec<Option<Proc>> = procs.into_iter().map(Some).collect();
+    groups
+        .into_iter()
+        .filter_map(|group| {
+            let mut members = group.into_iter().filter_map(|i| slots[i].take());
+            let mut first = members.next()?;
+            members.for_each(|next| first.append_segment(next));
+            Some(first)
+        })
+        .collect()
 }
 
 /// Merges every raw file of `raw_dir` into a new trace directory `out`.
@@ -299,6 +333,7 @@ pub fn merge_with_servers(
                 }),
                 max_event_end: max_end,
                 raw,
+                segments: vec![path.clone()],
                 file_size: size,
                 min_event_start: min_start,
                 links,
@@ -313,6 +348,7 @@ pub fn merge_with_servers(
             Err(e) => unusable.push(e.to_string()),
         }
     }
+    let mut procs = join_segments(procs);
     if procs.is_empty() {
         return Err(MergeError::NothingUsable {
             dir: raw_dir.to_path_buf(),
@@ -329,6 +365,11 @@ pub fn merge_with_servers(
 
     inherit_ranks(&mut procs);
     let mut notes = fit_clocks(&mut procs);
+    notes.extend(
+        procs
+            .iter()
+            .filter_map(|p| segments::dropped_note(&p.who(), &p.raw)),
+    );
     resolve_offsets(&mut procs);
     for p in procs.iter_mut() {
         p.start_abs = p.abs_ns(p.raw.header.start_ticks);
@@ -472,7 +513,7 @@ pub fn merge_with_servers(
             procs
                 .iter()
                 .filter(|p| p.server.is_some())
-                .map(|p| p.raw.path.clone()),
+                .flat_map(|p| p.segments.iter().cloned()),
         )
         .collect();
     let meta = build_meta(
@@ -696,7 +737,7 @@ fn write_events(
         let mut rows: Vec<Row> = Vec::new();
         for &pi in members {
             let p = &procs[pi];
-            let mut raw = read_raw_file(&p.raw.path)
+            let mut raw = segments::read_segments(&p.segments)
                 .map_err(|e| MergeError::RawFileChanged(e.to_string()))?;
             // A live server's file grows: what pass 1 saw is what is merged.
             let grown = p.server.is_some() && raw.event_count > p.raw.event_count;
