@@ -1,4 +1,5 @@
-/* rawfile.c: owns the process's raw file: its name and creation, the file header and JOB facts,
+/* rawfile.c: owns the process's raw file: its name and creation (in server mode, its rotating
+ * segments under a disk cap, and the count of what rotation deleted), the file header and JOB facts,
  * writing whole chunks (each: open, one writev, close), cutting a chunk the disk could not take
  * back to its whole records, side chunks (settings, clock sync), the final END/PARTIAL chunk,
  * and stopping the tracer when a write fails.
@@ -728,6 +729,15 @@ static void rotate(uint32_t k)
     pthread_mutex_unlock(&create_lock);
 }
 
+/* Writes the JOB fact `key` = `value`. */
+static void job_fact_u64(const char *key, uint64_t value)
+{
+    char number[24];
+    pioscope_text v = {number, sizeof number, 0};
+    pioscope_text_u64(&v, value);
+    pioscope_write_job_fact(key, number);
+}
+
 void pioscope_raw_rotate_at(uint64_t file_bytes, uint64_t cap)
 {
     if (!file_bytes || !cap) return;
@@ -744,6 +754,8 @@ void pioscope_raw_rotate_at(uint64_t file_bytes, uint64_t cap)
     pthread_mutex_unlock(&create_lock);
     struct iovec part = {text, pioscope_text_used(&t)};
     pioscope_raw_chunk(PIOSCOPE_CHUNK_JOB, pioscope_thread_number(), &part, 1);
+    job_fact_u64("server_file_bytes", file_bytes);
+    job_fact_u64("server_max_bytes", cap);
 }
 
 int pioscope_raw_create(const char *dir)

@@ -1659,4 +1659,63 @@ mod tests {
         );
         assert!(rows(&trace).iter().all(|r| r.start >= 0));
     }
+
+    /// Issue 14: the segments of a daemon's rotating raw file left on disk are one container,
+    /// and what rotation deleted is told.
+    #[test]
+    fn rotated_segments_join_into_one_server() {
+        let t = setup();
+        job(&t.path().join("raw"));
+        let servers = t.path().join("servers");
+        fs::create_dir(&servers).expect("mkdir");
+        // Segments 10 and 11 of pid 900 (0..9 deleted: 70 records, 2240 bytes), each with its
+        // own strings; within rank 0's window 10_000_000..10_006_100.
+        for (segment, start, dropped) in [(11u32, 10_003_000, "70"), (10, 10_001_000, "60")] {
+            let mut b = RawFileBuilder::monotonic(900, 1, start - 500);
+            b.job(&[
+                ("host", "n1"),
+                ("cmdline", "/usr/sbin/glusterfsd --brick-name /b0"),
+                ("first_segment", "n1-900-0.praw"),
+                ("segment", &segment.to_string()),
+                ("dropped_segments", &(segment - 1).to_string()),
+                ("dropped_records", dropped),
+                ("dropped_bytes", if segment == 11 { "2240" } else { "1920" }),
+            ]);
+            b.string(string_kind::FILE, 1, "/b0/out.dat", 0xEF53);
+            b.events(
+                0,
+                &[
+                    E::new(PWRITE, start, 100).object(1).size(64),
+                    E::new(PWRITE, start + 200, 100).object(1).size(64),
+                ],
+            );
+            b.write_to(&servers.join(format!("n1-900-{segment}.praw")))
+                .expect("write");
+        }
+        let out = t.path().join("trace");
+        let summary = merge_with_servers(&t.path().join("raw"), Some(&servers), &out, &mut |_| {})
+            .expect("merge");
+        let trace = Trace::open(&out).expect("open");
+        let m = &trace.meta;
+        let servers: Vec<_> = m
+            .processes
+            .iter()
+            .filter(|p| p.kind == ContainerKind::Server)
+            .collect();
+        assert_eq!(servers.len(), 1);
+        assert_eq!(servers[0].events, 4);
+        assert_eq!(servers[0].raw_file, "n1-900-10.praw");
+        assert_eq!(servers[0].facts["dropped_records"], "70");
+        assert_eq!(servers[0].facts["segment"], "11");
+        let starts: Vec<i64> = rows(&trace)
+            .into_iter()
+            .filter(|r| r.process == servers[0].process as i32)
+            .map(|r| r.start)
+            .collect();
+        assert_eq!(starts, vec![1_000, 1_200, 3_000, 3_200]);
+        assert!(summary.notes.contains(
+            &"server n1:/b0: 70 records (2240 bytes) dropped by rotation (10 oldest raw file segments deleted)"
+                .to_string()
+        ));
+    }
 }
