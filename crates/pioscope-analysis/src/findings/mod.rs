@@ -32,11 +32,15 @@ mod close_sync;
 mod data_sieving;
 mod exchange_time;
 mod file_per_process;
+mod h5_independent_metadata;
+mod h5_independent_writes;
 mod heavy_stdio;
+mod library;
 mod load_imbalance;
 mod metadata_storm;
 mod misaligned;
 mod noncontiguous_independent;
+mod pnetcdf_blocking;
 mod random_access;
 mod rank0_io;
 mod reread;
@@ -145,6 +149,9 @@ pub const RULE_IDS: &[&str] = &[
     small_storage_accesses::ID,
     servers_idle::ID,
     server_cpu::ID,
+    h5_independent_writes::ID,
+    h5_independent_metadata::ID,
+    pnetcdf_blocking::ID,
 ];
 
 /// Every enabled rule, configured.
@@ -217,6 +224,21 @@ pub fn rules(config: &Config) -> Vec<Box<dyn Rule>> {
     }
     if on(server_cpu::ID) {
         v.push(Box::new(server_cpu::ServerCpu::new(config)));
+    }
+    if on(h5_independent_writes::ID) {
+        v.push(Box::new(h5_independent_writes::H5IndependentWrites::new(
+            config, &sh,
+        )));
+    }
+    if on(h5_independent_metadata::ID) {
+        v.push(Box::new(
+            h5_independent_metadata::H5IndependentMetadata::new(config, &sh),
+        ));
+    }
+    if on(pnetcdf_blocking::ID) {
+        v.push(Box::new(pnetcdf_blocking::PnetcdfBlocking::new(
+            config, &sh,
+        )));
     }
     v
 }
