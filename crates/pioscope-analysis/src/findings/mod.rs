@@ -32,8 +32,10 @@ mod close_sync;
 mod data_sieving;
 mod exchange_time;
 mod file_per_process;
+mod h5_frequent_flush;
 mod h5_independent_metadata;
 mod h5_independent_writes;
+mod h5_small_attributes;
 mod heavy_stdio;
 mod library;
 mod load_imbalance;
@@ -152,6 +154,8 @@ pub const RULE_IDS: &[&str] = &[
     h5_independent_writes::ID,
     h5_independent_metadata::ID,
     pnetcdf_blocking::ID,
+    h5_frequent_flush::ID,
+    h5_small_attributes::ID,
 ];
 
 /// Every enabled rule, configured.
@@ -238,6 +242,14 @@ pub fn rules(config: &Config) -> Vec<Box<dyn Rule>> {
     if on(pnetcdf_blocking::ID) {
         v.push(Box::new(pnetcdf_blocking::PnetcdfBlocking::new(
             config, &sh,
+        )));
+    }
+    if on(h5_frequent_flush::ID) {
+        v.push(Box::new(h5_frequent_flush::H5FrequentFlush::new(config)));
+    }
+    if on(h5_small_attributes::ID) {
+        v.push(Box::new(h5_small_attributes::H5SmallAttributes::new(
+            config,
         )));
     }
     v
