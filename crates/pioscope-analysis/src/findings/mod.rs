@@ -43,6 +43,7 @@ mod metadata_storm;
 mod misaligned;
 mod noncontiguous_independent;
 mod pnetcdf_blocking;
+mod pnetcdf_redef_moves;
 mod random_access;
 mod rank0_io;
 mod reread;
@@ -156,6 +157,7 @@ pub const RULE_IDS: &[&str] = &[
     pnetcdf_blocking::ID,
     h5_frequent_flush::ID,
     h5_small_attributes::ID,
+    pnetcdf_redef_moves::ID,
 ];
 
 /// Every enabled rule, configured.
@@ -250,6 +252,11 @@ pub fn rules(config: &Config) -> Vec<Box<dyn Rule>> {
     if on(h5_small_attributes::ID) {
         v.push(Box::new(h5_small_attributes::H5SmallAttributes::new(
             config,
+        )));
+    }
+    if on(pnetcdf_redef_moves::ID) {
+        v.push(Box::new(pnetcdf_redef_moves::PnetcdfRedefMoves::new(
+            config, &sh,
         )));
     }
     v
