@@ -63,6 +63,8 @@ fn is_metadata_call(func: &str) -> bool {
 
 impl Visitor for H5IndependentMetadata {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
+        // Asked of every record: the shared facts follow the nesting record by record.
+        let kind = util::facts(&self.shared, e).kind;
         let Some(c) = self.beneath.enter(e) else {
             return;
         };
@@ -70,7 +72,6 @@ impl Visitor for H5IndependentMetadata {
             return;
         }
         let Some(file) = e.file_id else { return };
-        let kind = util::facts(&self.shared, e).kind;
         let key = match kind {
             OpKind::Read => COLL_OPS,
             OpKind::Write => COLL_WRITE,

@@ -62,6 +62,8 @@ impl H5IndependentWrites {
 
 impl Visitor for H5IndependentWrites {
     fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
+        // Asked of every record: the shared facts follow the nesting record by record.
+        let kind = util::facts(&self.shared, e).kind;
         match self.beneath.enter(e) {
             None if e.layer == Layer::Hdf5 && e.func == "H5Dwrite" && !e.collective => {
                 let Some(d) = e.file_id else { return };
@@ -70,7 +72,7 @@ impl Visitor for H5IndependentWrites {
                 a.ranks.insert(e.rank);
             }
             Some(c) if c.func == "H5Dwrite" && !c.collective && e.layer == Layer::Posix => {
-                if util::facts(&self.shared, e).kind != OpKind::Write {
+                if kind != OpKind::Write {
                     return;
                 }
                 if let Some(a) = c.file.and_then(|d| self.by_dataset.get_mut(&d)) {

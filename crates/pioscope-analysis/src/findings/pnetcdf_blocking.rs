@@ -72,6 +72,8 @@ impl PnetcdfBlocking {
 
 impl Visitor for PnetcdfBlocking {
     fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
+        // Asked of every record: the shared facts follow the nesting record by record.
+        let kind = util::facts(&self.shared, e).kind;
         match self.beneath.enter(e) {
             None if e.layer == Layer::Pnetcdf => {
                 let Some(d) = self.direction(e.func) else {
@@ -83,7 +85,6 @@ impl Visitor for PnetcdfBlocking {
                 v.1 += e.duration_ns;
             }
             Some(c) if e.layer == Layer::Posix => {
-                let kind = util::facts(&self.shared, e).kind;
                 if let Some(d) = self.direction(c.func) {
                     if matches!(kind, OpKind::Read | OpKind::Write) {
                         d.posix.add(e);

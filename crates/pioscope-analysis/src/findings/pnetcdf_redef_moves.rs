@@ -56,6 +56,8 @@ impl PnetcdfRedefMoves {
 
 impl Visitor for PnetcdfRedefMoves {
     fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
+        // Asked of every record: the shared facts follow the nesting record by record.
+        let kind = util::facts(&self.shared, e).kind;
         match self.beneath.enter(e) {
             None if e.layer == Layer::Pnetcdf => {
                 let Some(file) = e.file_id else { return };
@@ -76,7 +78,7 @@ impl Visitor for PnetcdfRedefMoves {
                 let Some((_, file)) = self.closing.filter(|(id, _)| *id == c.id) else {
                     return;
                 };
-                if util::facts(&self.shared, e).kind == OpKind::Write {
+                if kind == OpKind::Write {
                     self.by_file.entry(file).or_default().moved.add(e);
                 }
             }
