@@ -1,8 +1,9 @@
 """Findings of the HDF5 layer (issue 16 item 3) on tests/programs/h5_findings.c: written one
-row per independent H5Dwrite with the default file access properties, `pioscope report`
-finds the independent writes and the metadata every rank reads and writes itself, and names
-the HDF5 calls that fix them; the same program with a collective transfer and collective
-metadata has neither finding."""
+row per independent H5Dwrite with the default file access properties, one attribute per
+value and a flush every 8 rows, `pioscope report` finds the independent writes, the metadata
+every rank reads and writes itself, the small attributes and the frequent flushes, and names
+the HDF5 calls that fix them; the same program with a collective transfer, collective
+metadata, one array attribute and one flush has none of these findings."""
 import json
 
 import pytest
@@ -12,6 +13,9 @@ from conftest import pioscope, run_traced
 RANKS = 4
 ROWS, COLUMNS = 32, 512
 ROW = COLUMNS * 8  # bytes of one row of doubles
+STEPS, FLUSH_ROWS = 40, 8
+H5_RULES = ["h5-independent-writes", "h5-independent-metadata", "h5-small-attributes",
+            "h5-frequent-flush"]
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +58,26 @@ def test_metadata_accessed_by_every_rank_is_found_with_both_settings(reports):
     assert "H5Pset_coll_metadata_write(fapl, 1)" in f["remedy"]
 
 
-def test_collective_transfers_and_metadata_have_neither_finding(reports):
+def test_one_attribute_per_value_is_found_with_the_grouping_remedy(reports):
+    target, found = reports["independent"]
+    f = found["h5-small-attributes"]
+    n = f["evidence"]["numbers"]
+    assert n["attributes"] == n["writes"] == RANKS * STEPS
+    assert n["bytes"] == RANKS * STEPS * 4 and n["mean_bytes"] == 4  # one int each
+    assert n["objects"] == 1
+    assert f["evidence"]["worst"][0].startswith(f"{target}:/grid: {RANKS * STEPS} H5Acreate2")
+    assert f["remedy"].startswith(f"Group the small values of {target}:/grid into one attribute")
+
+
+def test_a_flush_every_few_rows_is_found(reports):
+    target, found = reports["independent"]
+    f = found["h5-frequent-flush"]
+    n = f["evidence"]["numbers"]
+    assert n["flushes"] == RANKS * ROWS // FLUSH_ROWS
+    assert n["flushes_per_rank"] == ROWS // FLUSH_ROWS and n["files"] == 1
+    assert f["remedy"].startswith(f"Call H5Fflush on {target} only where")
+
+
+def test_the_fast_way_has_none_of_these_findings(reports):
     _, found = reports["collective"]
-    assert "h5-independent-writes" not in found
-    assert "h5-independent-metadata" not in found
+    assert not set(H5_RULES) & set(found)
