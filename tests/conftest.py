@@ -21,7 +21,7 @@ MPI_PROGRAMS = {"mpi_abort", "mpi_checksum", "mpi_hints", "mpi_messages", "mpi_s
                 "mpi_comm_self", "mpi_write_shared"}
 # Parallel HDF5 programs, built with HDF5's MPICH compiler wrapper against the shared library
 # (libhdf5-mpich-dev, scripts/install-deps.sh): the tracer finds HDF5's functions with dlsym.
-HDF5_PROGRAMS = {"h5_trace"}
+HDF5_PROGRAMS = {"h5_trace", "h5_findings"}
 # Built by their own test, against a library the test builds first (tests/third_party/).
 OWN_BUILD_PROGRAMS = {"pnc_trace"}
 

@@ -32,11 +32,18 @@ mod close_sync;
 mod data_sieving;
 mod exchange_time;
 mod file_per_process;
+mod h5_frequent_flush;
+mod h5_independent_metadata;
+mod h5_independent_writes;
+mod h5_small_attributes;
 mod heavy_stdio;
+mod library;
 mod load_imbalance;
 mod metadata_storm;
 mod misaligned;
 mod noncontiguous_independent;
+mod pnetcdf_blocking;
+mod pnetcdf_redef_moves;
 mod random_access;
 mod rank0_io;
 mod reread;
@@ -145,6 +152,12 @@ pub const RULE_IDS: &[&str] = &[
     small_storage_accesses::ID,
     servers_idle::ID,
     server_cpu::ID,
+    h5_independent_writes::ID,
+    h5_independent_metadata::ID,
+    pnetcdf_blocking::ID,
+    h5_frequent_flush::ID,
+    h5_small_attributes::ID,
+    pnetcdf_redef_moves::ID,
 ];
 
 /// Every enabled rule, configured.
@@ -217,6 +230,34 @@ pub fn rules(config: &Config) -> Vec<Box<dyn Rule>> {
     }
     if on(server_cpu::ID) {
         v.push(Box::new(server_cpu::ServerCpu::new(config)));
+    }
+    if on(h5_independent_writes::ID) {
+        v.push(Box::new(h5_independent_writes::H5IndependentWrites::new(
+            config, &sh,
+        )));
+    }
+    if on(h5_independent_metadata::ID) {
+        v.push(Box::new(
+            h5_independent_metadata::H5IndependentMetadata::new(config, &sh),
+        ));
+    }
+    if on(pnetcdf_blocking::ID) {
+        v.push(Box::new(pnetcdf_blocking::PnetcdfBlocking::new(
+            config, &sh,
+        )));
+    }
+    if on(h5_frequent_flush::ID) {
+        v.push(Box::new(h5_frequent_flush::H5FrequentFlush::new(config)));
+    }
+    if on(h5_small_attributes::ID) {
+        v.push(Box::new(h5_small_attributes::H5SmallAttributes::new(
+            config,
+        )));
+    }
+    if on(pnetcdf_redef_moves::ID) {
+        v.push(Box::new(pnetcdf_redef_moves::PnetcdfRedefMoves::new(
+            config, &sh,
+        )));
     }
     v
 }

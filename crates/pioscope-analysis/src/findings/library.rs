@@ -1,0 +1,64 @@
+//! The HDF5 or PnetCDF call a record runs beneath, for the rules of those layers: the MPI-IO
+//! and POSIX calls a library makes nest beneath its own call (`H5Dwrite` → `MPI_File_write_at`
+//! → `pwrite`). The libraries are not I/O layers (`crate::class::is_io_layer`): their MPI-IO
+//! calls stay the top-level requests every other rule counts, so these rules place records
+//! themselves, with one frame per thread at the most.
+
+use pioscope_trace::store::Event;
+use pioscope_trace::Layer;
+
+use crate::nesting::{Frame, Nesting};
+use crate::pass::Context;
+
+/// An HDF5 or PnetCDF call no other one encloses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LibraryCall {
+    /// Its id.
+    pub id: i64,
+    /// Its function name (static: from functions.def).
+    pub func: &'static str,
+    /// Its object: the file, dataset or variable.
+    pub file: Option<i32>,
+    /// Its collective flag (HDF5 transfers: the transfer property list asked for it).
+    pub collective: bool,
+}
+
+/// Per thread, the library call enclosing the current record.
+#[derive(Debug, Default)]
+pub(crate) struct Beneath {
+    nest: Nesting<LibraryCall>,
+}
+
+impl Beneath {
+    /// The library call enclosing `e` (None for a library call itself and for records outside
+    /// one). Call once per record, in store order.
+    pub(crate) fn enter(&mut self, e: &Event<'_>) -> Option<LibraryCall> {
+        let stack = self.nest.enter(e, |_| {});
+        if let Some(f) = stack.first() {
+            return Some(f.data);
+        }
+        if matches!(e.layer, Layer::Hdf5 | Layer::Pnetcdf) {
+            if let Some(f) = pioscope_trace::functions::by_id(e.func_id) {
+                let call = LibraryCall {
+                    id: e.id,
+                    func: f.name,
+                    file: e.file_id,
+                    collective: e.collective,
+                };
+                stack.push(Frame::of(e, call));
+            }
+        }
+        None
+    }
+}
+
+/// The HDF5 file (its `file_id`) of an HDF5 object named `<file path>:<path in the file>`.
+pub(crate) fn h5_file_of(ctx: &Context<'_>, object: i32) -> Option<i32> {
+    let path = ctx.trace.file_path(object)?;
+    let file = path.find(":/").map_or(path, |i| &path[..i]);
+    ctx.trace
+        .files
+        .iter()
+        .find(|f| f.path == file)
+        .map(|f| f.file_id)
+}
