@@ -156,6 +156,36 @@ bricks_online() {
     [ "$online" -eq "$bricks" ]
 }
 
+# Every brick daemon has written its raw file (its first periodic flush): from then on its
+# records reach the disk while a job runs, and a job started at once finds it.
+bricks_traced() {
+    local pid
+    for pid in $(pgrep -x glusterfsd || true); do
+        lab_pids | grep -qxF "$pid" || continue
+        compgen -G "$dir/servers/*-$pid-*.praw" >/dev/null || return 1
+    done
+}
+
+# Bytes of the servers' raw files (a number that changes while they are still writing).
+servers_written() {
+    du -sb "$dir/servers" 2>/dev/null | cut -f1
+}
+
+# A probe written through the mount and removed, then a wait until the servers' raw files stop
+# changing for 2 s (at most 30 s): right after the volume starts, the brick daemons are still
+# settling and a job started at once can miss them in its trace.
+settle() {
+    local probe=$dir/mnt/.pioscope-lab-probe
+    head -c 65536 /dev/zero >"$probe" && sync "$probe" 2>/dev/null; rm -f "$probe"
+    local last now quiet=0 i
+    last=$(servers_written)
+    for ((i = 0; i < 300 && quiet < 20; i++)); do
+        sleep 0.1
+        now=$(servers_written)
+        if [ "$now" = "$last" ]; then quiet=$((quiet + 1)); else quiet=0 last=$now; fi
+    done
+}
+
 up() {
     local wanted="bricks=$bricks type=$type null=$null tmpfs=$tmpfs traced=$traced"
     if [ -f "$state" ] && [ "$(cat "$state")" = "$wanted" ] && is_mounted "$dir/mnt" &&
@@ -198,6 +228,8 @@ up() {
     wait_for "all $bricks bricks online" 60 bricks_online
     mount -t glusterfs "$host:/$volume" "$dir/mnt"
     wait_for "the mount at $dir/mnt" 30 is_mounted "$dir/mnt"
+    [ "$traced" -eq 0 ] || wait_for "the brick daemons' raw files" 30 bricks_traced
+    [ "$traced" -eq 0 ] || settle
     start_samplers
     echo "$wanted" >"$state"
     trap - EXIT

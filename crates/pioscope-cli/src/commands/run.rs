@@ -45,7 +45,8 @@ pub enum RuntimeKind {
 /// With --servers DIR the storage server daemons traced in server mode whose raw files are in
 /// DIR (scripts/gluster-lab.sh up --dir LAB puts them in LAB/servers; docs/SERVERS.md) join
 /// the trace as containers of kind `server`, with their records in the job's time window;
-/// pioscope waits 2 s after the job for the servers' periodic flush before merging.
+/// pioscope waits for the servers' periodic flush (until their raw files stay unchanged for 2 s,
+/// at most 15 s) before merging.
 ///
 /// Libraries are found in $PIOSCOPE_LIB_DIR, or else in <dir of pioscope>/../lib.
 ///
@@ -141,9 +142,36 @@ pub fn run(args: Args) -> Result<u8> {
     })
 }
 
-/// How long the job's records may wait in a server's buffers: twice the server mode's default
-/// flush period (PIOSCOPE_FLUSH_MS, 1000 ms).
-const SERVER_FLUSH_WAIT: Duration = Duration::from_secs(2);
+/// How long the servers' raw files must stay unchanged before the merge: twice the server
+/// mode's default flush period (PIOSCOPE_FLUSH_MS, 1000 ms), so the job's last records, still
+/// in a server's buffers when the job ends, are written.
+const SERVER_QUIET: Duration = Duration::from_secs(2);
+/// The longest wait for that (a busy server's files never stay unchanged).
+const SERVER_WAIT_LIMIT: Duration = Duration::from_secs(15);
+
+/// Waits until the raw files in the servers' directory stop changing for `SERVER_QUIET`, at
+/// most `SERVER_WAIT_LIMIT`: a fixed wait loses the last records of a server whose flush comes
+/// late (a loaded machine), or all of a daemon whose first flush does.
+fn wait_for_servers_to_flush(dir: &Path) {
+    let written = || -> (usize, u64) {
+        let files = list_raw_files(dir).unwrap_or_default();
+        let bytes = files
+            .iter()
+            .filter_map(|f| fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        (files.len(), bytes)
+    };
+    let start = Instant::now();
+    let (mut last, mut since) = (written(), Instant::now());
+    while start.elapsed() < SERVER_WAIT_LIMIT && since.elapsed() < SERVER_QUIET {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = written();
+        if now != last {
+            (last, since) = (now, Instant::now());
+        }
+    }
+}
 
 /// Removes a raw directory left by an earlier run, if it holds nothing but raw files.
 fn clear_raw_dir(dir: &Path, force: bool) -> Result<()> {
@@ -312,8 +340,8 @@ pub fn execute(o: RunOptions) -> Result<u8> {
             raw_dir.display()
         );
     }
-    if o.servers.is_some() {
-        std::thread::sleep(SERVER_FLUSH_WAIT);
+    if let Some(servers) = &o.servers {
+        wait_for_servers_to_flush(servers);
     }
     let summary = super::merge_with_progress(&raw_dir, o.servers.as_deref(), &trace)
         .with_context(|| format!("merging (the raw files are kept in {})", raw_dir.display()))?;
