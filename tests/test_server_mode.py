@@ -100,3 +100,41 @@ def test_null_storage_discards_data_and_keeps_sizes(tmp_path):
     writes = calls[calls.func.isin(["pwrite", "pwrite64", "write", "writev"])]
     assert sorted(writes.result) == [100, 128, 65536]
     assert t.meta["processes"][0]["facts"]["null_prefix"] == str(null) + "/"
+
+
+def test_rotation_keeps_the_disk_use_under_the_cap_and_counts_what_it_drops(tmp_path, programs):
+    """A daemon with 64 KiB segments and a 256 KiB cap writes 40002 records (1.2 MiB): the
+    oldest segments are deleted, the disk use stays under the cap, and the merge joins the
+    segments left into one server container and reports exactly the records it lost."""
+    job, servers, data = tmp_path / "job", tmp_path / "servers", tmp_path / "data.bin"
+    n = 40000
+    env = server_env(servers, PIOSCOPE_SERVER_FILE_BYTES="64K",
+                     PIOSCOPE_SERVER_MAX_BYTES="256K", PIOSCOPE_BUFFER_BYTES="16K")
+    # The job runs the daemon from start to end, so its window holds every daemon record.
+    code = (f"import subprocess\n"
+            f"subprocess.run([{str(programs['pwrite_loop'])!r}, {str(data)!r}, '{n}'],"
+            f" env={env!r}, check=True)\n"
+            f"open({str(tmp_path / 'after.txt')!r}, 'w').write('done')\n")
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   env=dict(os.environ, LD_PRELOAD=str(RUNTIME), PIOSCOPE_RAW_DIR=str(job)))
+
+    segments = sorted(servers.glob("*.praw"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+    numbers = [int(p.stem.rsplit("-", 1)[1]) for p in segments]
+    on_disk = sum(p.stat().st_size for p in segments)
+    assert on_disk <= 256 * 1024 + 64 * 1024
+    assert numbers[0] > 0 and numbers == list(range(numbers[0], numbers[-1] + 1))
+
+    out = tmp_path / "trace"
+    merge = pioscope("merge", job, "--servers", servers, "-o", out)
+    t = Trace(out)
+    [server] = [p for p in t.meta["processes"] if p["kind"] == "server"]
+    facts = server["facts"]
+    dropped, kept = int(facts["dropped_records"]), server["events"]
+    assert kept > 0 and dropped > 0
+    assert dropped + kept == n + 2  # open, n pwrites, close: every record kept or counted
+    assert int(facts["dropped_segments"]) == numbers[0]  # segments 0 .. first kept - 1
+    assert int(facts["segment"]) == numbers[-1]
+    assert server["raw_file"] == segments[0].name
+    assert len(t.events[t.events.process == server["process"]]) == kept
+    assert (f"server {server['host']}: {dropped} records ({facts['dropped_bytes']} bytes)"
+            f" dropped by rotation") in merge.stderr

@@ -90,7 +90,14 @@ int pioscope_intern_init(void);
 /* Writes the STRING chunks still waiting in the batch: before any EVENTS chunk and at the end. */
 void pioscope_intern_flush(void);
 /* Writes the STRING chunks of every string interned so far (a forked child's new file). */
-void pioscope_intern_replay(int fd);
+/* Writes the STRING chunks of the strings with ids from `from` on to fd (a new file); returns
+ * the id after the last one written. */
+uint32_t pioscope_intern_replay(int fd, uint32_t from);
+/* "8388608", "64K", "8M", "1G" (powers of 1024). 0 when unparsable. */
+size_t pioscope_parse_bytes(const char *s);
+/* Server mode: the raw file becomes segments of `segment_bytes`, the oldest deleted so that
+ * they stay within `max_bytes` (rawfile.c, docs/SERVERS.md). */
+void pioscope_raw_rotate_at(uint64_t segment_bytes, uint64_t max_bytes);
 /* Text of a string id, or NULL. The text stays valid for the life of the process. */
 const char *pioscope_intern_text(uint32_t id);
 void pioscope_intern_lock_for_fork(void);

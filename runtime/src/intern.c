@@ -328,13 +328,14 @@ const char *pioscope_intern_text(uint32_t id)
 
 /* Lock-free: entries are immutable once published. A string being inserted meanwhile is
  * written by its inserter after the new file exists, at worst twice (same id and text). */
-void pioscope_intern_replay(int fd)
+uint32_t pioscope_intern_replay(int fd, uint32_t from)
 {
     uint32_t end = __atomic_load_n(&next_id, __ATOMIC_ACQUIRE);
-    for (uint32_t id = 1; id < end; id++) {
+    for (uint32_t id = from ? from : 1; id < end; id++) {
         struct entry *e = __atomic_load_n(&by_id[id], __ATOMIC_ACQUIRE);
         if (e) write_string(fd, e);
     }
+    return end;
 }
 
 void pioscope_intern_lock_for_fork(void)

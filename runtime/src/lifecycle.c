@@ -100,7 +100,7 @@ static int excluded(void)
 }
 
 /* "8388608", "64K", "8M", "1G" (powers of 1024). 0 when unparsable. */
-static size_t parse_bytes(const char *s)
+size_t pioscope_parse_bytes(const char *s)
 {
     char *end;
     unsigned long long v = strtoull(s, &end, 10);
@@ -411,7 +411,7 @@ __attribute__((constructor)) static void pioscope_init(void)
     size_t bytes = PIOSCOPE_DEFAULT_BUFFER_BYTES;
     s = getenv("PIOSCOPE_BUFFER_BYTES");
     if (s && *s) {
-        size_t v = parse_bytes(s);
+        size_t v = pioscope_parse_bytes(s);
         if (v)
             bytes = v;
         else

@@ -1,4 +1,5 @@
-/* rawfile.c: owns the process's raw file: its name and creation, the file header and JOB facts,
+/* rawfile.c: owns the process's raw file: its name and creation (in server mode, its rotating
+ * segments under a disk cap, and the count of what rotation deleted), the file header and JOB facts,
  * writing whole chunks (each: open, one writev, close), cutting a chunk the disk could not take
  * back to its whole records, side chunks (settings, clock sync), the final END/PARTIAL chunk,
  * and stopping the tracer when a write fails.
@@ -128,11 +129,12 @@ static int iov_copy(const struct iovec *iov, int n, size_t at, void *out, size_t
 }
 
 /* Bytes of whole records (a main record and its ext record stay together) among the first
- * `room` bytes of the EVENTS payload that starts at byte `at` of the iov. */
-static size_t whole_records(const struct iovec *iov, int n, size_t at, size_t room)
+ * `room` bytes of the EVENTS payload that starts at byte `at` of the iov; *count: how many. */
+static size_t whole_records(const struct iovec *iov, int n, size_t at, size_t room,
+                            uint64_t *count)
 {
     size_t used = 0;
-    for (;;) {
+    for (*count = 0;; ++*count) {
         uint8_t flags;
         if (!iov_copy(iov, n, at + used + offsetof(pioscope_raw_event, flags), &flags, 1))
             return used;
@@ -154,9 +156,10 @@ static void cut_back(int fd, const struct iovec *iov, int n, size_t written)
     long start = end - (long)written;
     pioscope_raw_chunk_header h;
     size_t keep = 0;
+    uint64_t records;
     if (written > sizeof h + PARTIAL_ROOM && iov_copy(iov, n, 0, &h, sizeof h) &&
         h.kind == PIOSCOPE_CHUNK_EVENTS)
-        keep = whole_records(iov, n, sizeof h, written - sizeof h - PARTIAL_ROOM);
+        keep = whole_records(iov, n, sizeof h, written - sizeof h - PARTIAL_ROOM, &records);
     if (!keep) {
         pio_ftruncate(fd, start);
         return;
@@ -171,13 +174,52 @@ static void cut_back(int fd, const struct iovec *iov, int n, size_t written)
     pio_ftruncate(fd, start + (long)(sizeof h + keep));
 }
 
-/* Opens the raw file for one append. Returns the descriptor or -errno. */
-static long open_raw(void)
+/* ---- segments (server mode rotation) ----
+ * RATIONALE: a daemon lives for days; with PIOSCOPE_SERVER_FILE_BYTES and _MAX_BYTES its raw
+ * file is a sequence of segments <host>-<pid>-<n>.praw, n rising. A write that takes the
+ * current segment to its size starts the next one (under create_lock; the other threads keep
+ * appending to the current one meanwhile) and deletes the oldest segments until the kept ones
+ * and a full new one fit under the cap. Each segment reads alone: its own file header, JOB
+ * chunk and every string interned so far. What the deleted segments held is counted, and
+ * every new segment says the running totals in its JOB chunk (dropped_records, dropped_bytes,
+ * dropped_segments), so the newest segment tells the merge what is gone. */
+#define SEGMENT_RING 1024          /* segments kept at most (the cap / the segment size) */
+static uint64_t segment_bytes;     /* 0: one file, no rotation */
+static uint64_t max_bytes;
+static char raw_prefix[PATH_MAX];  /* <dir>/<host>-<pid>- */
+static uint32_t seg_current;       /* atomic: segment number of the file being appended to */
+static uint32_t seg_first;         /* oldest segment still on disk (under create_lock) */
+static uint32_t seg_file_n[SEGMENT_RING];   /* <n> of segment k at [k % SEGMENT_RING] */
+static uint64_t seg_size[SEGMENT_RING];     /* atomic: bytes of segment k's file */
+static uint64_t seg_records[SEGMENT_RING];  /* atomic: records in segment k's EVENTS chunks */
+static uint32_t first_file_n;       /* <n> of segment 0 (under create_lock) */
+static uint64_t dropped_records, dropped_bytes, dropped_segments;  /* under create_lock */
+
+/* The path of the file whose <n> is `n`. Returns 0 when it does not fit. */
+static int segment_path(uint32_t n, char *out, size_t cap)
 {
+    pioscope_text t = {out, cap, 0};
+    pioscope_text_str(&t, raw_prefix);
+    pioscope_text_u64(&t, n);
+    pioscope_text_str(&t, PIOSCOPE_RAW_SUFFIX);
+    return t.len < t.cap;
+}
+
+/* Opens the file of segment `k` for one append. Returns the descriptor or -errno. */
+static long open_segment(uint32_t k)
+{
+    char path[PATH_MAX];
+    if (!segment_path(seg_file_n[k % SEGMENT_RING], path, sizeof path)) return -ENAMETOOLONG;
     long fd;
-    do fd = pio_openat(AT_FDCWD, raw_file, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
+    do fd = pio_openat(AT_FDCWD, path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
     while (fd == -EINTR);
     return fd;
+}
+
+/* Opens the raw file (its current segment) for one append. Returns the descriptor or -errno. */
+static long open_raw(void)
+{
+    return open_segment(__atomic_load_n(&seg_current, __ATOMIC_ACQUIRE));
 }
 
 /* Appends one chunk, or a batch of STRING chunks (their bytes in iov, header first), with one
@@ -312,22 +354,46 @@ static void writer_leave(void)
     __atomic_sub_fetch(&writers, 1, __ATOMIC_RELEASE);
 }
 
+static void rotate(uint32_t k);
+
+/* After a chunk went whole into segment `k` through `fd`: counts its bytes and records for
+ * the segment. True when the segment has reached its size. */
+static int account(uint32_t k, int fd, uint16_t kind, const struct iovec *iov, int n)
+{
+    uint32_t slot = k % SEGMENT_RING;
+    long end = pio_lseek(fd, 0, SEEK_CUR);  /* O_APPEND: the file's end after this write */
+    uint64_t seen = __atomic_load_n(&seg_size[slot], __ATOMIC_RELAXED);
+    while (end > 0 && (uint64_t)end > seen &&
+           !__atomic_compare_exchange_n(&seg_size[slot], &seen, (uint64_t)end, 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    pioscope_raw_chunk_header h;
+    if (!kind && iov_copy(iov, n, 0, &h, sizeof h) && h.kind == PIOSCOPE_CHUNK_EVENTS) {
+        uint64_t records;
+        whole_records(iov, n, sizeof h, h.payload_bytes, &records);
+        __atomic_add_fetch(&seg_records[slot], records, __ATOMIC_RELAXED);
+    }
+    return end > 0 && (uint64_t)end >= segment_bytes;
+}
+
 /* Writes one chunk: either its bytes as they are (`kind` 0: iov holds the header) or a header
  * of `kind` before the parts. The failure handling runs while still counted as a writer, so
- * the final chunk comes after the PARTIAL chunk it writes. */
+ * the final chunk comes after the PARTIAL chunk it writes; so does a rotation. */
 static int write_chunk(uint16_t kind, uint32_t thread, const struct iovec *iov, int n)
 {
     if (!writer_enter()) return -EIO;
     long r = -EBADF;
     if (ensure_file()) {
-        long fd = open_raw();
+        uint32_t k = __atomic_load_n(&seg_current, __ATOMIC_ACQUIRE);
+        long fd = open_segment(k);
         if (fd < 0) {
             r = fd;
             raw_fail(r, 1);
         } else {
             r = kind ? chunk_to((int)fd, kind, thread, iov, n) : append_chunk((int)fd, iov, n);
+            int full = r == 0 && segment_bytes && account(k, (int)fd, kind, iov, n);
             pio_close((int)fd);
             if (r < 0) raw_fail(r, 0);
+            if (full) rotate(k);
         }
     }
     writer_leave();
@@ -506,38 +572,37 @@ static int mkdir_p(const char *dir)
     return 0;
 }
 
-/* Creates <dir>/<host>-<pid>-<n>.praw (smallest free n), writes the file header, the JOB chunk
- * and, in a forked child, the strings interned so far. Caller serializes. */
-static int create_file(void)
+/* The JOB facts of segment `k` (file <n> `n`) of a rotating raw file: which process's
+ * segments it is one of (the name of its segment 0), its number, and what rotation has
+ * deleted so far. */
+static void segment_facts(pioscope_text *t, uint32_t k, uint32_t n)
 {
-    char host[256];
-    host_name(host, sizeof host);
-    char safe_host[256];
-    size_t i = 0;
-    for (; host[i]; i++) safe_host[i] = (host[i] == '/' || host[i] <= ' ') ? '_' : host[i];
-    safe_host[i] = 0;
-    if (mkdir_p(raw_dir) != 0) return -1;
+    char first[PATH_MAX];
+    if (!segment_path(k ? first_file_n : n, first, sizeof first)) return;
+    const char *name = strrchr(first, '/');
+    fact_str(t, "first_segment", name ? name + 1 : first);
+    fact_u64(t, "segment", k);
+    fact_u64(t, "dropped_segments", dropped_segments);
+    fact_u64(t, "dropped_records", dropped_records);
+    fact_u64(t, "dropped_bytes", dropped_bytes);
+}
 
+/* Creates the first free <prefix><n>.praw from n = `from` on, with the file header and the
+ * JOB chunk (with the facts of segment `k` when rotating). Returns its descriptor, open, or
+ * -1; *n_out: its n. Caller serializes. */
+static long new_file(uint32_t from, uint32_t k, uint32_t *n_out)
+{
+    char host[256], path[PATH_MAX];
+    host_name(host, sizeof host);
     long fd = -1;
-    for (uint32_t n = 0; n < 100000; n++) {
-        pioscope_text t = {raw_file, sizeof raw_file, 0};
-        pioscope_text_str(&t, raw_dir);
-        pioscope_text_put(&t, "/", 1);
-        pioscope_text_str(&t, safe_host);
-        pioscope_text_put(&t, "-", 1);
-        pioscope_text_u64(&t, pioscope_pid);
-        pioscope_text_put(&t, "-", 1);
-        pioscope_text_u64(&t, n);
-        pioscope_text_str(&t, PIOSCOPE_RAW_SUFFIX);
-        if (t.len >= t.cap) return -1;
-        fd = pio_openat(AT_FDCWD, raw_file, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
+    for (uint32_t n = from; n < from + 100000; n++) {
+        if (!segment_path(n, path, sizeof path)) return -1;
+        fd = pio_openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
                         0644);
+        *n_out = n;
         if (fd != -EEXIST) break;
     }
-    if (fd < 0) {
-        raw_file[0] = 0;
-        return -1;
-    }
+    if (fd < 0) return -1;
 
     pioscope_raw_file_header h;
     memset(&h, 0, sizeof h);
@@ -559,6 +624,7 @@ static int create_file(void)
     pthread_mutex_lock(&facts_lock);
     pioscope_text_put(&t, facts, facts_len);
     pthread_mutex_unlock(&facts_lock);
+    if (segment_bytes) segment_facts(&t, k, *n_out);
 
     struct iovec head = {&h, sizeof h};
     struct iovec part = {job, pioscope_text_used(&t)};
@@ -568,10 +634,128 @@ static int create_file(void)
         pio_close((int)fd);
         return -1;
     }
-    if (replay_strings) pioscope_intern_replay((int)fd);
+    return fd;
+}
+
+/* Creates the process's raw file <dir>/<host>-<pid>-<n>.praw (smallest free n), its first
+ * segment when rotating; in a forked child, with the strings interned so far. Caller
+ * serializes. */
+static int create_file(void)
+{
+    char host[256];
+    host_name(host, sizeof host);
+    char safe_host[256];
+    size_t i = 0;
+    for (; host[i]; i++) safe_host[i] = (host[i] == '/' || host[i] <= ' ') ? '_' : host[i];
+    safe_host[i] = 0;
+    if (mkdir_p(raw_dir) != 0) return -1;
+    pioscope_text p = {raw_prefix, sizeof raw_prefix, 0};
+    pioscope_text_str(&p, raw_dir);
+    pioscope_text_put(&p, "/", 1);
+    pioscope_text_str(&p, safe_host);
+    pioscope_text_put(&p, "-", 1);
+    pioscope_text_u64(&p, pioscope_pid);
+    pioscope_text_put(&p, "-", 1);
+    if (p.len >= p.cap) return -1;
+
+    seg_first = 0;
+    dropped_records = dropped_bytes = dropped_segments = 0;
+    seg_size[0] = seg_records[0] = 0;
+    __atomic_store_n(&seg_current, 0, __ATOMIC_RELEASE);
+    uint32_t n;
+    long fd = new_file(0, 0, &n);
+    if (fd < 0) {
+        raw_file[0] = 0;
+        return -1;
+    }
+    seg_file_n[0] = first_file_n = n;
+    segment_path(n, raw_file, sizeof raw_file);
+    if (replay_strings) pioscope_intern_replay((int)fd, 1);
+    long end = pio_lseek((int)fd, 0, SEEK_CUR);
+    seg_size[0] = end > 0 ? (uint64_t)end : 0;
     pio_close((int)fd);
     __atomic_store_n(&raw_ready, 1, __ATOMIC_RELEASE);
     return 0;
+}
+
+/* Segment `k` is full: starts segment k + 1, after deleting the oldest segments until the
+ * kept ones and a full new one fit under the cap. Nothing when another thread did it first;
+ * a new file that cannot be created leaves the writes on segment k (the next write tries
+ * again). */
+static void rotate(uint32_t k)
+{
+    pthread_mutex_lock(&create_lock);
+    if (__atomic_load_n(&seg_current, __ATOMIC_ACQUIRE) != k) {
+        pthread_mutex_unlock(&create_lock);
+        return;
+    }
+    uint64_t kept = 0;
+    for (uint32_t j = seg_first; j <= k; j++)
+        kept += __atomic_load_n(&seg_size[j % SEGMENT_RING], __ATOMIC_RELAXED);
+    while (seg_first < k && kept + segment_bytes > max_bytes) {
+        uint32_t slot = seg_first % SEGMENT_RING;
+        char path[PATH_MAX];
+        if (segment_path(seg_file_n[slot], path, sizeof path))
+            pio_unlinkat(AT_FDCWD, path, 0);
+        uint64_t size = __atomic_load_n(&seg_size[slot], __ATOMIC_RELAXED);
+        dropped_records += __atomic_load_n(&seg_records[slot], __ATOMIC_RELAXED);
+        dropped_bytes += size;
+        dropped_segments++;
+        kept -= size;
+        seg_first++;
+    }
+    uint32_t next = k + 1, slot = next % SEGMENT_RING, n;
+    long fd = new_file(seg_file_n[k % SEGMENT_RING] + 1, next, &n);
+    if (fd < 0) {
+        pthread_mutex_unlock(&create_lock);
+        return;
+    }
+    seg_file_n[slot] = n;
+    seg_records[slot] = 0;
+    uint32_t strings_end = pioscope_intern_replay((int)fd, 1);
+    long end = pio_lseek((int)fd, 0, SEEK_CUR);
+    __atomic_store_n(&seg_size[slot], end > 0 ? (uint64_t)end : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&seg_current, next, __ATOMIC_RELEASE);
+    /* Strings interned during the replay may have gone to segment k: repeated here. */
+    if (pioscope_intern_replay((int)fd, strings_end) != strings_end) {
+        end = pio_lseek((int)fd, 0, SEEK_CUR);
+        uint64_t seen = __atomic_load_n(&seg_size[slot], __ATOMIC_RELAXED);
+        while (end > 0 && (uint64_t)end > seen &&
+               !__atomic_compare_exchange_n(&seg_size[slot], &seen, (uint64_t)end, 0,
+                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    }
+    pio_close((int)fd);
+    segment_path(n, raw_file, sizeof raw_file);
+    pthread_mutex_unlock(&create_lock);
+}
+
+/* Writes the JOB fact `key` = `value`. */
+static void job_fact_u64(const char *key, uint64_t value)
+{
+    char number[24];
+    pioscope_text v = {number, sizeof number, 0};
+    pioscope_text_u64(&v, value);
+    pioscope_write_job_fact(key, number);
+}
+
+void pioscope_raw_rotate_at(uint64_t file_bytes, uint64_t cap)
+{
+    if (!file_bytes || !cap) return;
+    /* Two segments at least: the one rotation deletes is never the one just left. */
+    if (file_bytes > cap / 2) file_bytes = cap / 2;
+    if (file_bytes < cap / (SEGMENT_RING - 2)) file_bytes = cap / (SEGMENT_RING - 2);
+    pthread_mutex_lock(&create_lock);
+    max_bytes = cap;
+    segment_bytes = file_bytes;
+    /* Segment 0 exists already: its facts follow in a JOB chunk of their own. */
+    char text[PATH_MAX + 256];
+    pioscope_text t = {text, sizeof text, 0};
+    segment_facts(&t, 0, first_file_n);
+    pthread_mutex_unlock(&create_lock);
+    struct iovec part = {text, pioscope_text_used(&t)};
+    pioscope_raw_chunk(PIOSCOPE_CHUNK_JOB, pioscope_thread_number(), &part, 1);
+    job_fact_u64("server_file_bytes", file_bytes);
+    job_fact_u64("server_max_bytes", cap);
 }
 
 int pioscope_raw_create(const char *dir)

@@ -2,6 +2,10 @@
  * days (docs/SERVERS.md). Set by the environment, read once at init:
  *   PIOSCOPE_SERVER        1: server mode
  *   PIOSCOPE_FLUSH_MS      how often every thread's records go to the raw file (default 1000)
+ *   PIOSCOPE_SERVER_FILE_BYTES  size at which a raw file segment is closed and the next one
+ *                          started (default 64M)
+ *   PIOSCOPE_SERVER_MAX_BYTES   cap on the bytes of the daemon's segments on disk (default 1G);
+ *                          the oldest segments are deleted, what they held is counted
  *   PIOSCOPE_NULL_PREFIX   null storage (the TAS experiment): writes to files whose path starts
  *                          with it succeed without touching the disk
  * A daemon's records must reach the disk while it runs (it is merged with a job that ended,
@@ -72,6 +76,12 @@ int pioscope_server_start(void)
         long v = strtol(s, NULL, 10);
         if (v > 0) flush_ms = v;
     }
+    uint64_t file_bytes = 64ull << 20, max_bytes = 1ull << 30;
+    s = getenv("PIOSCOPE_SERVER_FILE_BYTES");
+    if (s && *s && pioscope_parse_bytes(s)) file_bytes = pioscope_parse_bytes(s);
+    s = getenv("PIOSCOPE_SERVER_MAX_BYTES");
+    if (s && *s && pioscope_parse_bytes(s)) max_bytes = pioscope_parse_bytes(s);
+    pioscope_raw_rotate_at(file_bytes, max_bytes);
     s = getenv("PIOSCOPE_NULL_PREFIX");
     if (s && *s && strlen(s) < sizeof null_prefix) {
         null_prefix_len = strlen(s);

@@ -57,6 +57,10 @@ static inline long pio_lseek(int fd, long offset, int whence)
 {
     return pio_sys3(SYS_lseek, fd, offset, whence);
 }
+static inline long pio_unlinkat(int dirfd, const char *path, int flags)
+{
+    return pio_sys3(SYS_unlinkat, dirfd, (long)path, flags);
+}
 static inline long pio_ftruncate(int fd, long length)
 {
     return pio_sys3(SYS_ftruncate, fd, length, 0);

@@ -11,7 +11,8 @@
 //! merge never leaves something that looks like a trace.
 //!
 //! Storage server daemons traced in server mode (`servers`) join as containers of kind
-//! `server`: their records that overlap the job's window, after the job's processes.
+//! `server`: their records that overlap the job's window, after the job's processes. A
+//! daemon's rotating raw file is several segments (`segments`), joined into one process.
 
 pub mod clock;
 pub mod counters;
@@ -19,6 +20,7 @@ pub mod facts;
 pub mod instances;
 pub mod messages;
 pub mod nesting;
+pub mod segments;
 pub mod servers;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -30,7 +32,7 @@ use thiserror::Error;
 
 use crate::functions::{self, Layer, OpKind};
 use crate::raw::format::{clock_kind, flags, string_kind, RAW_SUFFIX};
-use crate::raw::{read_raw_file, read_raw_file_with, RawFile};
+use crate::raw::{read_raw_file_with, RawFile};
 use crate::scope;
 use crate::store::meta::{
     ClockMeta, ContainerKind, FitMethod, JobMeta, Meta, OffsetSource, ProcessMeta,
@@ -161,9 +163,12 @@ pub fn list_raw_files(dir: &Path) -> Result<Vec<PathBuf>, MergeError> {
     Ok(files)
 }
 
-/// One usable raw file after the first pass.
+/// One usable raw file (or the segments of one process's rotating raw file, joined) after the
+/// first pass.
 struct Proc {
     raw: RawFile,
+    /// Its raw files: one, or the segments still on disk, oldest first.
+    segments: Vec<PathBuf>,
     file_size: u64,
     rank: i32,
     host: String,
@@ -192,19 +197,48 @@ impl Proc {
         mono + self.offset.offset_at(mono)
     }
 
-    fn label(&self) -> String {
+    /// Who this is, for messages: `server NAME`, `rank-N` or `pid-N`.
+    fn who(&self) -> String {
         if let Some(s) = &self.server {
-            format!("server {} raw file {}", s.name, self.raw.file_name())
+            format!("server {}", s.name)
         } else if self.rank >= 0 {
-            format!("rank-{} raw file {}", self.rank, self.raw.file_name())
+            format!("rank-{}", self.rank)
         } else {
-            format!(
-                "pid-{} raw file {}",
-                self.raw.header.pid,
-                self.raw.file_name()
-            )
+            format!("pid-{}", self.raw.header.pid)
         }
     }
+
+    fn label(&self) -> String {
+        format!("{} raw file {}", self.who(), self.raw.file_name())
+    }
+
+    /// Takes in `next`, the following segment of the same process (`segments`).
+    fn append_segment(&mut self, next: Proc) {
+        self.raw.append_segment(next.raw);
+        self.segments.extend(next.segments);
+        self.file_size += next.file_size;
+        self.min_event_start = match (self.min_event_start, next.min_event_start) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.max_event_end = self.max_event_end.max(next.max_event_end);
+        self.links.extend(next.links);
+    }
+}
+
+/// Joins the segments of each process's rotating raw file into one `Proc` (`segments`).
+fn join_segments(procs: Vec<Proc>) -> Vec<Proc> {
+    let groups = segments::group(&procs.iter().map(|p| &p.raw).collect::<Vec<_>>());
+    let mut slots: Vec<Option<Proc>> = procs.into_iter().map(Some).collect();
+    groups
+        .into_iter()
+        .filter_map(|group| {
+            let mut members = group.into_iter().filter_map(|i| slots[i].take());
+            let mut first = members.next()?;
+            members.for_each(|next| first.append_segment(next));
+            Some(first)
+        })
+        .collect()
 }
 
 /// Merges every raw file of `raw_dir` into a new trace directory `out`.
@@ -299,6 +333,7 @@ pub fn merge_with_servers(
                 }),
                 max_event_end: max_end,
                 raw,
+                segments: vec![path.clone()],
                 file_size: size,
                 min_event_start: min_start,
                 links,
@@ -313,6 +348,7 @@ pub fn merge_with_servers(
             Err(e) => unusable.push(e.to_string()),
         }
     }
+    let mut procs = join_segments(procs);
     if procs.is_empty() {
         return Err(MergeError::NothingUsable {
             dir: raw_dir.to_path_buf(),
@@ -329,6 +365,11 @@ pub fn merge_with_servers(
 
     inherit_ranks(&mut procs);
     let mut notes = fit_clocks(&mut procs);
+    notes.extend(
+        procs
+            .iter()
+            .filter_map(|p| segments::dropped_note(&p.who(), &p.raw)),
+    );
     resolve_offsets(&mut procs);
     for p in procs.iter_mut() {
         p.start_abs = p.abs_ns(p.raw.header.start_ticks);
@@ -472,7 +513,7 @@ pub fn merge_with_servers(
             procs
                 .iter()
                 .filter(|p| p.server.is_some())
-                .map(|p| p.raw.path.clone()),
+                .flat_map(|p| p.segments.iter().cloned()),
         )
         .collect();
     let meta = build_meta(
@@ -696,7 +737,7 @@ fn write_events(
         let mut rows: Vec<Row> = Vec::new();
         for &pi in members {
             let p = &procs[pi];
-            let mut raw = read_raw_file(&p.raw.path)
+            let mut raw = segments::read_segments(&p.segments)
                 .map_err(|e| MergeError::RawFileChanged(e.to_string()))?;
             // A live server's file grows: what pass 1 saw is what is merged.
             let grown = p.server.is_some() && raw.event_count > p.raw.event_count;
@@ -1617,5 +1658,64 @@ mod tests {
             ]
         );
         assert!(rows(&trace).iter().all(|r| r.start >= 0));
+    }
+
+    /// Issue 14: the segments of a daemon's rotating raw file left on disk are one container,
+    /// and what rotation deleted is told.
+    #[test]
+    fn rotated_segments_join_into_one_server() {
+        let t = setup();
+        job(&t.path().join("raw"));
+        let servers = t.path().join("servers");
+        fs::create_dir(&servers).expect("mkdir");
+        // Segments 10 and 11 of pid 900 (0..9 deleted: 70 records, 2240 bytes), each with its
+        // own strings; within rank 0's window 10_000_000..10_006_100.
+        for (segment, start, dropped) in [(11u32, 10_003_000, "70"), (10, 10_001_000, "60")] {
+            let mut b = RawFileBuilder::monotonic(900, 1, start - 500);
+            b.job(&[
+                ("host", "n1"),
+                ("cmdline", "/usr/sbin/glusterfsd --brick-name /b0"),
+                ("first_segment", "n1-900-0.praw"),
+                ("segment", &segment.to_string()),
+                ("dropped_segments", &(segment - 1).to_string()),
+                ("dropped_records", dropped),
+                ("dropped_bytes", if segment == 11 { "2240" } else { "1920" }),
+            ]);
+            b.string(string_kind::FILE, 1, "/b0/out.dat", 0xEF53);
+            b.events(
+                0,
+                &[
+                    E::new(PWRITE, start, 100).object(1).size(64),
+                    E::new(PWRITE, start + 200, 100).object(1).size(64),
+                ],
+            );
+            b.write_to(&servers.join(format!("n1-900-{segment}.praw")))
+                .expect("write");
+        }
+        let out = t.path().join("trace");
+        let summary = merge_with_servers(&t.path().join("raw"), Some(&servers), &out, &mut |_| {})
+            .expect("merge");
+        let trace = Trace::open(&out).expect("open");
+        let m = &trace.meta;
+        let servers: Vec<_> = m
+            .processes
+            .iter()
+            .filter(|p| p.kind == ContainerKind::Server)
+            .collect();
+        assert_eq!(servers.len(), 1);
+        assert_eq!(servers[0].events, 4);
+        assert_eq!(servers[0].raw_file, "n1-900-10.praw");
+        assert_eq!(servers[0].facts["dropped_records"], "70");
+        assert_eq!(servers[0].facts["segment"], "11");
+        let starts: Vec<i64> = rows(&trace)
+            .into_iter()
+            .filter(|r| r.process == servers[0].process as i32)
+            .map(|r| r.start)
+            .collect();
+        assert_eq!(starts, vec![1_000, 1_200, 3_000, 3_200]);
+        assert!(summary.notes.contains(
+            &"server n1:/b0: 70 records (2240 bytes) dropped by rotation (10 oldest raw file segments deleted)"
+                .to_string()
+        ));
     }
 }

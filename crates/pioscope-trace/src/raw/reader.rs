@@ -194,6 +194,26 @@ impl RawFile {
     pub fn file_name(&self) -> String {
         display_name(&self.path)
     }
+
+    /// Joins `next`, the following segment of the same process's rotating raw file (server
+    /// mode, docs/SERVERS.md): its strings (repeated in every segment: same ids, same text),
+    /// facts, settings, clock pairs and events follow this one's, as if the file went on. The
+    /// header stays this one's; the end (END, PARTIAL chunks) is the last segment's.
+    pub fn append_segment(&mut self, next: RawFile) {
+        self.strings.extend(next.strings);
+        self.job.extend(next.job);
+        self.settings.extend(next.settings);
+        self.clock_syncs.extend(next.clock_syncs);
+        self.clock_pairs.extend(next.clock_pairs);
+        self.events.extend(next.events);
+        self.event_count += next.event_count;
+        self.threads.extend(next.threads);
+        self.ended = next.ended;
+        self.partial_chunks.extend(next.partial_chunks);
+        self.unknown_chunks += next.unknown_chunks;
+        self.damage = self.damage.take().or(next.damage);
+        self.bytes += next.bytes;
+    }
 }
 
 /// A raw file that cannot be decoded at all.
