@@ -10,6 +10,9 @@ that only counts, so the trace writer's cost is not in the figure) on:
   - any --workload SPEC given (e.g. hpio:ranks=10000,region_count=1024,mode=collective,op=write).
 
 Each case runs --repeat times (default 3); the row is the run with the median engine time.
+--baseline EXE times an earlier build of the same example too (e.g. one copied before a change):
+its runs interleave with the current build's, each case gets a second row for it, and the
+ratio of the medians of build + engine time (current / baseline) ends the case.
 Columns: engine events, engine wall time, events/s, simulated time, the job build time (workload
 generation: ROMIO's plans and ops), total = build + engine, MPI messages (those the aggregated
 exchanges stand for included) and aggregated exchanges (dense two-phase exchanges simulated as
@@ -18,8 +21,9 @@ a whole, docs/MODEL.md "Aggregated exchange"). --set KEY=VALUE changes the model
 
 usage: bench/perf/sim_speed.py [--ranks 10000] [--rounds 20] [--system pvfs2-2009]
                                [--workload SPEC ...] [--set KEY=VALUE ...] [--repeat 3]
-                               [--no-build]"""
+                               [--no-build] [--baseline EXE]"""
 import argparse
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -34,12 +38,18 @@ def build() -> None:
         sys.exit("build failed")
 
 
-def measure(args: list) -> dict:
-    p = subprocess.run([str(EXAMPLE)] + args, capture_output=True, text=True)
+def measure(exe: Path, args: list) -> dict:
+    p = subprocess.run([str(exe)] + args, capture_output=True, text=True)
     if p.returncode != 0:
         return {"error": (p.stderr.strip().splitlines() or ["killed"])[-1]}
     line = p.stdout.strip().splitlines()[-1]
     return dict(kv.split("=", 1) for kv in line.split())
+
+
+def median_run(runs: list) -> dict:
+    """The run with the median engine time, or the first failure."""
+    bad = [x for x in runs if "error" in x]
+    return bad[0] if bad else sorted(runs, key=lambda x: float(x["wall_s"]))[len(runs) // 2]
 
 
 def main() -> None:
@@ -51,6 +61,7 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], help="a model override KEY=VALUE")
     ap.add_argument("--repeat", type=int, default=3, help="runs per case (the median is shown)")
     ap.add_argument("--no-build", action="store_true", help="use the example binary as built")
+    ap.add_argument("--baseline", help="an earlier build of the engine_speed example to time beside it")
     args = ap.parse_args()
     if not args.no_build:
         build()
@@ -64,18 +75,26 @@ def main() -> None:
         f"{'case':<40} {'ranks':>7} {'events':>11} {'wall s':>8} {'events/s':>12} {'simulated s':>12} "
         f"{'build s':>8} {'total s':>8} {'messages':>13} {'exchanges':>9}"
     )
+    exes = [("", EXAMPLE)] + ([(" (baseline)", Path(args.baseline))] if args.baseline else [])
     for name, a in cases:
-        runs = [measure(a) for _ in range(max(1, args.repeat))]
-        bad = [x for x in runs if "error" in x]
-        r = bad[0] if bad else sorted(runs, key=lambda x: float(x["wall_s"]))[len(runs) // 2]
-        if "error" in r:
-            print(f"{name:<40} failed: {r['error']}")
-            continue
-        print(
-            f"{name:<40} {r['ranks']:>7} {int(r['events']):>11,} {float(r['wall_s']):>8.2f} "
-            f"{float(r['events_per_s']):>12,.0f} {float(r['simulated_s']):>12.3f} {float(r['build_s']):>8.2f} "
-            f"{float(r['build_s']) + float(r['wall_s']):>8.2f} {int(r['messages']):>13,} {int(r.get('exchanges', 0)):>9}"
-        )
+        runs = {label: [] for label, _ in exes}
+        for _ in range(max(1, args.repeat)):
+            for label, exe in exes:  # interleaved, so drifts in machine load hit both alike
+                runs[label].append(measure(exe, a))
+        totals = {}
+        for label, _ in exes:
+            r = median_run(runs[label])
+            if "error" in r:
+                print(f"{name + label:<40} failed: {r['error']}")
+                continue
+            totals[label] = statistics.median(float(x["build_s"]) + float(x["wall_s"]) for x in runs[label])
+            print(
+                f"{name + label:<40} {r['ranks']:>7} {int(r['events']):>11,} {float(r['wall_s']):>8.2f} "
+                f"{float(r['events_per_s']):>12,.0f} {float(r['simulated_s']):>12.3f} {float(r['build_s']):>8.2f} "
+                f"{float(r['build_s']) + float(r['wall_s']):>8.2f} {int(r['messages']):>13,} {int(r.get('exchanges', 0)):>9}"
+            )
+        if len(totals) == 2:
+            print(f"{'':<40} current / baseline (median build + engine): {totals[''] / totals[' (baseline)']:.2f}")
     print("target: >= 5,000,000 events/s; HPIO collective, 10,000 ranks: <= 10 s (build + engine)")
 
 
