@@ -21,9 +21,11 @@ MPI_PROGRAMS = {"mpi_abort", "mpi_checksum", "mpi_hints", "mpi_messages", "mpi_s
                 "mpi_comm_self", "mpi_write_shared"}
 # Parallel HDF5 programs, built with HDF5's MPICH compiler wrapper against the shared library
 # (libhdf5-mpich-dev, scripts/install-deps.sh): the tracer finds HDF5's functions with dlsym.
-HDF5_PROGRAMS = {"h5_trace", "h5_findings"}
-# Built by their own test, against a library the test builds first (tests/third_party/).
-OWN_BUILD_PROGRAMS = {"pnc_trace"}
+HDF5_PROGRAMS = {"h5_trace", "h5_findings", "h5_chunks"}
+# Built by their own test, against a library the test builds first (tests/third_party/):
+# pnetcdf_program.
+OWN_BUILD_PROGRAMS = {"pnc_trace", "pnc_findings"}
+PNETCDF = BUILD / "conformance" / "pnetcdf" / "install"
 
 
 class Trace:
@@ -66,6 +68,18 @@ def programs(tmp_path_factory):
                        check=True)
         built[name] = exe
     return built
+
+
+def pnetcdf_program(name: str, out: Path) -> Path:
+    """Builds PnetCDF (tests/third_party/pnetcdf, once) and tests/programs/<name>.c linked to
+    its shared library into `out`; returns the program."""
+    subprocess.run(["make", "-s", "-C", ROOT / "tests" / "third_party" / "pnetcdf",
+                    f"OUT={BUILD / 'conformance' / 'pnetcdf'}", "lib"], check=True)
+    exe = out / name
+    subprocess.run(["mpicc", "-O0", "-I", PNETCDF / "include", "-o", exe,
+                    PROGRAMS / f"{name}.c", "-L", PNETCDF / "lib", "-lpnetcdf",
+                    f"-Wl,-rpath,{PNETCDF / 'lib'}"], check=True)
+    return exe
 
 
 def pioscope(*args, check=True, **kwargs) -> subprocess.CompletedProcess:

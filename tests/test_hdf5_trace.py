@@ -20,7 +20,8 @@ BLOCK = ROWS * COLUMNS * 8  # one rank's block of doubles, bytes
 EXPECTED_CALLS = {
     "H5Pset_fapl_mpio": 1, "H5Fcreate": 1, "H5Fopen": 1, "H5Fflush": 1, "H5Fclose": 2,
     "H5Gcreate2": 1, "H5Dcreate2": 2, "H5Dopen2": 1, "H5Dwrite": 2, "H5Dread": 1,
-    "H5Dclose": 3, "H5Acreate2": 1, "H5Awrite": 1,
+    "H5Dclose": 5, "H5Acreate2": 1, "H5Awrite": 2, "H5Dcreate1": 1, "H5Dopen1": 1,
+    "H5Acreate_by_name": 1, "H5Oopen": 2, "H5Aread": 1,
 }
 
 
@@ -56,10 +57,17 @@ def test_objects_are_the_file_and_its_datasets_groups_and_attributes(h5):
     assert objects(h5, "H5Gcreate2") == {f + ":/fields"}
     assert objects(h5, "H5Dcreate2") == {f + ":/fields/temperature", f + ":/fields/pressure"}
     assert objects(h5, "H5Dopen2") == {f + ":/fields/temperature"}
-    assert objects(h5, "H5Dclose") == {f + ":/fields/temperature", f + ":/fields/pressure"}
-    assert objects(h5, "H5Acreate2") == objects(h5, "H5Awrite") == {
+    assert objects(h5, "H5Dclose") == {f + ":/fields/temperature", f + ":/fields/pressure",
+                                       f + ":/fields/humidity"}
+    assert objects(h5, "H5Acreate2") == objects(h5, "H5Aread") == {
         f + ":/fields/temperature@step"}
-    assert (h5.calls("H5Awrite")["size"] == 4).all()  # one int
+    assert objects(h5, "H5Acreate_by_name") == {f + ":/fields/pressure@units"}
+    assert objects(h5, "H5Awrite") == {f + ":/fields/temperature@step",
+                                       f + ":/fields/pressure@units"}
+    for func in ["H5Awrite", "H5Aread", "H5Acreate2", "H5Acreate_by_name"]:
+        assert (h5.calls(func)["size"] == 4).all(), func  # one int
+    assert objects(h5, "H5Dcreate1") == objects(h5, "H5Dopen1") == {f + ":/fields/humidity"}
+    assert objects(h5, "H5Oopen") == {f + ":/fields/pressure", f + ":/fields"}
     assert h5.calls("H5Pset_fapl_mpio").file_id.isna().all()
 
 
@@ -117,6 +125,12 @@ def test_settings_hold_file_and_dataset_properties(h5):
                            "h5.layout": "contiguous"}
     pressure = values(f + ":/fields/pressure", "H5Dcreate2")
     assert (pressure["h5.layout"], pressure["h5.chunk"]) == ("chunked", f"{ROWS}x64")
+    # Opened by H5Oopen or the 1.6 API, a dataset's settings are written as at H5Dopen2; a
+    # group H5Oopen opens has none.
+    assert values(f + ":/fields/pressure", "H5Oopen") == pressure
+    assert values(f + ":/fields", "H5Oopen") == {}
+    assert values(f + ":/fields/humidity", "H5Dopen1") == {
+        "h5.dims": f"{ROWS * RANKS}x{COLUMNS}", "h5.type_size": "4", "h5.layout": "contiguous"}
     selection = values(f + ":/fields/pressure", "H5Dwrite")
     assert selection == {"h5.selection": f"{ROWS}x{COLUMNS}",
                          "h5.selection_type": "hyperslabs",
@@ -159,13 +173,16 @@ def test_h5py_is_traced_by_the_posix_runtime(tmp_path):
     _, trace = run_traced(tmp_path / "trace", SYSTEM_PYTHON, PROGRAMS / "h5py_write.py", target,
                           extra=["--runtime", "posix"])
     calls = hdf5(trace).groupby("func").size().to_dict()
-    # h5py closes the file by dropping its last reference (H5Idec_ref), not with H5Fclose.
+    # h5py closes the file by dropping its last reference (H5Idec_ref), not with H5Fclose,
+    # and creates attributes by name.
     assert calls == {"H5Fcreate": 1, "H5Gcreate2": 1, "H5Dcreate2": 1, "H5Dwrite": 1,
-                     "H5Awrite": 1}
+                     "H5Acreate_by_name": 1, "H5Awrite": 1}
     write = trace.calls("H5Dwrite").iloc[0]
     assert trace.path_of(write.file_id) == f"{target}:/grid/values"
     assert (write["size"], write.offset, write.collective) == (2 * 128 * 8, 2 * 128 * 8, False)
-    assert trace.path_of(trace.calls("H5Awrite").file_id.iloc[0]) == f"{target}:/grid/values@units"
+    for func in ["H5Acreate_by_name", "H5Awrite"]:
+        attribute = trace.calls(func).file_id.iloc[0]
+        assert trace.path_of(attribute) == f"{target}:/grid/values@units", func
     create = trace.calls("H5Fcreate").iloc[0]
     opens = trace.events[(trace.events.parent == create.id) & (trace.events.func == "open")]
     assert set(opens.file_id.map(trace.path_of)) == {str(target)}

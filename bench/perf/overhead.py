@@ -5,7 +5,7 @@ POSIX calls beneath), overhead on HPIO (4 ranks, 32-byte regions, independent an
 and bytes per event raw and in the merged store. A benchmark that reports figures; no assertion.
 
 usage: bench/perf/overhead.py [--repeats 7] [--calls 2000000] [--h5-writes 100000]
-                              [--hpio-repeats 5]"""
+                              [--hpio-repeats 5] [--only posix|h5dwrite|hpio]"""
 import argparse
 import json
 import os
@@ -139,6 +139,8 @@ def main() -> int:
                         help="H5Dwrite calls per probe run (default 100000)")
     parser.add_argument("--hpio-repeats", type=int, default=5,
                         help="HPIO traced/untraced pairs per mode (default 5)")
+    parser.add_argument("--only", choices=["posix", "h5dwrite", "hpio"],
+                        help="measure this figure alone")
     args = parser.parse_args()
     for needed in (LIB_MPI, LIB_POSIX, PIOSCOPE, HPIO):
         if not needed.exists():
@@ -146,10 +148,12 @@ def main() -> int:
             return 2
     with tempfile.TemporaryDirectory(prefix="pioscope-perf-") as tmp:
         work = Path(tmp)
-        report = {"posix": posix_call_cost(work, args.calls, args.repeats),
-                  "h5dwrite": h5dwrite_cost(work, args.h5_writes, args.repeats),
-                  "hpio": [hpio_overhead(work, mode, args.hpio_repeats)
-                           for mode in ("independent", "collective")]}
+        figures = {"posix": lambda: posix_call_cost(work, args.calls, args.repeats),
+                   "h5dwrite": lambda: h5dwrite_cost(work, args.h5_writes, args.repeats),
+                   "hpio": lambda: [hpio_overhead(work, mode, args.hpio_repeats)
+                                    for mode in ("independent", "collective")]}
+        report = {name: measure() for name, measure in figures.items()
+                  if args.only in (None, name)}
     print(json.dumps(report, indent=2))
     return 0
 

@@ -28,6 +28,8 @@ enum { PIOSCOPE_H5FD_MPIO_INDEPENDENT = 0, PIOSCOPE_H5FD_MPIO_COLLECTIVE = 1 };
 /* H5D_layout_t */
 enum { PIOSCOPE_H5D_COMPACT = 0, PIOSCOPE_H5D_CONTIGUOUS = 1, PIOSCOPE_H5D_CHUNKED = 2,
        PIOSCOPE_H5D_VIRTUAL = 3 };
+/* H5I_type_t */
+enum { PIOSCOPE_H5I_DATASET = 5 };
 /* H5S_sel_type */
 enum { PIOSCOPE_H5S_SEL_NONE = 0, PIOSCOPE_H5S_SEL_POINTS = 1, PIOSCOPE_H5S_SEL_HYPERSLABS = 2,
        PIOSCOPE_H5S_SEL_ALL = 3 };
@@ -40,6 +42,9 @@ typedef herr_t h5_fflush_fn(hid_t object, int scope);    /* scope: H5F_scope_t *
 typedef hid_t h5_dcreate2_fn(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl,
                              hid_t dcpl, hid_t dapl);
 typedef hid_t h5_dopen2_fn(hid_t loc, const char *name, hid_t dapl);
+typedef hid_t h5_dcreate1_fn(hid_t loc, const char *name, hid_t type, hid_t space, hid_t dcpl);
+typedef hid_t h5_dopen1_fn(hid_t loc, const char *name);
+typedef hid_t h5_oopen_fn(hid_t loc, const char *name, hid_t lapl);
 typedef herr_t h5_dwrite_fn(hid_t dset, hid_t mem_type, hid_t mem_space, hid_t file_space,
                             hid_t dxpl, const void *buf);
 typedef herr_t h5_dread_fn(hid_t dset, hid_t mem_type, hid_t mem_space, hid_t file_space,
@@ -47,7 +52,10 @@ typedef herr_t h5_dread_fn(hid_t dset, hid_t mem_type, hid_t mem_space, hid_t fi
 typedef hid_t h5_gcreate2_fn(hid_t loc, const char *name, hid_t lcpl, hid_t gcpl, hid_t gapl);
 typedef hid_t h5_acreate2_fn(hid_t loc, const char *name, hid_t type, hid_t space, hid_t acpl,
                              hid_t aapl);
+typedef hid_t h5_acreate_by_name_fn(hid_t loc, const char *obj_name, const char *attr_name,
+                                    hid_t type, hid_t space, hid_t acpl, hid_t aapl, hid_t lapl);
 typedef herr_t h5_awrite_fn(hid_t attr, hid_t mem_type, const void *buf);
+typedef herr_t h5_aread_fn(hid_t attr, hid_t mem_type, void *buf);
 
 /* The queries the layer makes after a call (hdf5_query.c). */
 typedef ssize_t h5_name_fn(hid_t id, char *name, size_t size);   /* H5Fget_name, H5Iget_name */
@@ -59,6 +67,7 @@ typedef int h5_extent_dims_fn(hid_t space, hsize_t dims[], hsize_t maxdims[]);
 typedef hssize_t h5_npoints_fn(hid_t space);
 typedef herr_t h5_bounds_fn(hid_t space, hsize_t start[], hsize_t end[]);
 typedef int h5_sel_type_fn(hid_t space);
+typedef int h5_iget_type_fn(hid_t id);                          /* H5Iget_type */
 typedef size_t h5_tget_size_fn(hid_t type);
 typedef herr_t h5_get_xfer_fn(hid_t dxpl, int *mode);           /* H5Pget_dxpl_mpio */
 typedef int h5_get_layout_fn(hid_t dcpl);

@@ -29,7 +29,7 @@ static void *fget_name_, *iget_name_, *aget_name_, *dget_space_, *dget_type_, *d
     *aget_space_, *fget_fapl_, *pget_driver_, *mpio_init_, *sec2_init_, *extent_dims_,
     *npoints_, *bounds_, *sel_type_, *tget_size_, *get_xfer_, *get_layout_, *get_chunk_,
     *get_alignment_, *get_meta_block_, *get_sieve_, *get_coll_write_, *get_coll_ops_,
-    *mdc_size_, *sclose_, *pclose_, *tclose_;
+    *mdc_size_, *sclose_, *pclose_, *tclose_, *iget_type_;
 
 static void close_id(void **slot, const char *name, hid_t id)
 {
@@ -96,6 +96,16 @@ uint32_t pioscope_h5_open_attribute_object(hid_t attr)
     ssize_t n = get(attr, sizeof name, name);
     pioscope_internal_end();
     return n > 0 && (size_t)n < sizeof name ? attribute_member(attr, name) : 0;
+}
+
+int pioscope_h5_is_dataset(hid_t id)
+{
+    h5_iget_type_fn *get = h5_fn(&iget_type_, "H5Iget_type");
+    if (!get) return 0;
+    pioscope_internal_begin();
+    int type = get(id);
+    pioscope_internal_end();
+    return type == PIOSCOPE_H5I_DATASET;
 }
 
 /* ---- the table of named files and datasets ---- */

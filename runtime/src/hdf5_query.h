@@ -18,6 +18,9 @@ uint32_t pioscope_h5_attribute_object(hid_t loc, const char *name);
 /* The same for an open attribute. */
 uint32_t pioscope_h5_open_attribute_object(hid_t attr);
 
+/* 1 when `id` is a dataset (H5Oopen opens groups and named datatypes too). */
+int pioscope_h5_is_dataset(hid_t id);
+
 /* Files and datasets named at create/open, so later calls on their ids find their string
  * without asking HDF5 (lock-free lookups). */
 void pioscope_h5_remember(hid_t id, uint32_t object);

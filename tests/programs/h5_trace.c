@@ -4,6 +4,9 @@
  * H5Acreate2 + H5Awrite of the int attribute "step" on temperature, one collective H5Dwrite of
  * the rank's block of temperature and one independent H5Dwrite of its block of pressure,
  * H5Fflush, then H5Fopen, H5Dopen2 temperature and one collective H5Dread of the block, checked.
+ * The other forms, once each: H5Dcreate1 "/fields/humidity" (contiguous floats),
+ * H5Acreate_by_name + H5Awrite of the int attribute "units" on pressure; after the read
+ * H5Oopen of pressure and of "/fields", H5Dopen1 humidity, H5Aread of "step" (checked).
  * Usage: h5_trace FILE. Exit 0, 3 when a value read back is wrong. */
 #include <hdf5.h>
 #include <mpi.h>
@@ -17,7 +20,7 @@ _Static_assert(sizeof(hid_t) == 8 && sizeof(herr_t) == 4 && sizeof(hsize_t) == 8
                "HDF5 integer types as runtime/src/hdf5_abi.h declares them");
 _Static_assert(sizeof(hbool_t) == sizeof(bool), "hbool_t is C99 bool");
 _Static_assert(H5FD_MPIO_COLLECTIVE == 1 && H5D_CHUNKED == 2 && H5S_SEL_ALL == 3 &&
-                   H5S_MAX_RANK == 32 && H5P_DEFAULT == 0 && H5S_ALL == 0,
+                   H5S_MAX_RANK == 32 && H5P_DEFAULT == 0 && H5S_ALL == 0 && H5I_DATASET == 5,
                "HDF5 constants as runtime/src/hdf5_abi.h declares them");
 
 #define ROWS 16
@@ -67,11 +70,19 @@ int main(int argc, char **argv)
     check(H5Pset_chunk(chunked, 2, chunk), "H5Pset_chunk");
     hid_t temperature = create_dataset(group, "temperature", filespace, H5P_DEFAULT);
     hid_t pressure = create_dataset(group, "pressure", filespace, chunked);
+    hid_t humidity = H5Dcreate1(group, "humidity", H5T_NATIVE_FLOAT, filespace, H5P_DEFAULT);
+    check(humidity, "H5Dcreate1");
+    check(H5Dclose(humidity), "H5Dclose");
 
     hid_t scalar = H5Screate(H5S_SCALAR);
     hid_t attr = H5Acreate2(temperature, "step", H5T_NATIVE_INT, scalar, H5P_DEFAULT, H5P_DEFAULT);
     check(attr, "H5Acreate2");
     int step = 7;
+    check(H5Awrite(attr, H5T_NATIVE_INT, &step), "H5Awrite");
+    H5Aclose(attr);
+    attr = H5Acreate_by_name(file, "fields/pressure", "units", H5T_NATIVE_INT, scalar,
+                             H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    check(attr, "H5Acreate_by_name");
     check(H5Awrite(attr, H5T_NATIVE_INT, &step), "H5Awrite");
     H5Aclose(attr);
 
@@ -98,6 +109,20 @@ int main(int argc, char **argv)
           "H5Dread");
     int wrong = 0;
     for (int i = 0; i < ROWS * COLUMNS; i++) wrong += back[i] != block[i];
+    hid_t object = H5Oopen(file, "/fields/pressure", H5P_DEFAULT);
+    check(object, "H5Oopen");
+    H5Oclose(object);
+    object = H5Oopen(file, "/fields", H5P_DEFAULT);
+    check(object, "H5Oopen");
+    H5Oclose(object);
+    humidity = H5Dopen1(file, "/fields/humidity");
+    check(humidity, "H5Dopen1");
+    check(H5Dclose(humidity), "H5Dclose");
+    attr = H5Aopen(temperature, "step", H5P_DEFAULT);
+    int step_back = 0;
+    check(H5Aread(attr, H5T_NATIVE_INT, &step_back), "H5Aread");
+    H5Aclose(attr);
+    wrong += step_back != step;
     check(H5Dclose(temperature), "H5Dclose");
     check(H5Fclose(file), "H5Fclose");
 

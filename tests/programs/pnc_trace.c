@@ -4,10 +4,14 @@
  * rows of pressure completed by ncmpi_wait_all, ncmpi_redef, double "humidity" added,
  * ncmpi_enddef, one independent ncmpi_put_vara_double of its rows of humidity, ncmpi_close;
  * then ncmpi_open, one ncmpi_get_vara_int_all of its rows of temperature (checked),
- * ncmpi_close. Usage: pnc_trace FILE. Exit 0, 3 when a value read back is wrong. */
+ * of pressure one ncmpi_get_var_float_all (the whole variable), one ncmpi_get_vars_float_all
+ * of every second column of its rows and, independent, one generic ncmpi_get_varn of its
+ * first two rows as two pieces (checked), ncmpi_close.
+ * Usage: pnc_trace FILE. Exit 0, 3 when a value read back is wrong. */
 #include <mpi.h>
 #include <pnetcdf.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define ROWS 4
 #define COLUMNS 10
@@ -66,10 +70,29 @@ int main(int argc, char **argv)
     check(ncmpi_open(MPI_COMM_WORLD, argv[1], NC_NOWRITE, MPI_INFO_NULL, &ncid), "ncmpi_open");
     check(ncmpi_inq_varid(ncid, "temperature", &t_var), "inq_varid");
     check(ncmpi_get_vara_int_all(ncid, t_var, start, count, &back[0][0]), "get_vara_int_all");
+    check(ncmpi_inq_varid(ncid, "pressure", &p_var), "inq_varid");
+    float *all = malloc(sizeof(float) * ROWS * COLUMNS * nprocs);
+    check(ncmpi_get_var_float_all(ncid, p_var, all), "get_var_float_all");
+    float every_second[ROWS][COLUMNS / 2], two_rows[2][COLUMNS];
+    MPI_Offset half[2] = {ROWS, COLUMNS / 2}, stride[2] = {1, 2};
+    check(ncmpi_get_vars_float_all(ncid, p_var, start, half, stride, &every_second[0][0]),
+          "get_vars_float_all");
+    MPI_Offset row0[2] = {start[0], 0}, row1[2] = {start[0] + 1, 0}, one_row[2] = {1, COLUMNS};
+    MPI_Offset *starts[2] = {row0, row1}, *counts[2] = {one_row, one_row};
+    check(ncmpi_begin_indep_data(ncid), "begin_indep_data");
+    check(ncmpi_get_varn(ncid, p_var, 2, starts, counts, &two_rows[0][0], 2 * COLUMNS,
+                         MPI_FLOAT), "get_varn");
+    check(ncmpi_end_indep_data(ncid), "end_indep_data");
     check(ncmpi_close(ncid), "ncmpi_close");
     int wrong = 0;
     for (int r = 0; r < ROWS; r++)
-        for (int c = 0; c < COLUMNS; c++) wrong += back[r][c] != temperature[r][c];
+        for (int c = 0; c < COLUMNS; c++) {
+            wrong += back[r][c] != temperature[r][c];
+            wrong += all[(rank * ROWS + r) * COLUMNS + c] != pressure[r][c];
+            wrong += c % 2 == 0 && every_second[r][c / 2] != pressure[r][c];
+            wrong += r < 2 && two_rows[r][c] != pressure[r][c];
+        }
+    free(all);
     MPI_Finalize();
     return wrong ? 3 : 0;
 }

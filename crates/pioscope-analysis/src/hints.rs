@@ -19,6 +19,21 @@ pub const VIEW_FILETYPE_SIZE: &str = "view.filetype_size";
 /// Extent of one filetype of the view (larger than its size: holes, noncontiguous in file).
 pub const VIEW_FILETYPE_EXTENT: &str = "view.filetype_extent";
 
+/// HDF5 file: the driver of its file access list (`mpio`, `sec2`, ...).
+pub const H5_DRIVER: &str = "h5.driver";
+/// HDF5 file: `H5Pset_alignment`'s alignment (1: none).
+pub const H5_ALIGNMENT: &str = "h5.alignment";
+/// HDF5 file: `H5Pset_alignment`'s threshold (objects this large or larger are aligned).
+pub const H5_ALIGNMENT_THRESHOLD: &str = "h5.alignment_threshold";
+/// HDF5 dataset: its dimensions (`64x512`).
+pub const H5_DIMS: &str = "h5.dims";
+/// HDF5 dataset: bytes of one element.
+pub const H5_TYPE_SIZE: &str = "h5.type_size";
+/// HDF5 dataset: its layout (`contiguous`, `chunked`, ...).
+pub const H5_LAYOUT: &str = "h5.layout";
+/// HDF5 dataset: its chunk's dimensions (chunked layout only).
+pub const H5_CHUNK: &str = "h5.chunk";
+
 /// Settings by (rank, file, key number), each a time-sorted list of values.
 #[derive(Debug, Default)]
 pub struct Hints {

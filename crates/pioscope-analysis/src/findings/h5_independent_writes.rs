@@ -12,6 +12,7 @@ use super::config::Config;
 use super::library::{self, Beneath};
 use super::util::{self, General, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::hints;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.
@@ -55,7 +56,7 @@ impl H5IndependentWrites {
     /// transfer is possible).
     fn not_mpio(ctx: &Context<'_>, dataset: i32) -> bool {
         library::h5_file_of(ctx, dataset)
-            .and_then(|f| ctx.hints.any(f, "h5.driver"))
+            .and_then(|f| ctx.hints.any(f, hints::H5_DRIVER))
             .is_some_and(|d| d != "mpio")
     }
 }

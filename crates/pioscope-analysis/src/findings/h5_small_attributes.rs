@@ -1,8 +1,8 @@
 //! `h5-small-attributes`: the program keeps many small values as HDF5 attributes, one
-//! `H5Acreate2` + `H5Awrite` each. Every attribute is a change of its object's header, a
-//! piece of metadata the cache writes and every rank keeps in step: their time goes with their
-//! count, not their bytes. Grouped (one compound or array attribute, or a small dataset per
-//! object), the same values cost one header change.
+//! `H5Acreate2` (or `H5Acreate_by_name`) + `H5Awrite` each. Every attribute is a change of its
+//! object's header, a piece of metadata the cache writes and every rank keeps in step: their
+//! time goes with their count, not their bytes. Grouped (one compound or array attribute, or a
+//! small dataset per object), the same values cost one header change.
 
 use std::collections::BTreeMap;
 
@@ -57,14 +57,15 @@ fn object_of(ctx: &Context<'_>, attribute: i32) -> String {
 
 impl Visitor for H5SmallAttributes {
     fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        if e.layer != Layer::Hdf5 || !matches!(e.func, "H5Acreate2" | "H5Awrite") {
+        let create = matches!(e.func, "H5Acreate2" | "H5Acreate_by_name");
+        if e.layer != Layer::Hdf5 || !(create || e.func == "H5Awrite") {
             return;
         }
         let a = self
             .by_attribute
             .entry(e.file_id.unwrap_or(-1))
             .or_default();
-        if e.func == "H5Acreate2" {
+        if create {
             a.creates += 1;
         } else {
             a.writes += 1;

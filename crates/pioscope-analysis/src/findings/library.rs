@@ -4,6 +4,7 @@
 //! calls stay the top-level requests every other rule counts, so these rules place records
 //! themselves, with one frame per thread at the most.
 
+use pioscope_trace::raw::format::flags;
 use pioscope_trace::store::Event;
 use pioscope_trace::Layer;
 
@@ -21,6 +22,8 @@ pub(crate) struct LibraryCall {
     pub file: Option<i32>,
     /// Its collective flag (HDF5 transfers: the transfer property list asked for it).
     pub collective: bool,
+    /// Its nonblocking flag (PnetCDF's iput/iget: the access is only queued).
+    pub nonblocking: bool,
 }
 
 /// Per thread, the library call enclosing the current record.
@@ -44,6 +47,7 @@ impl Beneath {
                     func: f.name,
                     file: e.file_id,
                     collective: e.collective,
+                    nonblocking: e.flags & flags::NONBLOCKING != 0,
                 };
                 stack.push(Frame::of(e, call));
             }

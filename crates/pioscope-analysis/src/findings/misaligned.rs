@@ -13,7 +13,6 @@ use pioscope_trace::Layer;
 use super::config::Config;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
-use crate::hints;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.
@@ -73,18 +72,7 @@ impl Misaligned {
         if let Some(u) = self.units.get(&file) {
             return *u;
         }
-        let s = &ctx.hints;
-        let hint = s
-            .any(file, hints::STRIPING_UNIT)
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .filter(|u| *u > 0);
-        let u = match hint {
-            Some(u) => (u, "striping_unit hint"),
-            None => match util::fs_of(ctx, file) {
-                "lustre" | "gpfs" | "beegfs" | "cephfs" => (self.parallel, "parallel file system"),
-                _ => (self.page, "page"),
-            },
-        };
+        let u = util::stripe_of(ctx, file, self.parallel).unwrap_or((self.page, "page"));
         self.units.insert(file, u);
         u
     }

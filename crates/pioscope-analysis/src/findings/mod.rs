@@ -32,6 +32,7 @@ mod close_sync;
 mod data_sieving;
 mod exchange_time;
 mod file_per_process;
+mod h5_chunk_stripe;
 mod h5_frequent_flush;
 mod h5_independent_metadata;
 mod h5_independent_writes;
@@ -158,6 +159,7 @@ pub const RULE_IDS: &[&str] = &[
     h5_frequent_flush::ID,
     h5_small_attributes::ID,
     pnetcdf_redef_moves::ID,
+    h5_chunk_stripe::ID,
 ];
 
 /// Every enabled rule, configured.
@@ -258,6 +260,9 @@ pub fn rules(config: &Config) -> Vec<Box<dyn Rule>> {
         v.push(Box::new(pnetcdf_redef_moves::PnetcdfRedefMoves::new(
             config, &sh,
         )));
+    }
+    if on(h5_chunk_stripe::ID) {
+        v.push(Box::new(h5_chunk_stripe::H5ChunkStripe::new(config, &sh)));
     }
     v
 }

@@ -1,10 +1,13 @@
 //! `pnetcdf-blocking`: a rank moves many small pieces of PnetCDF variables with blocking
-//! `ncmpi_put_vara*`/`ncmpi_get_vara*` calls, each its own round of MPI-IO (for the `_all`
-//! forms its own collective). The nonblocking interface queues the pieces (`ncmpi_iput_vara`)
-//! and `ncmpi_wait_all` moves them together in one MPI-IO call of all of them.
+//! `ncmpi_put_*`/`ncmpi_get_*` calls (the var, vara, vars and varn families), each its own
+//! round of MPI-IO (for the `_all` forms its own collective). The nonblocking interface queues
+//! the pieces (`ncmpi_iput_vara`, flagged NONBLOCKING by the runtime) and `ncmpi_wait_all`
+//! moves them together in one MPI-IO call of all of them.
 
 use std::collections::BTreeMap;
 
+use pioscope_trace::functions;
+use pioscope_trace::raw::format::flags;
 use pioscope_trace::store::Event;
 use pioscope_trace::{units, Layer, OpKind};
 
@@ -25,6 +28,8 @@ struct Direction {
     posix: Requests,
     /// Time per variable.
     by_variable: BTreeMap<i32, (u64, i64)>,
+    /// Time per function (its independent form's name).
+    by_family: BTreeMap<&'static str, i64>,
 }
 
 impl Direction {
@@ -61,10 +66,11 @@ impl PnetcdfBlocking {
         }
     }
 
-    fn direction(&mut self, func: &str) -> Option<&mut Direction> {
-        match func {
-            "ncmpi_put_vara" | "ncmpi_put_vara_all" => Some(&mut self.puts),
-            "ncmpi_get_vara" | "ncmpi_get_vara_all" => Some(&mut self.gets),
+    /// The direction of a blocking data call (`func` is a PnetCDF function).
+    fn direction(&mut self, func: &str, nonblocking: bool) -> Option<&mut Direction> {
+        match (functions::kind_of(Layer::Pnetcdf, func), nonblocking) {
+            (OpKind::Write, false) => Some(&mut self.puts),
+            (OpKind::Read, false) => Some(&mut self.gets),
             _ => None,
         }
     }
@@ -76,16 +82,22 @@ impl Visitor for PnetcdfBlocking {
         let kind = util::facts(&self.shared, e).kind;
         match self.beneath.enter(e) {
             None if e.layer == Layer::Pnetcdf => {
-                let Some(d) = self.direction(e.func) else {
+                let nonblocking = e.flags & flags::NONBLOCKING != 0;
+                let Some(f) = functions::by_id(e.func_id) else {
+                    return;
+                };
+                let Some(d) = self.direction(f.name, nonblocking) else {
                     return;
                 };
                 d.calls.add(e);
+                let family = f.name.strip_suffix("_all").unwrap_or(f.name);
+                *d.by_family.entry(family).or_default() += e.duration_ns;
                 let v = d.by_variable.entry(e.file_id.unwrap_or(-1)).or_default();
                 v.0 += 1;
                 v.1 += e.duration_ns;
             }
             Some(c) if e.layer == Layer::Posix => {
-                if let Some(d) = self.direction(c.func) {
+                if let Some(d) = self.direction(c.func, c.nonblocking) {
                     if matches!(kind, OpKind::Read | OpKind::Write) {
                         d.posix.add(e);
                     }
@@ -130,12 +142,17 @@ impl Rule for PnetcdfBlocking {
             .iter()
             .map(|(v, (n, ns))| {
                 format!(
-                    "{}: {n} blocking ncmpi_{verb}_vara, {}",
+                    "{}: {n} blocking ncmpi_{verb}_*, {}",
                     util::file_name(ctx, **v),
                     units::duration_prose(*ns)
                 )
             })
             .collect();
+        // The remedy names the blocking function that took most time, and its queued form.
+        let family = util::top(main.by_family.iter().collect(), 1, |(_, ns)| **ns)
+            .first()
+            .map_or("ncmpi_put_vara", |(f, _)| **f);
+        let queued = family.replacen("ncmpi_", "ncmpi_i", 1);
         let mut n = Numbers::default();
         n.int("calls", calls.count as i64)
             .float("calls_per_rank", per_rank)
@@ -149,12 +166,12 @@ impl Rule for PnetcdfBlocking {
             ID,
             cost,
             format!(
-                "{} blocking PnetCDF vara calls ({per_rank:.0} per rank)",
+                "{} blocking PnetCDF put/get calls ({per_rank:.0} per rank)",
                 calls.count
             ),
             Evidence {
                 summary: format!(
-                    "{} blocking ncmpi_put_vara/ncmpi_get_vara calls of {} on average took {} \
+                    "{} blocking ncmpi_put_*/ncmpi_get_* calls of {} on average took {} \
                      summed over ranks, each its own MPI-IO call.",
                     calls.count,
                     units::bytes(calls.bytes / calls.count),
@@ -164,7 +181,7 @@ impl Rule for PnetcdfBlocking {
                 worst: names,
             },
             format!(
-                "Post the pieces with ncmpi_i{verb}_vara (ncmpi_i{verb}_vara_<type>) and \
+                "Post the pieces with {queued} ({queued}_<type>) instead of {family} and \
                  complete them together with one ncmpi_wait_all(ncid, NC_REQ_ALL, NULL, NULL), \
                  so PnetCDF moves them in one MPI-IO call."
             ),
@@ -193,7 +210,8 @@ mod tests {
                 let at = (i * 2 + r as u64) * 4096;
                 let var = vars[i as usize % 2];
                 if nonblocking {
-                    fx.push(r, io("ncmpi_iput_vara", t, 2_000, var, 0, 4096));
+                    let queued = io("ncmpi_iput_vara", t, 2_000, var, 0, 4096);
+                    fx.push(r, queued.flags(flags::NONBLOCKING));
                     continue;
                 }
                 fx.push(r, io("ncmpi_put_vara_all", t, 50_000, var, 0, 4096));
@@ -227,8 +245,10 @@ mod tests {
         // (800 us of calls - 160 us the storage took) / 2 ranks.
         assert_eq!(f.cost_ns, 320_000);
         assert_eq!(f.evidence.worst.len(), 2);
-        assert!(f.evidence.worst[0].contains(": 8 blocking ncmpi_put_vara, "));
-        assert!(f.remedy.contains("ncmpi_iput_vara"));
+        assert!(f.evidence.worst[0].contains(": 8 blocking ncmpi_put_*, "));
+        assert!(f
+            .remedy
+            .contains("ncmpi_iput_vara (ncmpi_iput_vara_<type>) instead of ncmpi_put_vara"));
         assert!(f.remedy.contains("ncmpi_wait_all"));
     }
 

@@ -1,7 +1,9 @@
 //! `pnetcdf-redef-moves`: the program re-enters define mode (`ncmpi_redef`) after writing
 //! data and adds to the header; if the header outgrows the space reserved for it, the
 //! `ncmpi_enddef` that follows moves every variable's data further down the file, a rewrite
-//! of all that was written. Reserving header space up front avoids the move.
+//! of all that was written. Reserving header space up front avoids the move. A move reads the
+//! data back before writing it further down; an enddef that only rewrites the header (rank 0
+//! writes it after every redef) reads nothing, so the reads beneath tell a move.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,8 +24,10 @@ pub(crate) const ID: &str = "pnetcdf-redef-moves";
 struct File {
     enddefs: u64,
     ns: i64,
-    /// POSIX writes beneath them: the data moved.
-    moved: Requests,
+    /// POSIX reads beneath them: the data moved, read back.
+    read_back: Requests,
+    /// POSIX writes beneath them: the data written further down (and the header).
+    written: Requests,
 }
 
 /// See the module doc.
@@ -65,7 +69,7 @@ impl Visitor for PnetcdfRedefMoves {
                     "ncmpi_redef" => {
                         self.in_redef.insert((e.rank, file));
                     }
-                    "ncmpi_enddef" if self.in_redef.remove(&(e.rank, file)) => {
+                    "ncmpi_enddef" | "ncmpi__enddef" if self.in_redef.remove(&(e.rank, file)) => {
                         let f = self.by_file.entry(file).or_default();
                         f.enddefs += 1;
                         f.ns += e.duration_ns;
@@ -78,8 +82,11 @@ impl Visitor for PnetcdfRedefMoves {
                 let Some((_, file)) = self.closing.filter(|(id, _)| *id == c.id) else {
                     return;
                 };
-                if kind == OpKind::Write {
-                    self.by_file.entry(file).or_default().moved.add(e);
+                let f = self.by_file.entry(file).or_default();
+                match kind {
+                    OpKind::Read => f.read_back.add(e),
+                    OpKind::Write => f.written.add(e),
+                    _ => {}
                 }
             }
             _ => {}
@@ -92,7 +99,7 @@ impl Rule for PnetcdfRedefMoves {
         let files: Vec<(&i32, &File)> = self
             .by_file
             .iter()
-            .filter(|(_, f)| f.moved.bytes > 0)
+            .filter(|(_, f)| f.read_back.bytes > 0)
             .collect();
         let enddefs: u64 = files.iter().map(|(_, f)| f.enddefs).sum();
         if enddefs == 0 || enddefs < self.min_moves {
@@ -100,8 +107,10 @@ impl Rule for PnetcdfRedefMoves {
         }
         let ns: i64 = files.iter().map(|(_, f)| f.ns).sum();
         let mut moved = Requests::default();
+        let mut written = Requests::default();
         for (_, f) in &files {
-            moved.merge(&f.moved);
+            moved.merge(&f.read_back);
+            written.merge(&f.written);
         }
         let cost = util::per_rank(ns as f64, ctx);
         let worst = util::top(files.clone(), self.general.worst, |(_, f)| f.ns);
@@ -112,7 +121,7 @@ impl Rule for PnetcdfRedefMoves {
                     "{}: {} ncmpi_enddef after ncmpi_redef moved {}, {}",
                     util::file_name(ctx, **file),
                     f.enddefs,
-                    units::bytes(f.moved.bytes),
+                    units::bytes(f.read_back.bytes),
                     units::duration_prose(f.ns)
                 )
             })
@@ -121,7 +130,8 @@ impl Rule for PnetcdfRedefMoves {
         n.int("enddefs", enddefs as i64)
             .int("time_ns", ns)
             .int("moved_bytes", moved.bytes as i64)
-            .int("move_writes", moved.count as i64)
+            .int("move_reads", moved.count as i64)
+            .int("move_writes", written.count as i64)
             .int("files", files.len() as i64);
         vec![self.general.finding(
             ctx,
@@ -155,8 +165,9 @@ mod tests {
     use super::*;
     use crate::testutil::{ev, io, none, num, one, Fx};
 
-    /// 2 ranks: ncmpi_enddef, ncmpi_redef, then an ncmpi_enddef of 300 us that writes
-    /// `moved` bytes beneath (one pwrite64 per rank, 200 us).
+    /// 2 ranks: ncmpi_enddef, ncmpi_redef, then an ncmpi_enddef of 300 us that moves `moved`
+    /// bytes beneath (a pread64 of 50 us and a pwrite64 of 150 us per rank); rank 0 also
+    /// rewrites the header (a pwrite64 of 2 KiB at 0).
     fn job(dir: &std::path::Path, moved: u64) -> pioscope_trace::store::Trace {
         let mut fx = Fx::new(2);
         let file = fx.file("/scratch/out.nc");
@@ -164,8 +175,13 @@ mod tests {
             fx.push(r, ev("ncmpi_enddef", 10_000, 5_000).object(file));
             fx.push(r, ev("ncmpi_redef", 100_000, 5_000).object(file));
             fx.push(r, ev("ncmpi_enddef", 200_000, 300_000).object(file));
+            if r == 0 {
+                fx.push(r, io("pwrite64", 210_000, 10_000, file, 0, 2048).depth(2));
+            }
             if moved > 0 {
-                let w = io("pwrite64", 250_000, 200_000, file, 8192, moved);
+                let back = io("pread64", 250_000, 50_000, file, 4096, moved);
+                fx.push(r, back.depth(2));
+                let w = io("pwrite64", 300_000, 150_000, file, 8192, moved);
                 fx.push(r, w.depth(2));
             }
         }
@@ -179,7 +195,8 @@ mod tests {
         assert_eq!(num(&f, "enddefs"), 2);
         assert_eq!(num(&f, "time_ns"), 600_000);
         assert_eq!(num(&f, "moved_bytes"), 2 * 65536);
-        assert_eq!(num(&f, "move_writes"), 2);
+        assert_eq!(num(&f, "move_reads"), 2);
+        assert_eq!(num(&f, "move_writes"), 3);
         assert_eq!(num(&f, "files"), 1);
         // Both enddefs' 300 us, over 2 ranks.
         assert_eq!(f.cost_ns, 300_000);
@@ -188,7 +205,7 @@ mod tests {
     }
 
     #[test]
-    fn an_enddef_that_moves_nothing_does_not_fire() {
+    fn an_enddef_that_rewrites_only_the_header_does_not_fire() {
         let dir = tempfile::tempdir().expect("tmp");
         none(&job(dir.path(), 0), ID);
     }

@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::config::Config;
 use super::{Evidence, Finding, Severity};
 use crate::class::{self, is_io_layer, IoClass};
+use crate::hints;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::Context;
 use crate::stats::PerFunc;
@@ -524,6 +525,29 @@ pub(crate) fn fs_of<'c>(ctx: &'c Context<'_>, file: i32) -> &'c str {
         .find(|f| f.file_id == file)
         .map(|f| f.fs_type.as_str())
         .unwrap_or("unknown")
+}
+
+/// The stripe of `file` and where it comes from: the `striping_unit` hint when the run set
+/// one, else `parallel_fs_bytes` on a parallel file system; None on any other file system.
+pub(crate) fn stripe_of(
+    ctx: &Context<'_>,
+    file: i32,
+    parallel_fs_bytes: u64,
+) -> Option<(u64, &'static str)> {
+    let hint = ctx
+        .hints
+        .any(file, hints::STRIPING_UNIT)
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|u| *u > 0);
+    match hint {
+        Some(u) => Some((u, "striping_unit hint")),
+        None => match fs_of(ctx, file) {
+            "lustre" | "gpfs" | "beegfs" | "cephfs" => {
+                Some((parallel_fs_bytes, "parallel file system"))
+            }
+            _ => None,
+        },
+    }
 }
 
 /// a / b, 0 when b is 0.
