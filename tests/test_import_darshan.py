@@ -102,6 +102,19 @@ def test_stats_and_report_work_on_an_imported_log(logs, tmp_path):
     assert "pread" in text
 
 
+def test_report_says_what_a_counters_only_log_cannot_support(logs, tmp_path):
+    trace = imported(logs, "sample-badost", tmp_path)
+    text = pioscope("report", trace.path).stdout
+    assert "Findings: not judged" in text and "no DXT trace" in text
+    report = json.loads(pioscope("report", trace.path, "--json").stdout)
+    (posix,) = [m for m in report["darshan"]["modules"] if m["module"] == "POSIX"]
+    recs = pydarshan(logs / "sample-badost.darshan").records["POSIX"].to_numpy()
+    names = pydarshan(logs / "sample-badost.darshan").counters["POSIX"]["counters"]
+    col = names.index("POSIX_BYTES_WRITTEN")
+    assert posix["bytes_written"] == sum(r["counters"][col] for r in recs) == 512 * 2**30
+    assert posix["records"] == 2048 and report["darshan"]["has_dxt_events"] is False
+
+
 @pytest.mark.parametrize("content, says", [
     (b"", "not a readable Darshan log"),
     (b"this is not a darshan log\n" * 10, "not a readable Darshan log"),
