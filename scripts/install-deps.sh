@@ -110,3 +110,11 @@ if ! "$python" -c 'import pytest, pyarrow, pandas, duckdb, playwright' >/dev/nul
     "$python" -m pip install -q "${modules[@]}" ||
         "$python" -m pip install -q --break-system-packages "${modules[@]}"
 fi
+
+# Darshan's log reader (PyDarshan, which bundles libdarshan-util): `pioscope import darshan`
+# runs it (docs/IMPORT.md). Pinned: the import tests check counts against its reading.
+if ! "$python" -c 'import darshan, sys; sys.exit(darshan.__version__ != "3.5.0")' >/dev/null 2>&1; then
+    echo "install-deps: installing PyDarshan 3.5.0 (darshan on PyPI)"
+    "$python" -m pip install -q darshan==3.5.0 ||
+        "$python" -m pip install -q --break-system-packages darshan==3.5.0
+fi

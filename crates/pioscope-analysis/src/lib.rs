@@ -10,6 +10,7 @@ pub mod breakdown;
 pub mod class;
 pub mod compare;
 pub mod counters;
+pub mod darshan;
 pub mod findings;
 pub mod heatmap;
 pub mod hints;

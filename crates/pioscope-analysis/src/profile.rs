@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::aggregation::{Aggregation, AggregationVisitor};
 use crate::breakdown::{Breakdown, BreakdownVisitor};
 use crate::counters::{summarize, CounterSummary};
+use crate::darshan::{self, DarshanSummary};
 use crate::findings::{self, AsVisitor, Finding};
 use crate::heatmap::{Heatmap, HeatmapVisitor};
 use crate::pass::{self, Visitor};
@@ -102,6 +103,10 @@ pub struct Profile {
     /// The sampled counters per node and process (traces with counters only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub counters: Vec<CounterSummary>,
+    /// What an imported Darshan log's counters say, and what the store cannot support
+    /// (imported stores only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub darshan: Option<DarshanSummary>,
 }
 
 /// Reads the trace once and computes everything. `progress(done, total)` follows the row
@@ -180,6 +185,7 @@ pub fn profile(
         heatmap: heatmap.result(),
         servers: server_table,
         counters: summarize(&counter_rows),
+        darshan: darshan::summarize(trace)?,
     })
 }
 

@@ -45,6 +45,7 @@ struct Cli {
 enum Command {
     Run(commands::run::Args),
     Merge(commands::merge::Args),
+    Import(commands::import::Args),
     Sample(commands::sample::Args),
     Stats(commands::stats::Args),
     Report(commands::report::Args),
@@ -81,6 +82,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Merge(args) => commands::merge::run(args),
+        Command::Import(args) => commands::import::run(args),
         Command::Sample(args) => commands::sample::run(args),
         Command::Stats(args) => commands::stats::run(args),
         Command::Report(args) => commands::report::run(args),

@@ -25,6 +25,7 @@ fn help_documents_exit_codes() {
         None,
         Some("run"),
         Some("merge"),
+        Some("import"),
         Some("stats"),
         Some("report"),
         Some("dump"),

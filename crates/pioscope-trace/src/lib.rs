@@ -1,11 +1,13 @@
 //! pioscope-trace: the raw files the runtime writes, the merge that turns them into a trace
 //! store, and the store itself (Parquet tables + meta.json) with a streaming reader.
 //!
-//! Data flows `raw` → `merge` → `store`; analyses only ever see `store`.
+//! Data flows `raw` → `merge` → `store` (or a Darshan log → `import` → `store`); analyses only
+//! ever see `store`.
 #![warn(missing_docs)]
 
 pub mod colours;
 pub mod functions;
+pub mod import;
 pub mod input_file;
 pub mod merge;
 pub mod raw;

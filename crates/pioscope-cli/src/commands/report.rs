@@ -193,6 +193,7 @@ pub fn render(p: &Profile) -> String {
     job(&mut t, p);
     time(&mut t, p);
     findings_text(&mut t, p);
+    darshan(&mut t, p);
     io_tables(&mut t, p);
     files(&mut t, p);
     access_patterns(&mut t, p);
@@ -379,6 +380,13 @@ fn time(t: &mut String, p: &Profile) {
 
 fn findings_text(t: &mut String, p: &Profile) {
     let f = &p.findings;
+    if p.darshan.as_ref().is_some_and(|d| !d.has_dxt_events) {
+        let _ = writeln!(
+            t,
+            "\nFindings: not judged (the store has no calls: see below)"
+        );
+        return;
+    }
     if f.is_empty() {
         let _ = writeln!(t, "\nFindings: none");
         return;
@@ -420,6 +428,49 @@ fn findings_text(t: &mut String, p: &Profile) {
             let _ = writeln!(t, "     remedy: {}", x.remedy);
         }
     }
+}
+
+/// An imported Darshan log: what it cannot support, and its counters per module.
+fn darshan(t: &mut String, p: &Profile) {
+    let Some(d) = &p.darshan else {
+        return;
+    };
+    let _ = writeln!(t, "\nImported from a Darshan log: what it cannot support");
+    for line in &d.cannot_support {
+        let _ = writeln!(t, "  - {line}");
+    }
+    let _ = writeln!(t, "\nDarshan counters per module (times summed over ranks)");
+    let header = [
+        "module",
+        "records",
+        "files",
+        "reads",
+        "writes",
+        "read",
+        "written",
+        "read time",
+        "write time",
+        "meta time",
+    ];
+    let rows: Vec<Vec<String>> = d
+        .modules
+        .iter()
+        .map(|m| {
+            vec![
+                m.module.clone(),
+                m.records.to_string(),
+                m.files.to_string(),
+                m.reads.to_string(),
+                m.writes.to_string(),
+                human::bytes(m.bytes_read),
+                human::bytes(m.bytes_written),
+                human::duration_ns(m.read_time_ns),
+                human::duration_ns(m.write_time_ns),
+                human::duration_ns(m.meta_time_ns),
+            ]
+        })
+        .collect();
+    t.push_str(&indent(&human::table(&header, &rows, 1)));
 }
 
 /// The sampled counters per node and process: CPU mean and peak, disk and network bytes,

@@ -156,6 +156,13 @@ pub struct Counts {
     /// Rows of counters.parquet (0 without sampled counters, or before that table).
     #[serde(default)]
     pub counters: u64,
+    /// Rows of darshan.parquet (imported stores only; absent from meta.json when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub darshan_counters: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Meta {

@@ -7,6 +7,7 @@
 pub mod columns;
 pub mod containers;
 pub mod counters;
+pub mod darshan_counters;
 pub mod event;
 pub mod lod;
 pub mod matching;
@@ -26,6 +27,7 @@ use thiserror::Error;
 pub use columns::{Columns, IntCol, StrCol};
 pub use containers::{Container, ContainerRow, Containers, RowMap};
 pub use counters::{CounterRow, COUNTERS_FILE};
+pub use darshan_counters::{DarshanCounterRow, DARSHAN_FILE};
 pub use event::Event;
 pub use meta::Meta;
 pub use reader::{EventBatch, EventBatches, EventFilter, Trace};

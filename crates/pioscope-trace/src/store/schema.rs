@@ -209,6 +209,31 @@ pub fn counters_schema() -> SchemaRef {
     ]))
 }
 
+/// Column names of darshan.parquet (the counters of an imported Darshan log, see
+/// `darshan_counters`).
+pub mod darshan {
+    #![allow(missing_docs)]
+    pub const MODULE: &str = "module";
+    pub const RANK: &str = "rank";
+    pub const FILE_ID: &str = "file_id";
+    pub const COMPONENT: &str = "component";
+    pub const COUNTER: &str = "counter";
+    pub const VALUE: &str = "value";
+}
+
+/// The schema of darshan.parquet.
+pub fn darshan_schema() -> SchemaRef {
+    use darshan::*;
+    Arc::new(Schema::new(vec![
+        Field::new(MODULE, dict_str(), false),
+        Field::new(RANK, DataType::Int32, false),
+        Field::new(FILE_ID, DataType::Int32, false),
+        Field::new(COMPONENT, DataType::Int32, false),
+        Field::new(COUNTER, dict_str(), false),
+        Field::new(VALUE, DataType::Float64, true),
+    ]))
+}
+
 /// Writer settings every file of the store starts from (ZSTD level 3, page statistics, the
 /// writer's name); each file adds its own row groups, dictionaries and encodings.
 pub(crate) fn base_properties() -> parquet::file::properties::WriterPropertiesBuilder {

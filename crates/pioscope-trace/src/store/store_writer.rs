@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::counters::{self, write_counters, CounterRow, COUNTERS_FILE};
+use super::darshan_counters::{write_darshan_counters, DarshanCounterRow, DARSHAN_FILE};
 use super::lod::{self, LodSummary};
 use super::matching::Matcher;
 use super::messages::{write_messages, MESSAGES_FILE};
@@ -30,6 +31,8 @@ pub struct StoreWriter {
     end_ns: i64,
     /// Sampled counters, written as counters.parquet by `finish`.
     counters: Vec<CounterRow>,
+    /// Counters of an imported Darshan log, written as darshan.parquet when there are any.
+    darshan: Vec<DarshanCounterRow>,
 }
 
 /// The hidden directory a store is written into; removed on drop unless it was renamed.
@@ -80,6 +83,7 @@ impl StoreWriter {
             per_process: Vec::new(),
             end_ns: 0,
             counters: Vec::new(),
+            darshan: Vec::new(),
         })
     }
 
@@ -101,6 +105,11 @@ impl StoreWriter {
     /// counter and time).
     pub fn add_counters(&mut self, rows: impl IntoIterator<Item = CounterRow>) {
         self.counters.extend(rows);
+    }
+
+    /// Adds the counters of an imported Darshan log (darshan.parquet, in the order given).
+    pub fn add_darshan_counters(&mut self, rows: impl IntoIterator<Item = DarshanCounterRow>) {
+        self.darshan.extend(rows);
     }
 
     /// Events pushed so far (the id of the next one).
@@ -130,6 +139,7 @@ impl StoreWriter {
             per_process,
             end_ns: _,
             mut counters,
+            darshan,
         } = self;
         let dir = tmp.path.clone();
         let events = events.finish()?;
@@ -139,6 +149,9 @@ impl StoreWriter {
         write_messages(&dir.join(MESSAGES_FILE), &matched.messages)?;
         counters::sort(&mut counters);
         write_counters(&dir.join(COUNTERS_FILE), &counters)?;
+        if !darshan.is_empty() {
+            write_darshan_counters(&dir.join(DARSHAN_FILE), &darshan)?;
+        }
 
         for p in &mut meta.processes {
             p.events = per_process.get(p.process as usize).copied().unwrap_or(0);
@@ -150,6 +163,7 @@ impl StoreWriter {
         c.processes = meta.processes.len() as u64;
         c.messages = matched.messages.len() as u64;
         c.counters = counters.len() as u64;
+        c.darshan_counters = darshan.len() as u64;
         c.unmatched_sends = matched.unmatched_sends;
         c.unmatched_receives = matched.unmatched_receives;
         let mpath = dir.join(META_FILE);

@@ -1,0 +1,540 @@
+//! A Darshan log → a trace store. Darshan's own reader does the parsing: `darshan_read.py`
+//! (PyDarshan over libdarshan-util) runs as a child process and writes the log as JSON lines;
+//! this file turns them into the store: one container per rank, files from Darshan's name
+//! records and mount table, every module's counters in darshan.parquet, and DXT segments as
+//! events (POSIX segments nested under the MPI-IO segment that encloses them in time). The
+//! mapping is documented in docs/IMPORT.md.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::Deserialize;
+
+use crate::functions::Layer;
+use crate::input_file;
+use crate::store::darshan_counters::DarshanCounterRow;
+use crate::store::meta::{ClockMeta, ContainerKind, JobMeta, Meta, ProcessMeta};
+use crate::store::{Event, FileRow, StoreError, StoreWriter};
+
+/// The reader script, run by the Python interpreter given to `import`.
+const READER: &str = include_str!("darshan_read.py");
+
+/// Why a log could not be imported.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The log cannot be opened (missing, a directory, a FIFO, ...).
+    #[error("{}: {source}", path.display())]
+    Open {
+        /// The log.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The Python interpreter that runs Darshan's reader could not be started.
+    #[error("cannot run {python} (Darshan's reader, PyDarshan, runs in Python; set PIOSCOPE_PYTHON to another interpreter): {source}")]
+    Python {
+        /// The interpreter.
+        python: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Darshan's reader refused the log, or PyDarshan is missing.
+    #[error("{}: {message}", path.display())]
+    Reader {
+        /// The log.
+        path: PathBuf,
+        /// What the reader said.
+        message: String,
+    },
+    /// The store could not be written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What an import produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImportSummary {
+    /// Ranks of the job (containers in the store).
+    pub ranks: u32,
+    /// Files (Darshan records' names) in the store.
+    pub files: usize,
+    /// Counter rows (darshan.parquet).
+    pub counters: usize,
+    /// Events made from DXT segments.
+    pub events: u64,
+    /// Modules in the log, with their record counts.
+    pub modules: BTreeMap<String, u64>,
+    /// Why the store is partial (Darshan's own partial flags, modules not imported).
+    pub partial_reasons: Vec<String>,
+}
+
+/// One line of the reader's output.
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum Line {
+    Job(JobLine),
+    Name { id: u64, path: String },
+    Counters(CounterLine),
+    Dxt(DxtLine),
+    Skipped { module: String, why: String },
+    Error { message: String },
+}
+
+#[derive(Deserialize)]
+struct JobLine {
+    exe: String,
+    job: DarshanJob,
+    modules: BTreeMap<String, ModuleInfo>,
+    mounts: Vec<(String, String)>,
+    reader: String,
+}
+
+#[derive(Deserialize)]
+struct DarshanJob {
+    #[serde(default)]
+    uid: i64,
+    #[serde(default)]
+    jobid: i64,
+    #[serde(default)]
+    nprocs: u32,
+    #[serde(default)]
+    start_time_sec: i64,
+    #[serde(default)]
+    start_time_nsec: i64,
+    #[serde(default)]
+    end_time_sec: i64,
+    #[serde(default)]
+    end_time_nsec: i64,
+    #[serde(default)]
+    log_ver: String,
+    #[serde(default)]
+    metadata: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+struct ModuleInfo {
+    version: u32,
+    partial: bool,
+    records: u64,
+}
+
+#[derive(Deserialize)]
+struct CounterLine {
+    module: String,
+    rank: i32,
+    id: u64,
+    #[serde(default)]
+    component: i32,
+    counters: BTreeMap<String, Option<f64>>,
+    fcounters: BTreeMap<String, Option<f64>>,
+}
+
+#[derive(Deserialize)]
+struct DxtLine {
+    module: String,
+    rank: i32,
+    id: u64,
+    host: String,
+    op: String,
+    segments: Vec<(i64, i64, f64, f64)>,
+}
+
+/// One DXT segment on its way to becoming an event.
+struct Segment {
+    rank: i32,
+    mpiio: bool,
+    write: bool,
+    record: u64,
+    offset: i64,
+    length: i64,
+    start_ns: i64,
+    end_ns: i64,
+}
+
+/// Everything read from the log.
+#[derive(Default)]
+struct Log {
+    job: Option<JobLine>,
+    names: HashMap<u64, String>,
+    counters: Vec<CounterLine>,
+    segments: Vec<Segment>,
+    hosts: BTreeMap<i32, String>,
+    skipped: Vec<(String, String)>,
+    /// What libdarshan-util complained of on stderr while the log still opened (a damaged
+    /// module it skipped).
+    complaints: Vec<String>,
+}
+
+/// Imports the Darshan log `log` as a new trace store at `out`, running Darshan's reader with
+/// `python`.
+pub fn import_darshan(log: &Path, out: &Path, python: &str) -> Result<ImportSummary, ImportError> {
+    input_file::open_regular(log).map_err(|source| ImportError::Open {
+        path: log.to_path_buf(),
+        source,
+    })?;
+    let parsed = read_log(log, python)?;
+    write_store(log, out, parsed)
+}
+
+fn reader_error(log: &Path, message: impl Into<String>) -> ImportError {
+    ImportError::Reader {
+        path: log.to_path_buf(),
+        message: message.into(),
+    }
+}
+
+/// Runs the reader and collects its lines.
+fn read_log(log: &Path, python: &str) -> Result<Log, ImportError> {
+    let mut child = Command::new(python)
+        .arg("-c")
+        .arg(READER)
+        .arg(log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| ImportError::Python {
+            python: python.to_string(),
+            source,
+        })?;
+    let stdout = child.stdout.take().expect("piped stdout");
+    // libdarshan-util writes its complaints on stderr; drain it beside stdout so neither blocks.
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let drain = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let mut parsed = Log::default();
+    let mut failure = None;
+    for (n, line) in BufReader::new(stdout).lines().enumerate() {
+        let line =
+            line.map_err(|e| reader_error(log, format!("reading the reader's output: {e}")))?;
+        match serde_json::from_str::<Line>(&line) {
+            Ok(Line::Error { message }) => failure = Some(message),
+            Ok(l) => parsed.add(l),
+            Err(e) => {
+                failure = Some(format!(
+                    "the Darshan reader wrote an unexpected line {}: {e}",
+                    n + 1
+                ));
+                break;
+            }
+        }
+    }
+    let status = child.wait().map_err(|e| reader_error(log, e.to_string()))?;
+    let stderr = drain.join().unwrap_or_default();
+    if let Some(message) = failure {
+        return Err(reader_error(log, message));
+    }
+    if !status.success() || parsed.job.is_none() {
+        let last = stderr
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no output");
+        return Err(reader_error(
+            log,
+            format!("the Darshan reader failed ({status}): {last}"),
+        ));
+    }
+    for line in stderr
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Error:"))
+    {
+        let line = line.trim().to_string();
+        if !parsed.complaints.contains(&line) {
+            parsed.complaints.push(line);
+        }
+    }
+    Ok(parsed)
+}
+
+impl Log {
+    fn add(&mut self, line: Line) {
+        match line {
+            Line::Job(job) => self.job = Some(job),
+            Line::Name { id, path } => {
+                self.names.insert(id, path);
+            }
+            Line::Counters(c) => self.counters.push(c),
+            Line::Dxt(d) => {
+                let mpiio = d.module == "DXT_MPIIO";
+                if !d.host.is_empty() {
+                    self.hosts.entry(d.rank).or_insert(d.host);
+                }
+                self.segments
+                    .extend(
+                        d.segments
+                            .into_iter()
+                            .map(|(offset, length, s, e)| Segment {
+                                rank: d.rank,
+                                mpiio,
+                                write: d.op == "write",
+                                record: d.id,
+                                offset,
+                                length,
+                                start_ns: seconds_to_ns(s),
+                                end_ns: seconds_to_ns(e).max(seconds_to_ns(s)),
+                            }),
+                    );
+            }
+            Line::Skipped { module, why } => self.skipped.push((module, why)),
+            Line::Error { .. } => {}
+        }
+    }
+}
+
+/// DXT times are seconds since the job start, as doubles.
+fn seconds_to_ns(s: f64) -> i64 {
+    if s.is_finite() && s > 0.0 {
+        (s * 1e9).round().min(i64::MAX as f64) as i64
+    } else {
+        0
+    }
+}
+
+/// The file system of `path`: the type of the longest mount point that contains it.
+fn fs_type(mounts: &[(String, String)], path: &str) -> String {
+    mounts
+        .iter()
+        .filter(|(point, _)| {
+            path.starts_with(point.as_str())
+                && (point.ends_with('/')
+                    || path.len() == point.len()
+                    || path[point.len()..].starts_with('/'))
+        })
+        .max_by_key(|(point, _)| point.len())
+        .map_or_else(|| "unknown".to_string(), |(_, t)| t.clone())
+}
+
+fn write_store(log: &Path, out: &Path, parsed: Log) -> Result<ImportSummary, ImportError> {
+    let Log {
+        job,
+        names,
+        counters,
+        mut segments,
+        hosts,
+        skipped,
+        complaints,
+    } = parsed;
+    let job = job.expect("checked by read_log");
+
+    // Files: every record that has counters or segments, ids in path order.
+    let name_of = |id: u64| {
+        names
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| format!("<darshan record {id:#018x}>"))
+    };
+    let mut paths: Vec<String> = counters
+        .iter()
+        .map(|c| c.id)
+        .chain(segments.iter().map(|s| s.record))
+        .map(name_of)
+        .collect();
+    paths.sort();
+    paths.dedup();
+    let file_id: HashMap<&str, i32> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.as_str(), i as i32))
+        .collect();
+    let id_of = |record: u64| file_id[name_of(record).as_str()];
+
+    let top_rank = segments
+        .iter()
+        .map(|s| s.rank)
+        .chain(counters.iter().map(|c| c.rank))
+        .max()
+        .unwrap_or(-1);
+    let ranks = job.job.nprocs.max((top_rank + 1) as u32);
+
+    let mut writer = StoreWriter::create(out)?;
+    // Store order: rank, start; an MPI-IO segment before the POSIX segments it encloses.
+    segments.sort_by_key(|s| (s.rank, s.start_ns, !s.mpiio, std::cmp::Reverse(s.end_ns)));
+    let mut file_ranks: Vec<BTreeMap<i32, ()>> = vec![BTreeMap::new(); paths.len()];
+    let mut file_events = vec![0i64; paths.len()];
+    let mut enclosing: Option<(i32, i64, i64)> = None; // (rank, id, end) of the last MPI-IO event
+    for s in &segments {
+        let id = writer.rows() as i64;
+        let file = id_of(s.record);
+        let parent = match enclosing {
+            Some((rank, pid, end)) if !s.mpiio && rank == s.rank && s.end_ns <= end => Some(pid),
+            _ => None,
+        };
+        let (layer, func) = match (s.mpiio, s.write) {
+            (true, true) => (Layer::MpiIo, "MPI_File_write_at"),
+            (true, false) => (Layer::MpiIo, "MPI_File_read_at"),
+            (false, true) => (Layer::Posix, "pwrite"),
+            (false, false) => (Layer::Posix, "pread"),
+        };
+        writer.push(&Event {
+            id,
+            rank: s.rank,
+            process: s.rank,
+            depth: u8::from(parent.is_some()),
+            parent,
+            file_id: Some(file),
+            offset: Some(s.offset),
+            size: s.length,
+            result: s.length,
+            ..Event::call(layer, func, s.start_ns, s.end_ns - s.start_ns)
+        })?;
+        if s.mpiio {
+            enclosing = Some((s.rank, id, s.end_ns));
+        }
+        file_ranks[file as usize].insert(s.rank, ());
+        file_events[file as usize] += 1;
+    }
+
+    let mut rows = Vec::new();
+    for c in &counters {
+        let file = id_of(c.id);
+        if c.rank >= 0 {
+            file_ranks[file as usize].insert(c.rank, ());
+        }
+        for (counter, value) in c.counters.iter().chain(&c.fcounters) {
+            rows.push(DarshanCounterRow {
+                module: c.module.clone(),
+                rank: c.rank,
+                file_id: file,
+                component: c.component,
+                counter: counter.clone(),
+                value: *value,
+            });
+        }
+    }
+    let counter_rows = rows.len();
+    writer.add_darshan_counters(rows);
+
+    let files: Vec<FileRow> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, path)| FileRow {
+            file_id: i as i32,
+            path: path.clone(),
+            fs_type: fs_type(&job.mounts, path),
+            fs_magic: 0,
+            // A record Darshan reduced over every rank stands for all of them.
+            ranks: if counters
+                .iter()
+                .any(|c| c.rank < 0 && id_of(c.id) == i as i32)
+            {
+                ranks as i32
+            } else {
+                file_ranks[i].len() as i32
+            },
+            events: file_events[i],
+        })
+        .collect();
+
+    let j = &job.job;
+    let start_unix_ns = j.start_time_sec * 1_000_000_000 + j.start_time_nsec;
+    let span_ns = ((j.end_time_sec * 1_000_000_000 + j.end_time_nsec) - start_unix_ns).max(0);
+    let duration_ns = span_ns.max(writer.end_ns());
+    let host_of = |r: i32| hosts.get(&r).cloned().unwrap_or_default();
+    let mut facts = BTreeMap::from([
+        ("source".to_string(), "darshan".to_string()),
+        ("darshan_jobid".to_string(), j.jobid.to_string()),
+        ("darshan_uid".to_string(), j.uid.to_string()),
+        ("darshan_log_version".to_string(), j.log_ver.clone()),
+        ("darshan_reader".to_string(), job.reader.clone()),
+    ]);
+    for (k, v) in &j.metadata {
+        facts.insert(format!("darshan_{k}"), v.clone());
+    }
+    let processes = (0..ranks as i32)
+        .map(|r| {
+            let mut p = ProcessMeta::generated(
+                r as u32,
+                ContainerKind::Process,
+                r,
+                host_of(r),
+                ClockMeta::exact("darshan", duration_ns as u64, 0),
+            );
+            p.exe = Some(job.exe.clone());
+            p.cmdline = Some(job.exe.clone());
+            p.facts = facts.clone();
+            p.facts.insert("rank".into(), r.to_string());
+            p
+        })
+        .collect();
+    let mut meta = Meta::new(
+        format!("pioscope import darshan ({})", job.reader),
+        JobMeta {
+            command: Some(job.exe.clone()),
+            start_unix_ns,
+            duration_ns,
+            ranks,
+            hosts: (0..ranks as i32).map(host_of).collect(),
+            mpi_library: None,
+        },
+        processes,
+    );
+    meta.tracer_version = j.metadata.get("lib_ver").map(|v| format!("darshan {v}"));
+    meta.raw_files = vec![log.file_name().map_or_else(
+        || log.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )];
+    for (module, info) in &job.modules {
+        if info.partial {
+            meta.partial_reasons.push(format!(
+                "darshan module {module} (version {}): Darshan flagged its records partial (it ran out of record memory; DXT: the trace was truncated)",
+                info.version
+            ));
+        }
+    }
+    for (module, why) in &skipped {
+        meta.partial_reasons
+            .push(format!("darshan module {module}: not imported ({why})"));
+    }
+    for complaint in &complaints {
+        meta.partial_reasons
+            .push(format!("Darshan's reader (libdarshan-util): {complaint}"));
+    }
+    meta.partial = !meta.partial_reasons.is_empty();
+    let summary = ImportSummary {
+        ranks,
+        files: files.len(),
+        counters: counter_rows,
+        events: writer.rows(),
+        modules: job
+            .modules
+            .iter()
+            .map(|(m, i)| (m.clone(), i.records))
+            .collect(),
+        partial_reasons: meta.partial_reasons.clone(),
+    };
+    writer.finish(&files, &[], meta)?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_take_the_longest_mount_that_contains_them() {
+        let mounts = vec![
+            ("/".to_string(), "ext4".to_string()),
+            ("/scratch".to_string(), "lustre".to_string()),
+            ("/scratch2".to_string(), "gpfs".to_string()),
+        ];
+        assert_eq!(fs_type(&mounts, "/scratch/a/b"), "lustre");
+        assert_eq!(fs_type(&mounts, "/scratch2/x"), "gpfs");
+        assert_eq!(fs_type(&mounts, "/scratchy"), "ext4");
+        assert_eq!(fs_type(&[], "<STDOUT>"), "unknown");
+    }
+
+    #[test]
+    fn dxt_seconds_become_nanoseconds() {
+        assert_eq!(seconds_to_ns(0.005374908447265625), 5_374_908);
+        assert_eq!(seconds_to_ns(-1.0), 0);
+        assert_eq!(seconds_to_ns(f64::NAN), 0);
+    }
+}

@@ -1,0 +1,4 @@
+//! Stores made from other tools' records: `darshan` turns a Darshan log into a trace store
+//! (`pioscope import darshan`, docs/IMPORT.md).
+
+pub mod darshan;
