@@ -60,6 +60,10 @@ pub enum Op {
         /// Length.
         bytes: u64,
     },
+    /// A blocking list access (PVFS2 list I/O: one `PVFS_sys_write`/`_read` of a list of
+    /// file pieces): like `Io`, each server gets one request carrying the pieces it holds.
+    /// Boxed to keep `Op` at 32 bytes.
+    IoList(Box<IoList>),
     /// A metadata operation on the file's metadata server.
     Meta {
         /// The file.
@@ -97,6 +101,17 @@ pub enum Op {
     Begin(Box<Call>),
     /// Closes the innermost open call.
     End,
+}
+
+/// The pieces of one [`Op::IoList`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IoList {
+    /// The file accessed.
+    pub file: FileId,
+    /// Read or write.
+    pub kind: IoKind,
+    /// (file offset, length) of each piece, in file order, not overlapping.
+    pub pieces: Vec<(u64, u64)>,
 }
 
 /// One rank's side of an aggregated [`Op::Exchange`]: what it sends and receives, split into

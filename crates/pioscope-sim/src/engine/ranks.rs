@@ -250,7 +250,13 @@ impl Sim<'_> {
                     offset,
                     bytes,
                 } => {
-                    if !self.start_io(r, *file, *kind, *offset, *bytes) {
+                    if !self.start_io(r, *file, *kind, &[(*offset, *bytes)]) {
+                        continue;
+                    }
+                    Block::Io
+                }
+                Op::IoList(list) => {
+                    if !self.start_io(r, list.file, list.kind, &list.pieces) {
                         continue;
                     }
                     Block::Io
