@@ -212,14 +212,14 @@ pub struct Job {
 pub trait Recorder {
     /// A call (a `Begin`..`End` pair) of `rank` finished; `depth` 0 is outermost.
     fn call(&mut self, rank: Rank, depth: u8, call: &Call, start_ns: u64, end_ns: u64);
-    /// A storage server finished serving one request piece (`func`: a SERVER function of
+    /// A storage server finished serving one flow buffer of a request (`func`: a SERVER function of
     /// functions.def, e.g. server_write) for client `client`.
     fn server(&mut self, activity: &ServerActivity);
     /// A disk finished one access (`func`: disk_read or disk_write).
     fn disk(&mut self, activity: &DiskActivity);
 }
 
-/// One request piece served by a server.
+/// One flow buffer of a request (or a metadata operation) served by a server.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerActivity {
     /// The storage server (0-based).
