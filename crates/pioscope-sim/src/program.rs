@@ -60,6 +60,10 @@ pub enum Op {
         /// Length.
         bytes: u64,
     },
+    /// A blocking list access (PVFS2 list I/O: one `PVFS_sys_write`/`_read` of a list of
+    /// file pieces): like `Io`, each server gets one request carrying the pieces it holds.
+    /// Boxed to keep `Op` at 32 bytes.
+    IoList(Box<IoList>),
     /// A metadata operation on the file's metadata server.
     Meta {
         /// The file.
@@ -97,6 +101,17 @@ pub enum Op {
     Begin(Box<Call>),
     /// Closes the innermost open call.
     End,
+}
+
+/// The pieces of one [`Op::IoList`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IoList {
+    /// The file accessed.
+    pub file: FileId,
+    /// Read or write.
+    pub kind: IoKind,
+    /// (file offset, length) of each piece, in file order, not overlapping.
+    pub pieces: Vec<(u64, u64)>,
 }
 
 /// One rank's side of an aggregated [`Op::Exchange`]: what it sends and receives, split into
@@ -197,14 +212,14 @@ pub struct Job {
 pub trait Recorder {
     /// A call (a `Begin`..`End` pair) of `rank` finished; `depth` 0 is outermost.
     fn call(&mut self, rank: Rank, depth: u8, call: &Call, start_ns: u64, end_ns: u64);
-    /// A storage server finished serving one request piece (`func`: a SERVER function of
+    /// A storage server finished serving one flow buffer of a request (`func`: a SERVER function of
     /// functions.def, e.g. server_write) for client `client`.
     fn server(&mut self, activity: &ServerActivity);
     /// A disk finished one access (`func`: disk_read or disk_write).
     fn disk(&mut self, activity: &DiskActivity);
 }
 
-/// One request piece served by a server.
+/// One flow buffer of a request (or a metadata operation) served by a server.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerActivity {
     /// The storage server (0-based).

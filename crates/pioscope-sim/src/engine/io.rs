@@ -1,28 +1,36 @@
 //! Client I/O through the storage servers, metadata operations, Sync, and the write-back
 //! flush.
 //!
-//! A write piece: (a rendezvous round trip above eager_limit) → data flow client → server →
-//! latency → server CPU (FIFO) → write-back cache (a memory copy while dirty data stays under
-//! dirty_limit; else it waits, in arrival order, for the flush) or, write-through, the disk →
-//! ack (latency). A read piece: request (latency) → server CPU → read cache hit (a memory
-//! copy) or the disk → data flow server → client → latency. The server's record spans from the
-//! request's arrival to the end of its cache or disk service.
+//! An access (one `Io` or `IoList` op) sends one request to every target (server and disk)
+//! holding some of its bytes, carrying the pieces that target holds; the target serves it in
+//! flow buffers of at most `max_request` bytes (storage/layout.rs). Each flow buffer goes
+//! through the pipeline on its own, all at once: a write buffer: (a rendezvous round trip
+//! when its request exceeds eager_limit) → data flow client → server → latency → server CPU
+//! (FIFO, once per buffer) → write-back cache (a memory copy while dirty data stays under
+//! dirty_limit; else it waits, in arrival order, for the flush) or, write-through, one disk
+//! access → ack (latency). A read buffer: request (latency) → server CPU → read cache hit (a
+//! memory copy) or one disk access → data flow server → client → latency. The server's record
+//! spans from the buffer's arrival to the end of its cache or disk service.
 
 use super::ranks::Block;
 use super::{token, Ev, Sim, SimError};
 use crate::engine::storage::cache::Extent;
 use crate::engine::storage::disk::transfer_ns;
-use crate::engine::storage::layout::Piece;
+use crate::engine::storage::layout::{Piece, RequestPlan};
 use crate::program::{DiskActivity, ServerActivity};
 use crate::program::{FileId, IoKind, MetaKind, Rank};
 
-/// One request piece in flight.
+/// One flow buffer of a request in flight.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Req {
     pub rank: Rank,
     pub file: FileId,
     pub write: bool,
+    /// The buffer as one piece: its target, its first segment's offsets, its bytes in all.
     pub piece: Piece,
+    /// Its segments: `seg_count` from `seg_start` of the rank's `Requests::segments`.
+    seg_start: u32,
+    seg_count: u32,
     arrived_ns: u64,
     /// Served by the disk (not the cache), from `disk_start` to `disk_end`.
     from_disk: bool,
@@ -35,8 +43,15 @@ pub(super) struct Req {
 pub(super) struct Requests {
     slab: Vec<Req>,
     free: Vec<u32>,
-    /// Requests sent.
+    /// Requests sent: one per target per access.
     pub sent: u64,
+    /// Flow buffers the requests were served in.
+    pub buffers: u64,
+    /// Per rank: the segments of its access in flight (a rank has one access at a time).
+    segments: Vec<Vec<Piece>>,
+    /// Scratch: the plan of the access being started, a read's ranges cut at end of file.
+    plan: RequestPlan,
+    clipped: Vec<(u64, u64)>,
 }
 
 impl Requests {
@@ -45,7 +60,7 @@ impl Requests {
     }
 
     fn alloc(&mut self, req: Req) -> u32 {
-        self.sent += 1;
+        self.buffers += 1;
         match self.free.pop() {
             Some(q) => {
                 self.slab[q as usize] = req;
@@ -57,63 +72,129 @@ impl Requests {
             }
         }
     }
+
+    /// Segment `i` of buffer `req`.
+    fn segment(&self, req: &Req, i: u32) -> Piece {
+        self.segments[req.rank as usize][(req.seg_start + i) as usize]
+    }
+
+    /// The disk-contiguous runs of buffer `req`, in order: (disk offset, bytes, file offset
+    /// of the run's first segment).
+    fn runs(&self, req: &Req) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        let segs = &self.segments[req.rank as usize]
+            [req.seg_start as usize..(req.seg_start + req.seg_count) as usize];
+        let mut i = 0;
+        std::iter::from_fn(move || {
+            let first = segs.get(i)?;
+            let mut bytes = first.bytes;
+            i += 1;
+            while let Some(next) = segs.get(i) {
+                if next.disk_offset != first.disk_offset + bytes {
+                    break;
+                }
+                bytes += next.bytes;
+                i += 1;
+            }
+            Some((first.disk_offset, bytes, first.file_offset))
+        })
+    }
 }
 
 impl Sim<'_> {
-    /// Starts an Io op of rank `r`; false if it has nothing to do (0 bytes).
+    /// Starts an access of rank `r` to the file ranges `ranges` (in file order); false if it
+    /// has nothing to do (0 bytes).
     pub(super) fn start_io(
         &mut self,
         r: Rank,
         file: FileId,
         kind: IoKind,
-        offset: u64,
-        mut bytes: u64,
+        ranges: &[(u64, u64)],
     ) -> bool {
-        let asked = bytes > 0;
-        if let Some(size) = self.file_size[file as usize] {
-            match kind {
-                IoKind::Write => self.file_size[file as usize] = Some(size.max(offset + bytes)),
-                IoKind::Read => bytes = bytes.min(size.saturating_sub(offset)),
-            }
-        }
-        // A read entirely past the end still asks the server holding `offset` (for the size).
-        let past_end = asked && bytes == 0;
         let Some(striping) = &self.striping else {
             return false;
         };
-        let mut pieces = std::mem::take(&mut self.pieces);
-        pieces.clear();
-        striping.pieces(file, offset, bytes.max(u64::from(past_end)), &mut pieces);
-        if past_end {
-            pieces.iter_mut().for_each(|p| p.bytes = 0);
+        let mut plan = std::mem::take(&mut self.reqs.plan);
+        match (kind, self.file_size[file as usize]) {
+            (IoKind::Write, Some(size)) => {
+                let end = ranges.iter().map(|&(o, l)| o + l).max().unwrap_or(0);
+                self.file_size[file as usize] = Some(size.max(end));
+                striping.requests(file, ranges, &mut plan);
+            }
+            (IoKind::Read, Some(size)) => {
+                let clipped = &mut self.reqs.clipped;
+                clipped.clear();
+                clipped.extend(ranges.iter().filter_map(|&(o, l)| {
+                    let n = l.min(size.saturating_sub(o));
+                    (n > 0).then_some((o, n))
+                }));
+                let first_asked = ranges.iter().find(|x| x.1 > 0);
+                match first_asked {
+                    // Entirely past the end: still asks the server holding the first byte
+                    // (for the size), which reads nothing.
+                    Some(&(o, _)) if clipped.is_empty() => {
+                        striping.requests(file, &[(o, 1)], &mut plan);
+                        plan.segments.iter_mut().for_each(|p| p.bytes = 0);
+                        plan.buffers.iter_mut().for_each(|b| b.bytes = 0);
+                    }
+                    _ => striping.requests(file, clipped, &mut plan),
+                }
+            }
+            _ => striping.requests(file, ranges, &mut plan),
         }
-        if pieces.is_empty() {
-            self.pieces = pieces;
+        if plan.buffers.is_empty() {
+            self.reqs.plan = plan;
             return false;
         }
-        self.ranks[r as usize].parts = pieces.len() as u32;
+        self.ranks[r as usize].parts = plan.buffers.len() as u32;
+        self.reqs.sent += u64::from(plan.requests);
+        let rank_segments = &mut self.reqs.segments;
+        if rank_segments.len() <= r as usize {
+            rank_segments.resize_with(r as usize + 1, Vec::new);
+        }
+        rank_segments[r as usize].clear();
+        rank_segments[r as usize].extend_from_slice(&plan.segments);
         let write = kind == IoKind::Write;
         let small = self.latency(0);
-        for &piece in &pieces {
-            let q = self.reqs.alloc(Req {
-                rank: r,
-                file,
-                write,
-                piece,
-                arrived_ns: 0,
-                from_disk: false,
-                disk_start: 0,
-                disk_end: 0,
-            });
-            if !write {
-                self.q.push(self.now + small, Ev::ReqAtServer(q));
-            } else if piece.bytes > self.sys.network.eager_limit {
-                self.q.push(self.now + 2 * small, Ev::ReqRdvReady(q));
-            } else {
-                self.req_send_write(q);
+        let mut i = 0;
+        while i < plan.buffers.len() {
+            // A request: the consecutive buffers of one target. Its data goes eagerly or after
+            // a rendezvous as a whole.
+            let target = (plan.buffers[i].server, plan.buffers[i].disk);
+            let n = plan.buffers[i..]
+                .iter()
+                .take_while(|b| (b.server, b.disk) == target)
+                .count();
+            let request_bytes: u64 = plan.buffers[i..i + n].iter().map(|b| b.bytes).sum();
+            let rendezvous = request_bytes > self.sys.network.eager_limit;
+            for b in &plan.buffers[i..i + n] {
+                // A buffer holds at least one segment.
+                let first = plan.segments[b.start as usize];
+                let q = self.reqs.alloc(Req {
+                    rank: r,
+                    file,
+                    write,
+                    piece: Piece {
+                        bytes: b.bytes,
+                        ..first
+                    },
+                    seg_start: b.start,
+                    seg_count: b.count,
+                    arrived_ns: 0,
+                    from_disk: false,
+                    disk_start: 0,
+                    disk_end: 0,
+                });
+                if !write {
+                    self.q.push(self.now + small, Ev::ReqAtServer(q));
+                } else if rendezvous {
+                    self.q.push(self.now + 2 * small, Ev::ReqRdvReady(q));
+                } else {
+                    self.req_send_write(q);
+                }
             }
+            i += n;
         }
-        self.pieces = pieces;
+        self.reqs.plan = plan;
         true
     }
 
@@ -152,7 +233,7 @@ impl Sim<'_> {
             if p.bytes == 0 {
                 // Past the end of the file: nothing to read.
                 self.q.push(self.now, Ev::ReqServed(q));
-            } else if self.cache_holds(req.file, p) {
+            } else if self.cache_holds_all(&req) {
                 let end = self.cache_copy_end(s, p.bytes, self.sys.storage.cache.read_copy_rate());
                 self.q.push(end, Ev::ReqServed(q));
             } else {
@@ -161,15 +242,23 @@ impl Sim<'_> {
         }
     }
 
-    /// Queues request `q` on its disk.
+    /// Queues buffer `q` on its disk: one storage access, its disk-contiguous runs one after
+    /// another (a seek between runs only when they are apart), from the first run's start to
+    /// the last one's end.
     fn queue_on_disk(&mut self, q: u32) {
-        let p = self.reqs.slab[q as usize].piece;
-        let (start, end) = self.servers[p.server as usize].disks[p.disk as usize].submit_to(
-            &self.sys.storage,
-            self.now,
-            p.disk_offset,
-            p.bytes,
-        );
+        let req = self.reqs.slab[q as usize];
+        let p = req.piece;
+        let (mut start, mut end) = (u64::MAX, 0);
+        for (offset, bytes, _) in self.reqs.runs(&req) {
+            let (s, e) = self.servers[p.server as usize].disks[p.disk as usize].submit_to(
+                &self.sys.storage,
+                self.now,
+                offset,
+                bytes,
+            );
+            start = start.min(s);
+            end = end.max(e);
+        }
         let req = &mut self.reqs.slab[q as usize];
         req.from_disk = true;
         req.disk_start = start;
@@ -177,27 +266,31 @@ impl Sim<'_> {
         self.q.push(end, Ev::ReqServed(q));
     }
 
-    /// Write `q` goes into its server's write-back cache.
+    /// Write `q` goes into its server's write-back cache: one memory copy of the buffer, its
+    /// disk-contiguous runs dirty extents.
     fn absorb(&mut self, q: u32) {
         let req = self.reqs.slab[q as usize];
         let p = req.piece;
         let s = p.server as usize;
-        let seq = self.servers[s].write_back.absorb(Extent {
-            disk: p.disk,
-            disk_offset: p.disk_offset,
-            bytes: p.bytes,
-            file: req.file,
-            file_offset: p.file_offset,
-            client: req.rank,
-            seq: 0,
-        });
+        let mut seq = 0;
+        for (disk_offset, bytes, file_offset) in self.reqs.runs(&req) {
+            seq = self.servers[s].write_back.absorb(Extent {
+                disk: p.disk,
+                disk_offset,
+                bytes,
+                file: req.file,
+                file_offset,
+                client: req.rank,
+                seq: 0,
+            });
+        }
         let fs = &mut self.file_seq[req.file as usize];
         if fs.len() <= s {
             fs.resize(s + 1, 0);
         }
         fs[s] = seq;
         // Data the cache holds is overwritten in place, faster than new pages are filled.
-        let held = self.cache_insert(req.file, p);
+        let held = self.cache_insert_all(&req);
         let c = &self.sys.storage.cache;
         let rate = if held {
             c.rewrite_copy_rate()
@@ -217,28 +310,35 @@ impl Sim<'_> {
         self.servers[s].cpu(self.now, ns)
     }
 
-    /// Whether piece `p` of `file` is in its server's read cache (a hit becomes most recent).
-    fn cache_holds(&mut self, file: FileId, p: Piece) -> bool {
+    /// Whether every segment of buffer `req` is in its server's read cache (a hit becomes most
+    /// recent).
+    fn cache_holds_all(&mut self, req: &Req) -> bool {
         let Some(st) = &self.striping else {
             return false;
         };
-        let stripe = st.stripe_of(p.file_offset);
-        let lo = p.file_offset - stripe * st.stripe_size();
-        self.servers[p.server as usize]
-            .read_cache
-            .lookup(file, stripe, lo, lo + p.bytes)
+        let server = &mut self.servers[req.piece.server as usize];
+        (0..req.seg_count).all(|i| {
+            let p = self.reqs.segment(req, i);
+            let stripe = st.stripe_of(p.file_offset);
+            let lo = p.file_offset - stripe * st.stripe_size();
+            server.read_cache.lookup(req.file, stripe, lo, lo + p.bytes)
+        })
     }
 
-    /// Caches piece `p` of `file`; whether its server held it already.
-    fn cache_insert(&mut self, file: FileId, p: Piece) -> bool {
+    /// Caches every segment of buffer `req`; whether its server held them all already.
+    fn cache_insert_all(&mut self, req: &Req) -> bool {
         let Some(st) = &self.striping else {
             return false;
         };
-        let stripe = st.stripe_of(p.file_offset);
-        let lo = p.file_offset - stripe * st.stripe_size();
-        self.servers[p.server as usize]
-            .read_cache
-            .insert(file, stripe, lo, lo + p.bytes)
+        let server = &mut self.servers[req.piece.server as usize];
+        let mut held = true;
+        for i in 0..req.seg_count {
+            let p = self.reqs.segment(req, i);
+            let stripe = st.stripe_of(p.file_offset);
+            let lo = p.file_offset - stripe * st.stripe_size();
+            held &= server.read_cache.insert(req.file, stripe, lo, lo + p.bytes);
+        }
+        held
     }
 
     pub(super) fn req_served(&mut self, q: u32) {
@@ -259,7 +359,7 @@ impl Sim<'_> {
                 end_ns: req.disk_end,
             });
             // Read or written through: the data is in memory now.
-            self.cache_insert(req.file, p);
+            self.cache_insert_all(&req);
         }
         self.rec.server(&ServerActivity {
             server: p.server,

@@ -25,6 +25,8 @@ pub mod storage;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_listio;
+#[cfg(test)]
 pub(crate) mod testutil;
 
 use std::fmt;
@@ -32,7 +34,7 @@ use std::fmt;
 use crate::engine::network::{FlowNet, LinkId, Reschedule};
 use crate::engine::storage::cache::{ReadCache, WriteBack};
 use crate::engine::storage::disk::transfer_ns;
-use crate::engine::storage::layout::{Piece, Striping};
+use crate::engine::storage::layout::Striping;
 use crate::engine::storage::server::Server;
 use crate::model::{Placement, System};
 use crate::program::{FileId, Job, Op, Rank, Recorder};
@@ -52,8 +54,11 @@ pub struct RunSummary {
     pub messages: u64,
     /// Aggregated exchanges (`Op::Exchange`) completed, each counted once for the job.
     pub exchanges: u64,
-    /// Request pieces sent to servers.
+    /// Requests sent to servers: one per target (server and disk) per access.
     pub requests: u64,
+    /// Flow buffers the servers served those requests in (`storage.max_request` bytes at most
+    /// each): what their CPU and storage accesses are counted by.
+    pub flow_buffers: u64,
     /// Network flows started (transfers above the bandwidth-delay product).
     pub flows: u64,
     /// Transfers between machines up to the bandwidth-delay product (NIC reservations).
@@ -287,7 +292,6 @@ struct Sim<'a> {
     striping: Option<Striping>,
     servers: Vec<Server>,
     reqs: io::Requests,
-    pieces: Vec<Piece>,
     /// Per file, per data server: sequence number of the file's last absorbed write there.
     file_seq: Vec<Vec<u64>>,
     /// Per file: its size, for files the job created (None: it existed before, size unknown).
@@ -399,7 +403,6 @@ impl<'a> Sim<'a> {
             striping: Striping::new(sys),
             servers,
             reqs: io::Requests::default(),
-            pieces: Vec::new(),
             file_seq: vec![Vec::new(); job.files.len()],
             file_size: vec![None; job.files.len()],
             locks: locks::Locks::new(job.files.len()),
@@ -414,6 +417,7 @@ impl<'a> Sim<'a> {
             let rank = r as Rank;
             for (op, o) in prog.iter().enumerate() {
                 let file = match o {
+                    Op::IoList(list) => Some(list.file),
                     Op::Io { file, .. }
                     | Op::Meta { file, .. }
                     | Op::Lock { file, .. }
@@ -442,7 +446,7 @@ impl<'a> Sim<'a> {
                     }
                 }
                 match o {
-                    Op::Io { .. } if self.striping.is_none() => {
+                    Op::Io { .. } | Op::IoList(_) if self.striping.is_none() => {
                         return Err(SimError::Model(
                             "I/O needs data servers and a stripe size above 0".into(),
                         ))
@@ -586,6 +590,7 @@ impl<'a> Sim<'a> {
             messages: self.msgs.sent + self.exchange.messages,
             exchanges: self.exchange.done,
             requests: self.reqs.sent,
+            flow_buffers: self.reqs.buffers,
             flows: self.flows_started,
             small_transfers: self.small_transfers,
             recomputations: self.net.recomputations,

@@ -48,7 +48,7 @@ pub(super) struct RankState {
     pub blocked_op: usize,
     /// Slots WaitAll still waits for.
     wait_count: u32,
-    /// Outstanding parts of an Io or Sync (request pieces, per-server syncs).
+    /// Outstanding parts of an Io or Sync (flow buffers of its requests, per-server syncs).
     pub parts: u32,
     /// Open Begins: (op index, start).
     calls: Vec<(u32, u64)>,
@@ -250,7 +250,13 @@ impl Sim<'_> {
                     offset,
                     bytes,
                 } => {
-                    if !self.start_io(r, *file, *kind, *offset, *bytes) {
+                    if !self.start_io(r, *file, *kind, &[(*offset, *bytes)]) {
+                        continue;
+                    }
+                    Block::Io
+                }
+                Op::IoList(list) => {
+                    if !self.start_io(r, list.file, list.kind, &list.pieces) {
                         continue;
                     }
                     Block::Io

@@ -191,11 +191,11 @@ pub fn throughput(system: &System, clients: u32, request_size: u64, kind: IoKind
     let st = &system.storage;
     let (targets, servers) = stripe_width(system);
     let nodes = client_nodes(system, clients);
-    // Pieces a request is split into: stripes, then the server's largest request.
-    let piece = size
-        .min(system.layout.stripe_size)
-        .min(st.max_request)
-        .max(1);
+    // Targets one request touches; each gets one request of its share, served in flow
+    // buffers of at most the server's largest request: the pieces it handles.
+    let stripes = size.div_ceil(system.layout.stripe_size.max(1));
+    let touched = (stripes.min(u64::from(targets)) as u32).max(1);
+    let piece = size.div_ceil(u64::from(touched)).min(st.max_request).max(1);
     let (lat_f, bw_f) = size_factors(net, piece);
     let nic = net.bandwidth * bw_f;
 
@@ -238,8 +238,6 @@ pub fn throughput(system: &System, clients: u32, request_size: u64, kind: IoKind
     }
 
     // Servers touched by one request, and the time one client waits per request.
-    let stripes = size.div_ceil(system.layout.stripe_size.max(1));
-    let touched = (stripes.min(u64::from(targets)) as u32).max(1);
     let touched_servers = touched.min(servers).max(1);
     let per_request = |absorbed: bool| -> f64 {
         let latency_s = net.latency_ns as f64 * 1e-9 * lat_f;
@@ -427,11 +425,12 @@ mod tests {
     #[test]
     fn one_blocking_client_is_latency_bound() {
         // One client, 4 MiB reads: the wire time (4 MiB / 117 MB/s) is longer than the disk
-        // time of the 16 pieces of 64 KiB each server serves; 2 us call + 2 x 50 us on top.
+        // time of the 4 flow buffers of 256 KiB each server serves its 1 MiB request in; 2 us
+        // call + 2 x 50 us on top.
         let s = pvfs(&[]);
         let b = throughput(&s, 1, 4 << 20, IoKind::Read);
         let size = 4194304.0;
-        let t = 2e-6 + 100e-6 + (size / 117e6_f64).max(16.0 * (30e-6 + 65536.0 / 40e6));
+        let t = 2e-6 + 100e-6 + (size / 117e6_f64).max(4.0 * (30e-6 + 262144.0 / 40e6));
         assert_eq!(b.limited_by, "per-client latency");
         assert!(close(b.bytes_per_s, size / t));
         let nic = b

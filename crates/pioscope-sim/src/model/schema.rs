@@ -338,6 +338,53 @@ pub struct MpiIo {
     /// Not a ROMIO hint: a simulator knob. Absent in older files: 1048576.
     #[serde(default = "default_aggregate_exchange_above")]
     pub aggregate_exchange_above: u64,
+    /// ROMIO's driver for the file system: how independent noncontiguous accesses are made.
+    /// Absent in older files: generic.
+    #[serde(default)]
+    pub driver: Driver,
+    /// ad_pvfs2's strided-access hints (`romio_pvfs2_*`): ROMIO's defaults, all disabled.
+    #[serde(default)]
+    pub pvfs2: Pvfs2Hints,
+}
+
+/// The ROMIO driver (ADIO file system) of the model's file system.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Driver {
+    /// The generic strided code (ad_ufs, ad_lustre, ...): data sieving, or one access per
+    /// piece without it.
+    #[default]
+    Generic,
+    /// ad_pvfs2: list I/O (64 pieces per request) unless a `romio_pvfs2_*` hint says otherwise;
+    /// never data sieving.
+    Pvfs2,
+}
+
+/// The `romio_pvfs2_{posix,dtype,listio}_{read,write}` hints of ad_pvfs2 (ADIOI_PVFS2_SetInfo
+/// sets every one to disable). For writes (reads alike) ADIOI_PVFS2_WriteStrided takes the
+/// first enabled of posix (one access per piece), dtype (the whole access as one request),
+/// listio (list I/O of 64 pieces per request); with none, classic list I/O (64 pieces too).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pvfs2Hints {
+    /// `romio_pvfs2_posix_read`.
+    #[serde(default)]
+    pub posix_read: bool,
+    /// `romio_pvfs2_posix_write`.
+    #[serde(default)]
+    pub posix_write: bool,
+    /// `romio_pvfs2_dtype_read`.
+    #[serde(default)]
+    pub dtype_read: bool,
+    /// `romio_pvfs2_dtype_write`.
+    #[serde(default)]
+    pub dtype_write: bool,
+    /// `romio_pvfs2_listio_read`.
+    #[serde(default)]
+    pub listio_read: bool,
+    /// `romio_pvfs2_listio_write`.
+    #[serde(default)]
+    pub listio_write: bool,
 }
 
 /// Above a million rank × aggregator pairs (e.g. 1,024 ranks with 1,024 aggregators) the
@@ -366,6 +413,8 @@ impl MpiIo {
             call_overhead_ns: 0,
             exchange_piece_ns: 0,
             aggregate_exchange_above: default_aggregate_exchange_above(),
+            driver: Driver::Generic,
+            pvfs2: Pvfs2Hints::default(),
         }
     }
 }

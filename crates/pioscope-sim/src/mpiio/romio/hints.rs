@@ -4,7 +4,7 @@
 
 use pioscope_trace::store::SettingRow;
 
-use crate::model::{AggregatorPlacement, FileDomain, MpiIo, System, Toggle};
+use crate::model::{AggregatorPlacement, Driver, FileDomain, MpiIo, System, Toggle};
 
 use super::RomioError;
 
@@ -100,6 +100,20 @@ impl Hints {
                 self.mpiio.ds_read =
                     toggle(v).ok_or_else(|| bad("expected enable, disable or automatic"))?
             }
+            "romio_pvfs2_posix_read"
+            | "romio_pvfs2_posix_write"
+            | "romio_pvfs2_dtype_read"
+            | "romio_pvfs2_dtype_write"
+            | "romio_pvfs2_listio_read"
+            | "romio_pvfs2_listio_write" => {
+                // ROMIO's ADIOI_Info_check_and_install_enabled: enable or disable.
+                let on = match toggle(v) {
+                    Some(Toggle::Enable) => true,
+                    Some(Toggle::Disable) => false,
+                    _ => return Err(bad("expected enable or disable")),
+                };
+                *self.pvfs2_hint(key) = on;
+            }
             "striping_unit" => {
                 self.stripe_size = positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
                     .ok_or_else(|| bad("must be > 0"))?
@@ -131,6 +145,19 @@ impl Hints {
         Ok(true)
     }
 
+    /// The field of `romio_pvfs2_*` hint `key` (one of the six).
+    fn pvfs2_hint(&mut self, key: &str) -> &mut bool {
+        let h = &mut self.mpiio.pvfs2;
+        match key {
+            "romio_pvfs2_posix_read" => &mut h.posix_read,
+            "romio_pvfs2_posix_write" => &mut h.posix_write,
+            "romio_pvfs2_dtype_read" => &mut h.dtype_read,
+            "romio_pvfs2_dtype_write" => &mut h.dtype_write,
+            "romio_pvfs2_listio_read" => &mut h.listio_read,
+            _ => &mut h.listio_write,
+        }
+    }
+
     /// The settings rows of a simulated store for `file`: the hints ROMIO used, under the
     /// keys [`Hints::set`] reads, as the runtime records them at `MPI_File_open` (rank 0
     /// only, time 0). Keys prefixed `sim.` are the model's, not ROMIO's.
@@ -141,7 +168,7 @@ impl Hints {
         } else {
             format!("*:{}", m.cb_per_node)
         };
-        let kv: Vec<(&str, String)> = vec![
+        let mut kv: Vec<(&str, String)> = vec![
             ("cb_buffer_size", m.cb_buffer_size.to_string()),
             ("cb_nodes", m.cb_nodes.to_string()),
             ("cb_config_list", per_node),
@@ -170,6 +197,18 @@ impl Hints {
                 .to_string(),
             ),
         ];
+        if m.driver == Driver::Pvfs2 {
+            // ad_pvfs2 reports its own hints at open; other drivers know none of them.
+            kv.extend([
+                ("romio_pvfs2_posix_read", enabled(m.pvfs2.posix_read)),
+                ("romio_pvfs2_posix_write", enabled(m.pvfs2.posix_write)),
+                ("romio_pvfs2_dtype_read", enabled(m.pvfs2.dtype_read)),
+                ("romio_pvfs2_dtype_write", enabled(m.pvfs2.dtype_write)),
+                ("romio_pvfs2_listio_read", enabled(m.pvfs2.listio_read)),
+                ("romio_pvfs2_listio_write", enabled(m.pvfs2.listio_write)),
+                ("sim.driver", "pvfs2".to_string()),
+            ]);
+        }
         kv.into_iter()
             .map(|(k, v)| SettingRow {
                 rank: 0,
@@ -186,6 +225,10 @@ impl Hints {
 
 fn positive(v: u64) -> Option<u64> {
     (v > 0).then_some(v)
+}
+
+fn enabled(on: bool) -> String {
+    if on { "enable" } else { "disable" }.to_string()
 }
 
 fn toggle_name(t: Toggle) -> &'static str {

@@ -6,7 +6,8 @@
 //! - independent contiguous: one `pwrite`/`pread`;
 //! - independent noncontiguous, data sieving on: read-modify-write in `ind_wr_buffer_size`
 //!   windows, each under a byte-range lock (ROMIO's `ADIOI_BUFFERED_WRITE`), reads in
-//!   `ind_rd_buffer_size` windows; sieving off: one access per contiguous piece;
+//!   `ind_rd_buffer_size` windows; sieving off: one access per contiguous piece; on PVFS2
+//!   (`mpiio.driver = "pvfs2"`) list I/O instead (`pvfs2`);
 //! - collective: ROMIO's two-phase (`twophase`), or the independent strategy when collective
 //!   buffering is disabled or, on `automatic`, when the ranks' ranges do not interleave.
 //!
@@ -15,11 +16,12 @@
 pub mod calls;
 pub mod hints;
 pub mod pattern;
+pub mod pvfs2;
 pub mod twophase;
 
 use thiserror::Error;
 
-use crate::model::{Placement, System, Toggle};
+use crate::model::{Driver, Placement, System, Toggle};
 use crate::program::{Call, FileId, IoKind, MetaKind, Op, Rank};
 
 pub use hints::Hints;
@@ -116,10 +118,10 @@ pub fn sieve_windows(pattern: &Pattern, buffer: u64) -> Vec<(u64, u64, bool)> {
     out
 }
 
-/// Data-sieving volume of an independent access under `hints` (zero when sieving is off or
-/// the access is contiguous).
+/// Data-sieving volume of an independent access under `hints` (zero when sieving is off, the
+/// access is contiguous or the driver is ad_pvfs2, which never sieves).
 pub fn sieve_volume(pattern: &Pattern, kind: IoKind, hints: &Hints) -> SieveVolume {
-    if pattern.is_contiguous() {
+    if pattern.is_contiguous() || hints.mpiio.driver == Driver::Pvfs2 {
         return SieveVolume::default();
     }
     let (on, buffer) = match kind {
@@ -195,6 +197,10 @@ pub fn independent_body(prog: &mut Vec<Op>, req: &Request, pattern: &Pattern, hi
     };
     if pattern.is_contiguous() {
         io(prog, req.kind, lo, hi - lo);
+        return;
+    }
+    if hints.mpiio.driver == Driver::Pvfs2 {
+        pvfs2::strided(prog, req, pattern, &hints.mpiio.pvfs2);
         return;
     }
     let (on, buffer) = match req.kind {
