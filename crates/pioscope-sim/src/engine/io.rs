@@ -78,6 +78,14 @@ impl Sim<'_> {
         }
         // A read entirely past the end still asks the server holding `offset` (for the size).
         let past_end = asked && bytes == 0;
+        // A Lustre client serves what it read ahead, and reads ahead (lustre_client.rs).
+        let (offset, bytes) = match kind {
+            IoKind::Read if !past_end => match self.lustre_read_range(r, file, offset, bytes) {
+                Some(range) => range,
+                None => return false,
+            },
+            _ => (offset, bytes),
+        };
         let Some(striping) = &self.striping else {
             return false;
         };
@@ -87,13 +95,13 @@ impl Sim<'_> {
         if past_end {
             pieces.iter_mut().for_each(|p| p.bytes = 0);
         }
+        self.lustre_rpcs(&mut pieces);
         if pieces.is_empty() {
             self.pieces = pieces;
             return false;
         }
         self.ranks[r as usize].parts = pieces.len() as u32;
         let write = kind == IoKind::Write;
-        let small = self.latency(0);
         for &piece in &pieces {
             let q = self.reqs.alloc(Req {
                 rank: r,
@@ -105,16 +113,28 @@ impl Sim<'_> {
                 disk_start: 0,
                 disk_end: 0,
             });
-            if !write {
-                self.q.push(self.now + small, Ev::ReqAtServer(q));
-            } else if piece.bytes > self.sys.network.eager_limit {
-                self.q.push(self.now + 2 * small, Ev::ReqRdvReady(q));
+            if self.lustre.is_some() {
+                self.lustre_submit(q);
             } else {
-                self.req_send_write(q);
+                self.req_send(q);
             }
         }
         self.pieces = pieces;
         true
+    }
+
+    /// Request `q` goes: a read's request to its server; a write's data after a rendezvous
+    /// round trip above eager_limit.
+    pub(super) fn req_send(&mut self, q: u32) {
+        let req = self.reqs.slab[q as usize];
+        let small = self.latency(0);
+        if !req.write {
+            self.q.push(self.now + small, Ev::ReqAtServer(q));
+        } else if req.piece.bytes > self.sys.network.eager_limit {
+            self.q.push(self.now + 2 * small, Ev::ReqRdvReady(q));
+        } else {
+            self.req_send_write(q);
+        }
     }
 
     /// A write piece's data goes to its server.
@@ -285,6 +305,9 @@ impl Sim<'_> {
     }
 
     pub(super) fn req_done(&mut self, q: u32) -> Result<(), SimError> {
+        if self.lustre.is_some() {
+            self.lustre_rpc_done(q);
+        }
         let r = self.reqs.slab[q as usize].rank;
         self.reqs.free.push(q);
         self.part_done(r)

@@ -189,6 +189,11 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("mpiio.call_overhead_ns", FieldKind::Time),
     ("mpiio.exchange_piece_ns", FieldKind::Time),
     ("mpiio.aggregate_exchange_above", FieldKind::Count),
+    ("mpiio.lustre_co_ratio", FieldKind::Count),
+    ("lustre.max_pages_per_rpc", FieldKind::Count),
+    ("lustre.max_rpcs_in_flight", FieldKind::Count),
+    ("lustre.extent_locks", FieldKind::Flag),
+    ("lustre.read_ahead", FieldKind::Size),
     ("calibration.source", FieldKind::Text),
 ];
 
@@ -208,6 +213,9 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("romio_cb_read", "mpiio.cb_read"),
     ("overlap_exchange", "mpiio.overlap_exchange"),
     ("aggregate_exchange_above", "mpiio.aggregate_exchange_above"),
+    ("romio_lustre_co_ratio", "mpiio.lustre_co_ratio"),
+    ("max_pages_per_rpc", "lustre.max_pages_per_rpc"),
+    ("max_rpcs_in_flight", "lustre.max_rpcs_in_flight"),
     ("stripe_size", "layout.stripe_size"),
     ("striping_unit", "layout.stripe_size"),
     ("stripe_count", "layout.stripe_count"),
@@ -732,6 +740,10 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
     positive_int("mpiio.cb_per_node", m.cb_per_node.into())?;
     positive_int("mpiio.ind_wr_buffer_size", m.ind_wr_buffer_size)?;
     positive_int("mpiio.ind_rd_buffer_size", m.ind_rd_buffer_size)?;
+    if let Some(lu) = &s.lustre {
+        positive_int("lustre.max_pages_per_rpc", lu.max_pages_per_rpc.into())?;
+        positive_int("lustre.max_rpcs_in_flight", lu.max_rpcs_in_flight.into())?;
+    }
     if let Some(cal) = &s.calibration {
         for (i, f) in cal.fits.iter().enumerate() {
             if !f.measured.is_finite() || !f.model.is_finite() {
