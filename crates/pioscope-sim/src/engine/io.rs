@@ -110,6 +110,21 @@ impl Sim<'_> {
         kind: IoKind,
         ranges: &[(u64, u64)],
     ) -> bool {
+        // A Lustre client serves what it read ahead, and reads ahead (lustre_client.rs): an
+        // access of one range (the generic driver's).
+        let ahead;
+        let ranges = match (kind, ranges) {
+            (IoKind::Read, &[(offset, bytes)]) if self.lustre.is_some() => {
+                match self.lustre_read_range(r, file, offset, bytes) {
+                    Some(range) => {
+                        ahead = [range];
+                        &ahead[..]
+                    }
+                    None => return false,
+                }
+            }
+            _ => ranges,
+        };
         let Some(striping) = &self.striping else {
             return false;
         };
@@ -146,7 +161,12 @@ impl Sim<'_> {
             return false;
         }
         self.ranks[r as usize].parts = plan.buffers.len() as u32;
-        self.reqs.sent += u64::from(plan.requests);
+        // A Lustre client sends every RPC (buffer) as a request of its own.
+        self.reqs.sent += if self.lustre.is_some() {
+            plan.buffers.len() as u64
+        } else {
+            u64::from(plan.requests)
+        };
         let rank_segments = &mut self.reqs.segments;
         if rank_segments.len() <= r as usize {
             rank_segments.resize_with(r as usize + 1, Vec::new);
@@ -184,7 +204,10 @@ impl Sim<'_> {
                     disk_start: 0,
                     disk_end: 0,
                 });
-                if !write {
+                if self.lustre.is_some() {
+                    // Each buffer is one bulk RPC of its own (lustre_client.rs).
+                    self.lustre_submit(q);
+                } else if !write {
                     self.q.push(self.now + small, Ev::ReqAtServer(q));
                 } else if rendezvous {
                     self.q.push(self.now + 2 * small, Ev::ReqRdvReady(q));
@@ -196,6 +219,20 @@ impl Sim<'_> {
         }
         self.reqs.plan = plan;
         true
+    }
+
+    /// Request `q` goes: a read's request to its server; a write's data after a rendezvous
+    /// round trip above eager_limit.
+    pub(super) fn req_send(&mut self, q: u32) {
+        let req = self.reqs.slab[q as usize];
+        let small = self.latency(0);
+        if !req.write {
+            self.q.push(self.now + small, Ev::ReqAtServer(q));
+        } else if req.piece.bytes > self.sys.network.eager_limit {
+            self.q.push(self.now + 2 * small, Ev::ReqRdvReady(q));
+        } else {
+            self.req_send_write(q);
+        }
     }
 
     /// A write piece's data goes to its server.
@@ -385,6 +422,9 @@ impl Sim<'_> {
     }
 
     pub(super) fn req_done(&mut self, q: u32) -> Result<(), SimError> {
+        if self.lustre.is_some() {
+            self.lustre_rpc_done(q);
+        }
         let r = self.reqs.slab[q as usize].rank;
         self.reqs.free.push(q);
         self.part_done(r)

@@ -11,12 +11,14 @@
 //! Files by role: `queue` (events), `ranks` (stepping, slots, Begin/End, barrier), `messages`
 //! (MPI point-to-point: matching, eager, rendezvous), `io` (client requests through network,
 //! server CPU, caches and disks; metadata; sync; flush), `locks` (byte-range locks),
-//! `exchange` (dense all-to-alls simulated in aggregate). Beneath them the machine's parts:
+//! `exchange` (dense all-to-alls simulated in aggregate), `lustre_client` (RPC windows,
+//! extent locks, read-ahead of a node's Lustre client). Beneath them the machine's parts:
 //! `network` (flow-level bandwidth sharing) and `storage` (striping, servers, caches, disks).
 
 mod exchange;
 mod io;
 mod locks;
+mod lustre_client;
 mod messages;
 pub mod network;
 mod queue;
@@ -27,6 +29,8 @@ mod tests;
 #[cfg(test)]
 mod tests_listio;
 #[cfg(test)]
+mod tests_lustre;
+#[cfg(test)]
 pub(crate) mod testutil;
 
 use std::fmt;
@@ -36,7 +40,7 @@ use crate::engine::storage::cache::{ReadCache, WriteBack};
 use crate::engine::storage::disk::transfer_ns;
 use crate::engine::storage::layout::Striping;
 use crate::engine::storage::server::Server;
-use crate::model::{Placement, System};
+use crate::model::{LayoutKind, Placement, System};
 use crate::program::{FileId, Job, Op, Rank, Recorder};
 
 use queue::{Ev, Queue};
@@ -298,6 +302,8 @@ struct Sim<'a> {
     /// Reads past it stop at the end of the file, as a read past EOF returns short at once.
     file_size: Vec<Option<u64>>,
     locks: locks::Locks,
+    /// The nodes' Lustre clients (lustre layout with a `[lustre]` table).
+    lustre: Option<lustre_client::LustreClient>,
 }
 
 impl<'a> Sim<'a> {
@@ -406,6 +412,10 @@ impl<'a> Sim<'a> {
             file_seq: vec![Vec::new(); job.files.len()],
             file_size: vec![None; job.files.len()],
             locks: locks::Locks::new(job.files.len()),
+            lustre: match (&sys.lustre, sys.layout.kind) {
+                (Some(model), LayoutKind::Lustre) => Some(lustre_client::LustreClient::new(model)),
+                _ => None,
+            },
         })
     }
 
@@ -561,6 +571,10 @@ impl<'a> Sim<'a> {
                 Ok(())
             }
             Ev::UnlockAtServer(r) => self.unlock_at_server(r),
+            Ev::Lustre(ev) => {
+                self.lustre_event(ev);
+                Ok(())
+            }
         }
     }
 

@@ -54,6 +54,8 @@ pub(super) enum Ev {
     LockAtServer(Rank),
     /// An unlock reached the lock server.
     UnlockAtServer(Rank),
+    /// The Lustre client's RPC locks (lustre_client.rs).
+    Lustre(super::lustre_client::LustreEv),
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -196,6 +196,11 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("mpiio.pvfs2.dtype_write", FieldKind::Flag),
     ("mpiio.pvfs2.listio_read", FieldKind::Flag),
     ("mpiio.pvfs2.listio_write", FieldKind::Flag),
+    ("mpiio.lustre_co_ratio", FieldKind::Count),
+    ("lustre.max_pages_per_rpc", FieldKind::Count),
+    ("lustre.max_rpcs_in_flight", FieldKind::Count),
+    ("lustre.extent_locks", FieldKind::Flag),
+    ("lustre.read_ahead", FieldKind::Size),
     ("calibration.source", FieldKind::Text),
 ];
 
@@ -221,6 +226,9 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("romio_pvfs2_dtype_write", "mpiio.pvfs2.dtype_write"),
     ("romio_pvfs2_listio_read", "mpiio.pvfs2.listio_read"),
     ("romio_pvfs2_listio_write", "mpiio.pvfs2.listio_write"),
+    ("romio_lustre_co_ratio", "mpiio.lustre_co_ratio"),
+    ("max_pages_per_rpc", "lustre.max_pages_per_rpc"),
+    ("max_rpcs_in_flight", "lustre.max_rpcs_in_flight"),
     ("stripe_size", "layout.stripe_size"),
     ("striping_unit", "layout.stripe_size"),
     ("stripe_count", "layout.stripe_count"),
@@ -745,6 +753,10 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
     positive_int("mpiio.cb_per_node", m.cb_per_node.into())?;
     positive_int("mpiio.ind_wr_buffer_size", m.ind_wr_buffer_size)?;
     positive_int("mpiio.ind_rd_buffer_size", m.ind_rd_buffer_size)?;
+    if let Some(lu) = &s.lustre {
+        positive_int("lustre.max_pages_per_rpc", lu.max_pages_per_rpc.into())?;
+        positive_int("lustre.max_rpcs_in_flight", lu.max_rpcs_in_flight.into())?;
+    }
     if let Some(cal) = &s.calibration {
         for (i, f) in cal.fits.iter().enumerate() {
             if !f.measured.is_finite() || !f.model.is_finite() {

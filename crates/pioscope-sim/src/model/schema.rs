@@ -26,6 +26,10 @@ pub struct System {
     /// How the model was obtained (calibrate fills it; presets cite their source).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
+    /// The Lustre client (RPC windows, extent locks, read-ahead), used when `layout.kind` is
+    /// lustre. Absent (older files, other file systems): none of it is modelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lustre: Option<Lustre>,
 }
 
 /// Compute nodes.
@@ -338,6 +342,13 @@ pub struct MpiIo {
     /// Not a ROMIO hint: a simulator knob. Absent in older files: 1048576.
     #[serde(default = "default_aggregate_exchange_above")]
     pub aggregate_exchange_above: u64,
+    /// ROMIO's Lustre driver (`romio_lustre_co_ratio`): clients per OST in collective writes
+    /// with stripe-aligned domains; the driver keeps the first stripe_count × min(candidates /
+    /// stripe_count, this) aggregators (or a divisor of stripe_count when fewer), so each OST
+    /// is written by at most this many clients. 0 = every candidate aggregates (the model
+    /// before it). Absent in older files: 0.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub lustre_co_ratio: u32,
     /// ROMIO's driver for the file system: how independent noncontiguous accesses are made.
     /// Absent in older files: generic.
     #[serde(default)]
@@ -415,6 +426,7 @@ impl MpiIo {
             aggregate_exchange_above: default_aggregate_exchange_above(),
             driver: Driver::Generic,
             pvfs2: Pvfs2Hints::default(),
+            lustre_co_ratio: 0,
         }
     }
 }
@@ -474,4 +486,60 @@ pub struct Fit {
     pub model: f64,
     /// "s" or "B/s".
     pub unit: String,
+}
+
+/// The Lustre client of every compute node (one per node, shared by its ranks): its I/O to an
+/// OST goes in RPCs of `max_pages_per_rpc` pages with at most `max_rpcs_in_flight` in flight
+/// per OST; it takes extent locks on the OST objects it writes; it reads ahead of sequential
+/// reads. Defaults are Lustre's own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lustre {
+    /// Pages (4 KiB) per bulk RPC at most (`osc.*.max_pages_per_rpc`).
+    #[serde(default = "default_max_pages_per_rpc")]
+    pub max_pages_per_rpc: u32,
+    /// RPCs in flight per OST connection at most (`osc.*.max_rpcs_in_flight`).
+    #[serde(default = "default_max_rpcs_in_flight")]
+    pub max_rpcs_in_flight: u32,
+    /// Extent locks (LDLM) on OST objects: a client writing where another client holds a
+    /// lock waits for its revocation.
+    #[serde(default = "yes")]
+    pub extent_locks: bool,
+    /// Read-ahead window per file and node (`llite.*.max_read_ahead_per_file_mb`); 0 = none.
+    #[serde(default = "default_read_ahead")]
+    pub read_ahead: u64,
+}
+
+impl Default for Lustre {
+    fn default() -> Lustre {
+        Lustre {
+            max_pages_per_rpc: default_max_pages_per_rpc(),
+            max_rpcs_in_flight: default_max_rpcs_in_flight(),
+            extent_locks: true,
+            read_ahead: default_read_ahead(),
+        }
+    }
+}
+
+/// Lustre's page size: `max_pages_per_rpc` counts these.
+pub const LUSTRE_PAGE: u64 = 4096;
+
+fn default_max_pages_per_rpc() -> u32 {
+    256
+}
+
+fn default_max_rpcs_in_flight() -> u32 {
+    8
+}
+
+fn default_read_ahead() -> u64 {
+    40 << 20
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }

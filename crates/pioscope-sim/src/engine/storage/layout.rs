@@ -7,7 +7,7 @@
 //! `file << 40` (1 TiB apart, so different files are far from each other and a switch between
 //! them seeks), and stripe k of the object sits at k × stripe_size from there.
 
-use crate::model::{Layout, LayoutKind, StripeStart, System};
+use crate::model::{Layout, LayoutKind, StripeStart, System, LUSTRE_PAGE};
 use crate::program::FileId;
 
 /// Where a file's object starts on a disk: files are 1 TiB apart.
@@ -85,6 +85,9 @@ pub struct Striping {
     data_servers: u32,
     disks_per_server: u32,
     max_request: u64,
+    /// Buffers are a Lustre client's RPCs: cut at multiples of `max_request` in the object
+    /// (the OSC packs pages into RPCs that way), not only when full.
+    aligned: bool,
 }
 
 impl Striping {
@@ -106,6 +109,17 @@ impl Striping {
         } else {
             l.stripe_count
         };
+        let max_request = if s.max_request == 0 {
+            u64::MAX
+        } else {
+            s.max_request
+        };
+        // A Lustre client's bulk RPCs are the flow buffers (engine/lustre_client.rs).
+        let rpc = system
+            .lustre
+            .as_ref()
+            .filter(|_| l.kind == LayoutKind::Lustre)
+            .map(|c| u64::from(c.max_pages_per_rpc.max(1)) * LUSTRE_PAGE);
         Some(Striping {
             kind: l.kind,
             stripe_size: l.stripe_size,
@@ -114,11 +128,8 @@ impl Striping {
             start: l.start,
             data_servers: s.data_servers,
             disks_per_server: dps,
-            max_request: if s.max_request == 0 {
-                u64::MAX
-            } else {
-                s.max_request
-            },
+            max_request: rpc.map_or(max_request, |r| r.min(max_request)),
+            aligned: rpc.is_some(),
         })
     }
 
@@ -199,8 +210,11 @@ impl Striping {
         let mut last_group = u32::MAX;
         for &(g, mut p) in &plan.grouped {
             while p.bytes > 0 {
+                let at_boundary = self.aligned && p.disk_offset % self.max_request == 0;
                 let room = match plan.buffers.last() {
-                    Some(b) if g == last_group => self.max_request - b.bytes,
+                    Some(b) if g == last_group && !(at_boundary && b.bytes > 0) => {
+                        self.max_request - b.bytes
+                    }
                     _ => 0,
                 };
                 if room == 0 {
@@ -214,7 +228,12 @@ impl Striping {
                     last_group = g;
                     continue;
                 }
-                let n = p.bytes.min(room);
+                let to_boundary = if self.aligned {
+                    self.max_request - p.disk_offset % self.max_request
+                } else {
+                    u64::MAX
+                };
+                let n = p.bytes.min(room).min(to_boundary);
                 plan.segments.push(Piece { bytes: n, ..p });
                 if let Some(b) = plan.buffers.last_mut() {
                     b.count += 1;

@@ -4,7 +4,7 @@
 
 use pioscope_trace::store::SettingRow;
 
-use crate::model::{AggregatorPlacement, Driver, FileDomain, MpiIo, System, Toggle};
+use crate::model::{AggregatorPlacement, Driver, FileDomain, LayoutKind, MpiIo, System, Toggle};
 
 use super::RomioError;
 
@@ -24,6 +24,9 @@ pub struct Hints {
     /// `striping_factor`: stripes a file spans (0 = the file system's default); the model's
     /// `layout.stripe_count`.
     pub stripe_count: u32,
+    /// Targets of the file system (what a `stripe_count` of 0 spans): Lustre's OSTs, PVFS's
+    /// data servers.
+    pub targets: u32,
 }
 
 impl Hints {
@@ -40,6 +43,10 @@ impl Hints {
             fresh_memory_bandwidth: system.nodes.fresh_memory_bandwidth,
             stripe_size: system.layout.stripe_size.max(1),
             stripe_count: system.layout.stripe_count,
+            targets: match system.layout.kind {
+                LayoutKind::Pvfs => system.storage.data_servers,
+                LayoutKind::Lustre => system.storage.data_servers * system.storage.disks_per_server,
+            },
         }
     }
 
@@ -117,6 +124,9 @@ impl Hints {
             "striping_unit" => {
                 self.stripe_size = positive(parse_size(v).ok_or_else(|| bad("not a size"))?)
                     .ok_or_else(|| bad("must be > 0"))?
+            }
+            "romio_lustre_co_ratio" => {
+                self.mpiio.lustre_co_ratio = v.parse().map_err(|_| bad("not a count"))?;
             }
             "striping_factor" => self.stripe_count = v.parse().map_err(|_| bad("not a count"))?,
             "aggregator_placement" => {

@@ -467,6 +467,7 @@ pub(crate) mod tests_support {
             },
             mpiio: MpiIo::romio_defaults(),
             calibration: None,
+            lustre: None,
         }
     }
 

@@ -69,6 +69,45 @@ pub fn aggregators(node_of: &[u32], hints: &Hints) -> Vec<Rank> {
     out
 }
 
+/// The aggregators ROMIO's Lustre driver writes with (`ADIOI_LUSTRE_Get_striping_info`):
+/// of the n candidates, the first stripe_count × min(n / stripe_count, co) when n ≥
+/// stripe_count, else the largest divisor of stripe_count not above n (found as ROMIO does),
+/// so every OST is written by at most `co` clients and extent locks do not conflict. With
+/// blocked placement the kept aggregators are the first node's ranks: they share its link.
+/// `lustre_co_ratio` 0, or even file domains (not the Lustre driver): all candidates.
+pub fn lustre_write_aggregators(mut aggs: Vec<Rank>, hints: &Hints) -> Vec<Rank> {
+    let co = hints.mpiio.lustre_co_ratio as usize;
+    if co == 0 || hints.mpiio.file_domain != FileDomain::StripeAligned {
+        return aggs;
+    }
+    let stripes = match hints.stripe_count {
+        0 => hints.targets,
+        c => c,
+    }
+    .max(1) as usize;
+    let n = aggs.len();
+    let keep = if n >= stripes {
+        stripes * (n / stripes).min(co)
+    } else {
+        let mut keep = 1;
+        let mut divisor = 2;
+        while stripes >= divisor * divisor {
+            if stripes % divisor == 0 {
+                if stripes / divisor <= n {
+                    keep = stripes / divisor;
+                    break;
+                } else if divisor <= n {
+                    keep = divisor;
+                }
+            }
+            divisor += 1;
+        }
+        keep
+    };
+    aggs.truncate(keep);
+    aggs
+}
+
 /// File domains of `aggs` aggregators over the accessed range [lo, hi): per aggregator its
 /// ranges. Even: equal contiguous pieces of ceil((hi − lo) / aggs) bytes (ROMIO's generic
 /// `ADIOI_Calc_file_domains`). Stripe-aligned (ROMIO's Lustre driver): whole stripes, stripe
@@ -596,7 +635,11 @@ pub fn collective_into(
         Toggle::Automatic => interleaved(patterns),
     };
     let ext = Extents::new(patterns);
-    let aggs = aggregators(node_of, hints);
+    let aggs = match req.kind {
+        IoKind::Write => lustre_write_aggregators(aggregators(node_of, hints), hints),
+        // The Lustre driver reads through ROMIO's generic two-phase code.
+        IoKind::Read => aggregators(node_of, hints),
+    };
     // Per cycle, per rank: (pre ops, wait ops, post ops); with overlap the exchange of cycle
     // m+1 is posted before the write of cycle m and waited for after it.
     let overlap = hints.mpiio.overlap_exchange && req.kind == IoKind::Write;
