@@ -6,7 +6,9 @@
 //! dirty_limit; else it waits, in arrival order, for the flush) or, write-through, the disk →
 //! ack (latency). A read piece: request (latency) → server CPU → read cache hit (a memory
 //! copy) or the disk → data flow server → client → latency. The server's record spans from the
-//! request's arrival to the end of its cache or disk service.
+//! request's arrival to the end of its cache or disk service. With a client cache
+//! (client_cache.rs) writes are copied there and its flusher sends them; a close or sync
+//! first waits for the file's dirty data on the node.
 
 use super::ranks::Block;
 use super::{token, Ev, Sim, SimError};
@@ -23,6 +25,8 @@ pub(super) struct Req {
     pub file: FileId,
     pub write: bool,
     pub piece: Piece,
+    /// Sent by the flusher of the rank's node (client_cache.rs), not by the rank.
+    client_flush: bool,
     arrived_ns: u64,
     /// Served by the disk (not the cache), from `disk_start` to `disk_end`.
     from_disk: bool,
@@ -76,6 +80,9 @@ impl Sim<'_> {
                 IoKind::Read => bytes = bytes.min(size.saturating_sub(offset)),
             }
         }
+        if kind == IoKind::Write && self.client.on() {
+            return self.cache_write(r, file, offset, bytes);
+        }
         // A read entirely past the end still asks the server holding `offset` (for the size).
         let past_end = asked && bytes == 0;
         let Some(striping) = &self.striping else {
@@ -92,14 +99,29 @@ impl Sim<'_> {
             return false;
         }
         self.ranks[r as usize].parts = pieces.len() as u32;
-        let write = kind == IoKind::Write;
+        self.send_requests(r, file, kind == IoKind::Write, &pieces, false);
+        self.pieces = pieces;
+        true
+    }
+
+    /// Sends one request per piece for rank `r`; `client_flush`: the flush of its node's
+    /// client cache (acknowledged to the node's flusher, not to the rank).
+    pub(super) fn send_requests(
+        &mut self,
+        r: Rank,
+        file: FileId,
+        write: bool,
+        pieces: &[Piece],
+        client_flush: bool,
+    ) {
         let small = self.latency(0);
-        for &piece in &pieces {
+        for &piece in pieces {
             let q = self.reqs.alloc(Req {
                 rank: r,
                 file,
                 write,
                 piece,
+                client_flush,
                 arrived_ns: 0,
                 from_disk: false,
                 disk_start: 0,
@@ -113,8 +135,6 @@ impl Sim<'_> {
                 self.req_send_write(q);
             }
         }
-        self.pieces = pieces;
-        true
     }
 
     /// A write piece's data goes to its server.
@@ -285,9 +305,13 @@ impl Sim<'_> {
     }
 
     pub(super) fn req_done(&mut self, q: u32) -> Result<(), SimError> {
-        let r = self.reqs.slab[q as usize].rank;
+        let req = self.reqs.slab[q as usize];
         self.reqs.free.push(q);
-        self.part_done(r)
+        if req.client_flush {
+            self.flush_piece_done(req.rank);
+            return Ok(());
+        }
+        self.part_done(req.rank)
     }
 
     /// Starts flushing the server's oldest dirty extent, if none is being flushed.
@@ -390,6 +414,14 @@ impl Sim<'_> {
 
     /// Starts a Meta op; returns the rank's block.
     pub(super) fn start_meta(&mut self, r: Rank, file: FileId, kind: MetaKind) -> Block {
+        if self.cache_holds_dirty(r, file, kind) {
+            // Started again once the node's client cache has flushed the file.
+            return if kind == MetaKind::Sync {
+                Block::Sync
+            } else {
+                Block::Meta
+            };
+        }
         // A create makes an empty file (an O_CREAT open of a file this job wrote keeps it);
         // a remove empties it.
         let size = &mut self.file_size[file as usize];

@@ -10,10 +10,12 @@
 //!
 //! Files by role: `queue` (events), `ranks` (stepping, slots, Begin/End, barrier), `messages`
 //! (MPI point-to-point: matching, eager, rendezvous), `io` (client requests through network,
-//! server CPU, caches and disks; metadata; sync; flush), `locks` (byte-range locks),
+//! server CPU, caches and disks; metadata; sync; flush), `client_cache` (the compute nodes'
+//! write-back caches), `locks` (byte-range locks),
 //! `exchange` (dense all-to-alls simulated in aggregate). Beneath them the machine's parts:
 //! `network` (flow-level bandwidth sharing) and `storage` (striping, servers, caches, disks).
 
+mod client_cache;
 mod exchange;
 mod io;
 mod locks;
@@ -24,6 +26,8 @@ mod ranks;
 pub mod storage;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_clientcache;
 #[cfg(test)]
 pub(crate) mod testutil;
 
@@ -294,6 +298,8 @@ struct Sim<'a> {
     /// Reads past it stop at the end of the file, as a read past EOF returns short at once.
     file_size: Vec<Option<u64>>,
     locks: locks::Locks,
+    /// The compute nodes' write-back caches (none unless the model has `[client_cache]`).
+    client: client_cache::ClientCaches,
 }
 
 impl<'a> Sim<'a> {
@@ -366,6 +372,8 @@ impl<'a> Sim<'a> {
             })
             .collect::<Vec<_>>();
         let handoff = ranks::handoffs(sys, &ranks);
+        let nodes_used = ranks.iter().map(|x| x.node as usize + 1).max().unwrap_or(0);
+        let client = client_cache::ClientCaches::new(sys, nodes_used);
         let handoff_all = handoff.iter().copied().max().unwrap_or(0);
         Ok(Sim {
             sys,
@@ -403,6 +411,7 @@ impl<'a> Sim<'a> {
             file_seq: vec![Vec::new(); job.files.len()],
             file_size: vec![None; job.files.len()],
             locks: locks::Locks::new(job.files.len()),
+            client,
         })
     }
 
@@ -557,6 +566,10 @@ impl<'a> Sim<'a> {
                 Ok(())
             }
             Ev::UnlockAtServer(r) => self.unlock_at_server(r),
+            Ev::ClientFlush(node) => {
+                self.client_flush(node);
+                Ok(())
+            }
         }
     }
 

@@ -54,6 +54,8 @@ pub(super) enum Ev {
     LockAtServer(Rank),
     /// An unlock reached the lock server.
     UnlockAtServer(Rank),
+    /// The client-cache flusher of a compute node may go on (client_cache.rs).
+    ClientFlush(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
