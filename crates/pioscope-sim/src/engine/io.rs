@@ -10,7 +10,9 @@
 //! dirty_limit; else it waits, in arrival order, for the flush) or, write-through, one disk
 //! access → ack (latency). A read buffer: request (latency) → server CPU → read cache hit (a
 //! memory copy) or one disk access → data flow server → client → latency. The server's record
-//! spans from the buffer's arrival to the end of its cache or disk service.
+//! spans from the buffer's arrival to the end of its cache or disk service. With a client
+//! cache (client_cache.rs) writes are copied there and its flusher sends them as requests of
+//! its own; a close or sync first waits for the file's dirty data on the node.
 
 use super::ranks::Block;
 use super::{token, Ev, Sim, SimError};
@@ -28,9 +30,13 @@ pub(super) struct Req {
     pub write: bool,
     /// The buffer as one piece: its target, its first segment's offsets, its bytes in all.
     pub piece: Piece,
-    /// Its segments: `seg_count` from `seg_start` of the rank's `Requests::segments`.
+    /// Its segments: `seg_count` from `seg_start` of its sender's `Requests::segments`.
     seg_start: u32,
     seg_count: u32,
+    /// Whose access it belongs to: the rank's own (its rank), or a client-cache flush of its
+    /// node (ranks + node: acknowledged to the node's flusher, not to the rank).
+    sender: u32,
+    client_flush: bool,
     arrived_ns: u64,
     /// Served by the disk (not the cache), from `disk_start` to `disk_end`.
     from_disk: bool,
@@ -47,7 +53,8 @@ pub(super) struct Requests {
     pub sent: u64,
     /// Flow buffers the requests were served in.
     pub buffers: u64,
-    /// Per rank: the segments of its access in flight (a rank has one access at a time).
+    /// Per sender (a rank, then each node's client-cache flusher): the segments of its access
+    /// in flight (a sender has one access at a time).
     segments: Vec<Vec<Piece>>,
     /// Scratch: the plan of the access being started, a read's ranges cut at end of file.
     plan: RequestPlan,
@@ -75,13 +82,13 @@ impl Requests {
 
     /// Segment `i` of buffer `req`.
     fn segment(&self, req: &Req, i: u32) -> Piece {
-        self.segments[req.rank as usize][(req.seg_start + i) as usize]
+        self.segments[req.sender as usize][(req.seg_start + i) as usize]
     }
 
     /// The disk-contiguous runs of buffer `req`, in order: (disk offset, bytes, file offset
     /// of the run's first segment).
     fn runs(&self, req: &Req) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
-        let segs = &self.segments[req.rank as usize]
+        let segs = &self.segments[req.sender as usize]
             [req.seg_start as usize..(req.seg_start + req.seg_count) as usize];
         let mut i = 0;
         std::iter::from_fn(move || {
@@ -125,16 +132,19 @@ impl Sim<'_> {
             }
             _ => ranges,
         };
+        if let (IoKind::Write, Some(size)) = (kind, self.file_size[file as usize]) {
+            let end = ranges.iter().map(|&(o, l)| o + l).max().unwrap_or(0);
+            self.file_size[file as usize] = Some(size.max(end));
+        }
+        // A client cache takes a contiguous write (PVFS2's list I/O has no client cache).
+        if let (IoKind::Write, true, &[(offset, bytes)]) = (kind, self.client.on(), ranges) {
+            return self.cache_write(r, file, offset, bytes);
+        }
         let Some(striping) = &self.striping else {
             return false;
         };
         let mut plan = std::mem::take(&mut self.reqs.plan);
         match (kind, self.file_size[file as usize]) {
-            (IoKind::Write, Some(size)) => {
-                let end = ranges.iter().map(|&(o, l)| o + l).max().unwrap_or(0);
-                self.file_size[file as usize] = Some(size.max(end));
-                striping.requests(file, ranges, &mut plan);
-            }
             (IoKind::Read, Some(size)) => {
                 let clipped = &mut self.reqs.clipped;
                 clipped.clear();
@@ -161,19 +171,38 @@ impl Sim<'_> {
             return false;
         }
         self.ranks[r as usize].parts = plan.buffers.len() as u32;
+        self.send_requests(r, file, kind == IoKind::Write, &plan, false);
+        self.reqs.plan = plan;
+        true
+    }
+
+    /// Sends the requests of `plan` for rank `r`, each flow buffer on its way; `client_flush`:
+    /// the flush of its node's client cache.
+    fn send_requests(
+        &mut self,
+        r: Rank,
+        file: FileId,
+        write: bool,
+        plan: &RequestPlan,
+        client_flush: bool,
+    ) {
         // A Lustre client sends every RPC (buffer) as a request of its own.
         self.reqs.sent += if self.lustre.is_some() {
             plan.buffers.len() as u64
         } else {
             u64::from(plan.requests)
         };
-        let rank_segments = &mut self.reqs.segments;
-        if rank_segments.len() <= r as usize {
-            rank_segments.resize_with(r as usize + 1, Vec::new);
+        let sender = if client_flush {
+            self.ranks.len() as u32 + self.ranks[r as usize].node
+        } else {
+            r
+        };
+        let segments = &mut self.reqs.segments;
+        if segments.len() <= sender as usize {
+            segments.resize_with(sender as usize + 1, Vec::new);
         }
-        rank_segments[r as usize].clear();
-        rank_segments[r as usize].extend_from_slice(&plan.segments);
-        let write = kind == IoKind::Write;
+        segments[sender as usize].clear();
+        segments[sender as usize].extend_from_slice(&plan.segments);
         let small = self.latency(0);
         let mut i = 0;
         while i < plan.buffers.len() {
@@ -199,6 +228,8 @@ impl Sim<'_> {
                     },
                     seg_start: b.start,
                     seg_count: b.count,
+                    sender,
+                    client_flush,
                     arrived_ns: 0,
                     from_disk: false,
                     disk_start: 0,
@@ -217,8 +248,21 @@ impl Sim<'_> {
             }
             i += n;
         }
+    }
+
+    /// Sends `bytes` of `file` at `offset` from the client cache of rank `r`'s node to the
+    /// servers (client_cache.rs); returns the flow buffers sent, each acknowledged to the
+    /// node's flusher.
+    pub(super) fn send_flush(&mut self, r: Rank, file: FileId, offset: u64, bytes: u64) -> u32 {
+        let Some(striping) = &self.striping else {
+            return 0;
+        };
+        let mut plan = std::mem::take(&mut self.reqs.plan);
+        striping.requests(file, &[(offset, bytes)], &mut plan);
+        self.send_requests(r, file, true, &plan, true);
+        let n = plan.buffers.len() as u32;
         self.reqs.plan = plan;
-        true
+        n
     }
 
     /// Request `q` goes: a read's request to its server; a write's data after a rendezvous
@@ -425,9 +469,13 @@ impl Sim<'_> {
         if self.lustre.is_some() {
             self.lustre_rpc_done(q);
         }
-        let r = self.reqs.slab[q as usize].rank;
+        let req = self.reqs.slab[q as usize];
         self.reqs.free.push(q);
-        self.part_done(r)
+        if req.client_flush {
+            self.flush_piece_done(req.rank);
+            return Ok(());
+        }
+        self.part_done(req.rank)
     }
 
     /// Starts flushing the server's oldest dirty extent, if none is being flushed.
@@ -530,6 +578,14 @@ impl Sim<'_> {
 
     /// Starts a Meta op; returns the rank's block.
     pub(super) fn start_meta(&mut self, r: Rank, file: FileId, kind: MetaKind) -> Block {
+        if self.cache_holds_dirty(r, file, kind) {
+            // Started again once the node's client cache has flushed the file.
+            return if kind == MetaKind::Sync {
+                Block::Sync
+            } else {
+                Block::Meta
+            };
+        }
         // A create makes an empty file (an O_CREAT open of a file this job wrote keeps it);
         // a remove empties it.
         let size = &mut self.file_size[file as usize];

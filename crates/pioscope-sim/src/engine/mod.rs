@@ -10,11 +10,13 @@
 //!
 //! Files by role: `queue` (events), `ranks` (stepping, slots, Begin/End, barrier), `messages`
 //! (MPI point-to-point: matching, eager, rendezvous), `io` (client requests through network,
-//! server CPU, caches and disks; metadata; sync; flush), `locks` (byte-range locks),
-//! `exchange` (dense all-to-alls simulated in aggregate), `lustre_client` (RPC windows,
-//! extent locks, read-ahead of a node's Lustre client). Beneath them the machine's parts:
+//! server CPU, caches and disks; metadata; sync; flush), `client_cache` (the compute nodes'
+//! write-back caches), `locks` (byte-range locks), `exchange` (dense all-to-alls simulated in
+//! aggregate), `lustre_client` (RPC windows, extent locks, read-ahead of a node's Lustre
+//! client). Beneath them the machine's parts:
 //! `network` (flow-level bandwidth sharing) and `storage` (striping, servers, caches, disks).
 
+mod client_cache;
 mod exchange;
 mod io;
 mod locks;
@@ -26,6 +28,8 @@ mod ranks;
 pub mod storage;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_clientcache;
 #[cfg(test)]
 mod tests_listio;
 #[cfg(test)]
@@ -304,6 +308,8 @@ struct Sim<'a> {
     locks: locks::Locks,
     /// The nodes' Lustre clients (lustre layout with a `[lustre]` table).
     lustre: Option<lustre_client::LustreClient>,
+    /// The compute nodes' write-back caches (none unless the model has `[client_cache]`).
+    client: client_cache::ClientCaches,
 }
 
 impl<'a> Sim<'a> {
@@ -376,6 +382,8 @@ impl<'a> Sim<'a> {
             })
             .collect::<Vec<_>>();
         let handoff = ranks::handoffs(sys, &ranks);
+        let nodes_used = ranks.iter().map(|x| x.node as usize + 1).max().unwrap_or(0);
+        let client = client_cache::ClientCaches::new(sys, nodes_used);
         let handoff_all = handoff.iter().copied().max().unwrap_or(0);
         Ok(Sim {
             sys,
@@ -416,6 +424,7 @@ impl<'a> Sim<'a> {
                 (Some(model), LayoutKind::Lustre) => Some(lustre_client::LustreClient::new(model)),
                 _ => None,
             },
+            client,
         })
     }
 
@@ -573,6 +582,10 @@ impl<'a> Sim<'a> {
             Ev::UnlockAtServer(r) => self.unlock_at_server(r),
             Ev::Lustre(ev) => {
                 self.lustre_event(ev);
+                Ok(())
+            }
+            Ev::ClientFlush(node) => {
+                self.client_flush(node);
                 Ok(())
             }
         }

@@ -56,6 +56,8 @@ pub(super) enum Ev {
     UnlockAtServer(Rank),
     /// The Lustre client's RPC locks (lustre_client.rs).
     Lustre(super::lustre_client::LustreEv),
+    /// The client-cache flusher of a compute node may go on (client_cache.rs).
+    ClientFlush(u32),
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -71,6 +71,7 @@ pub(crate) fn system() -> System {
         mpiio: MpiIo::romio_defaults(),
         calibration: None,
         lustre: None,
+        client_cache: Default::default(),
     }
 }
 

@@ -202,6 +202,11 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("lustre.extent_locks", FieldKind::Flag),
     ("lustre.read_ahead", FieldKind::Size),
     ("calibration.source", FieldKind::Text),
+    ("client_cache.size", FieldKind::Size),
+    ("client_cache.dirty_limit", FieldKind::Size),
+    ("client_cache.flush_rate", FieldKind::Rate),
+    ("client_cache.memory_bandwidth", FieldKind::Rate),
+    ("client_cache.flush_chunk", FieldKind::Size),
 ];
 
 /// Short names for `--set`: ROMIO hint names and the knobs of what-if runs. `cb_config_list`
@@ -747,6 +752,22 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
             ),
         ));
     }
+
+    let cc = &s.client_cache;
+    if cc.on() && cc.dirty_limit > cc.size {
+        return Err((
+            "client_cache.dirty_limit".into(),
+            format!(
+                "{} is larger than client_cache.size = {}",
+                cc.dirty_limit, cc.size
+            ),
+        ));
+    }
+    if cc.on() {
+        positive_int("client_cache.flush_chunk", cc.flush_chunk)?;
+    }
+    rate("client_cache.flush_rate", cc.flush_rate, true)?;
+    rate("client_cache.memory_bandwidth", cc.memory_bandwidth, true)?;
 
     let m = &s.mpiio;
     positive_int("mpiio.cb_buffer_size", m.cb_buffer_size)?;

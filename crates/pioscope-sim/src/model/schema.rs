@@ -30,6 +30,9 @@ pub struct System {
     /// lustre. Absent (older files, other file systems): none of it is modelled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lustre: Option<Lustre>,
+    /// The write-back cache of each compute node; absent (or size 0) = none.
+    #[serde(default, skip_serializing_if = "ClientCache::is_default")]
+    pub client_cache: ClientCache,
 }
 
 /// Compute nodes.
@@ -521,6 +524,50 @@ impl Default for Lustre {
     }
 }
 
+/// The write-back cache of each compute node (the client's page cache): a write is a memory
+/// copy while the node's dirty data stays under `dirty_limit`, and the data flows to the
+/// servers in the background; close and sync wait for their file's dirty data, writers beyond
+/// the limit wait for room. Size 0 (the default): writes go to the servers as they are made.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientCache {
+    /// Memory of a node for dirty file data; 0 = no client cache.
+    #[serde(default)]
+    pub size: u64,
+    /// Dirty bytes of a node at which its writers wait for the flush; 0 = `size`.
+    #[serde(default)]
+    pub dirty_limit: u64,
+    /// Rate at which a node's dirty data flows to the servers at most; 0 = as fast as the
+    /// network and servers take it.
+    #[serde(default)]
+    pub flush_rate: f64,
+    /// Memory copy rate of a cached write; 0 = `storage.cache.memory_bandwidth`.
+    #[serde(default)]
+    pub memory_bandwidth: f64,
+    /// The most bytes a node's flusher has in flight: one write of up to this many
+    /// contiguous bytes of a file, cut by the layout into requests to its servers.
+    #[serde(default = "default_flush_chunk")]
+    pub flush_chunk: u64,
+}
+
+/// Linux 2.6's writeback writes at most MAX_WRITEBACK_PAGES (1024 pages of 4 KiB) of a file
+/// per pass.
+fn default_flush_chunk() -> u64 {
+    4 << 20
+}
+
+impl Default for ClientCache {
+    fn default() -> ClientCache {
+        ClientCache {
+            size: 0,
+            dirty_limit: 0,
+            flush_rate: 0.0,
+            memory_bandwidth: 0.0,
+            flush_chunk: default_flush_chunk(),
+        }
+    }
+}
+
 /// Lustre's page size: `max_pages_per_rpc` counts these.
 pub const LUSTRE_PAGE: u64 = 4096;
 
@@ -542,4 +589,24 @@ fn yes() -> bool {
 
 fn is_zero_u32(v: &u32) -> bool {
     *v == 0
+}
+
+impl ClientCache {
+    /// Whether nodes cache writes.
+    pub fn on(&self) -> bool {
+        self.size > 0
+    }
+
+    /// Dirty bytes at which a node's writers wait: `dirty_limit` (0 = `size`), at most `size`.
+    pub fn limit(&self) -> u64 {
+        if self.dirty_limit == 0 {
+            self.size
+        } else {
+            self.dirty_limit.min(self.size)
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == ClientCache::default()
+    }
 }

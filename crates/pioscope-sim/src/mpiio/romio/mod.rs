@@ -468,6 +468,7 @@ pub(crate) mod tests_support {
             mpiio: MpiIo::romio_defaults(),
             calibration: None,
             lustre: None,
+            client_cache: Default::default(),
         }
     }
 

@@ -2,12 +2,14 @@
 //! contiguous; file noncontiguous: rank r's region i at (i × ranks + r) × (region_size +
 //! region_space), or (file=contig) one block of region_count × region_size per rank. Each
 //! iteration: barrier, open + set_view + write(_all) + sync + close, and the timing
-//! Allreduce; reads the same without the sync.
+//! Allreduce; reads the same without the sync. Iterations may compute between them, use a new
+//! file each and sync and close it when the next one opens (`phases.rs`).
 
 use crate::model::System;
 use crate::mpiio::romio::{calls, Pattern, Request};
 use crate::program::{IoKind, Rank};
 
+use super::phases::{self, Phases};
 use super::{Builder, Generated, Spec, WorkloadError};
 
 const KEYS: &[&str] = &[
@@ -21,6 +23,9 @@ const KEYS: &[&str] = &[
     "iterations",
     "path",
     "hint.KEY",
+    phases::KEYS[0],
+    phases::KEYS[1],
+    phases::KEYS[2],
 ];
 
 pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, WorkloadError> {
@@ -33,6 +38,7 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
     let layout = s.choice("file", &["noncontig", "contig"])?;
     let iterations = s.count("iterations", 1, 1)?;
     let path = s.text("path", "/sim/pioscope-hpio.dat");
+    let phases = Phases::parse(s, iterations)?;
     s.within_budget("iterations", iterations, ranks.checked_mul(iterations))?;
     // Every rank's regions, holes included, lie below ranks × region_count × period.
     let end = size
@@ -50,7 +56,9 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
     std::mem::replace(s, Spec::parse("hpio")?).finish(KEYS)?;
 
     let mut b = Builder::new("hpio", system, ranks32, &hints)?;
-    let file = b.file(path);
+    let files: Vec<u32> = (0..phases.files(iterations))
+        .map(|it| b.file(phases.path(&path, it)))
+        .collect();
     let period = size + space;
     let pattern = |r: u64| match layout {
         "contig" => Pattern::contiguous(r * count * size, count * size),
@@ -62,44 +70,70 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
         "contig" => u64::from(r) * count * size,
         _ => u64::from(r) * period,
     };
-    let phase = |b: &mut Builder, kind: IoKind, create: bool| -> Result<(), WorkloadError> {
-        b.barrier();
-        b.open_all(file, create);
-        b.set_view_all(file, disp);
-        let func = match (kind, collective) {
-            (IoKind::Write, true) => calls::MPI_FILE_WRITE_ALL,
-            (IoKind::Write, false) => calls::MPI_FILE_WRITE,
-            (IoKind::Read, true) => calls::MPI_FILE_READ_ALL,
-            (IoKind::Read, false) => calls::MPI_FILE_READ,
-        };
-        let req = Request { func, file, kind };
-        if collective {
-            b.collective(&req, &patterns)?;
-        } else {
-            for (r, p) in patterns.iter().enumerate() {
-                b.independent(r as Rank, &req, p)?;
-            }
-        }
-        if kind == IoKind::Write {
+    // The end of a file's phase: the sync of what was written, the close.
+    let finish = |b: &mut Builder, file: u32, written: bool| {
+        if written {
             b.sync_all(file);
         }
         b.close_all(file);
-        b.allreduce(8);
-        Ok(())
     };
+    // A file left open by close=deferred (and whether it was written): finished when the next
+    // phase opens its file, the last at the end.
+    let mut open: Option<(u32, bool)> = None;
+    let mut phase =
+        |b: &mut Builder, kind: IoKind, file: u32, create: bool| -> Result<(), WorkloadError> {
+            b.barrier();
+            if let Some((prev, written)) = open.take() {
+                finish(b, prev, written);
+            }
+            b.open_all(file, create);
+            b.set_view_all(file, disp);
+            let func = match (kind, collective) {
+                (IoKind::Write, true) => calls::MPI_FILE_WRITE_ALL,
+                (IoKind::Write, false) => calls::MPI_FILE_WRITE,
+                (IoKind::Read, true) => calls::MPI_FILE_READ_ALL,
+                (IoKind::Read, false) => calls::MPI_FILE_READ,
+            };
+            let req = Request { func, file, kind };
+            if collective {
+                b.collective(&req, &patterns)?;
+            } else {
+                for (r, p) in patterns.iter().enumerate() {
+                    b.independent(r as Rank, &req, p)?;
+                }
+            }
+            let written = kind == IoKind::Write;
+            if phases.deferred_close {
+                open = Some((file, written));
+            } else {
+                finish(b, file, written);
+            }
+            b.allreduce(8);
+            Ok(())
+        };
     if op == "read" {
-        // bench/hpio writes the file once, untimed, before timing the reads.
-        phase(&mut b, IoKind::Write, true)?;
+        // bench/hpio writes each file once, untimed, before timing the reads.
+        for &file in &files {
+            phase(&mut b, IoKind::Write, file, true)?;
+        }
     }
     for it in 0..iterations {
+        if it > 0 {
+            b.compute(phases.compute_ns);
+        }
+        let file = files[phases.file_index(it)];
+        let create = it == 0 || phases.new_file_per_iteration;
         match op {
-            "write" => phase(&mut b, IoKind::Write, it == 0)?,
-            "read" => phase(&mut b, IoKind::Read, false)?,
+            "write" => phase(&mut b, IoKind::Write, file, create)?,
+            "read" => phase(&mut b, IoKind::Read, file, false)?,
             _ => {
-                phase(&mut b, IoKind::Write, it == 0)?;
-                phase(&mut b, IoKind::Read, false)?;
+                phase(&mut b, IoKind::Write, file, create)?;
+                phase(&mut b, IoKind::Read, file, false)?;
             }
         }
+    }
+    if let Some((file, written)) = open {
+        finish(&mut b, file, written);
     }
     Ok(b.finish())
 }

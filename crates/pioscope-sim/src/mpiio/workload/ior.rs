@@ -2,12 +2,14 @@
 //! calls (MPI_File_write_at / read_at, or the `_all` forms with collective=true). Shared file,
 //! sequential: rank r's block of segment s at (s × ranks + r) × block; strided: the transfers
 //! of all ranks interleave, transfer t of rank r at (t × ranks + r) × transfer; per-process
-//! files: segment s at s × block of the rank's own file.
+//! files: segment s at s × block of the rank's own file. Iterations may compute between them,
+//! write a new file each and close it at once or when the next one opens (`phases.rs`).
 
 use crate::model::System;
 use crate::mpiio::romio::{self, calls, Pattern, Request};
 use crate::program::{IoKind, Rank};
 
+use super::phases::{self, Phases};
 use super::{Builder, Generated, Spec, WorkloadError};
 
 const KEYS: &[&str] = &[
@@ -23,6 +25,9 @@ const KEYS: &[&str] = &[
     "iterations",
     "path",
     "hint.KEY",
+    phases::KEYS[0],
+    phases::KEYS[1],
+    phases::KEYS[2],
 ];
 
 pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, WorkloadError> {
@@ -38,6 +43,7 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
     let fsync = s.choice("fsync", &["false", "true"])? == "true";
     let iterations = s.count("iterations", 1, 1)?;
     let path = s.text("path", "/sim/ior.dat");
+    let phases = Phases::parse(s, iterations)?;
     if block % transfer != 0 {
         return Err(WorkloadError::BadValue {
             kind: "ior".into(),
@@ -80,13 +86,19 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
     std::mem::replace(s, Spec::parse("ior")?).finish(KEYS)?;
 
     let mut b = Builder::new("ior", system, ranks32, &hints)?;
-    let files: Vec<u32> = if shared {
-        vec![b.file(path)]
-    } else {
-        (0..ranks)
-            .map(|r| b.file(format!("{path}.{r:08}")))
-            .collect()
-    };
+    // The files of each iteration: one shared file, or one per rank.
+    let file_sets: Vec<Vec<u32>> = (0..phases.files(iterations))
+        .map(|it| {
+            let path = phases.path(&path, it);
+            if shared {
+                vec![b.file(path)]
+            } else {
+                (0..ranks)
+                    .map(|r| b.file(format!("{path}.{r:08}")))
+                    .collect()
+            }
+        })
+        .collect();
     let per_block = block / transfer;
     let calls_per_rank = segments * per_block;
     let offset = |r: u64, k: u64| -> u64 {
@@ -108,9 +120,35 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
         (IoKind::Read, true) => calls::MPI_FILE_READ_AT_ALL,
         (IoKind::Read, false) => calls::MPI_FILE_READ_AT,
     };
+    // The optional sync and the close of one iteration's files.
+    let finish = |b: &mut Builder, files: &[u32]| {
+        let sync = fsync && kind == IoKind::Write;
+        if shared {
+            if sync {
+                b.sync_all(files[0]);
+            }
+            b.close_all(files[0]);
+        } else {
+            for (r, p) in b.progs.iter_mut().enumerate() {
+                if sync {
+                    romio::sync(p, files[r], false, None);
+                }
+                romio::close(p, files[r], false, None);
+            }
+        }
+    };
+    // Files left open by close=deferred, finished when the next ones are opened.
+    let mut open: Option<&[u32]> = None;
     for it in 0..iterations {
-        let create = kind == IoKind::Write && it == 0;
+        if it > 0 {
+            b.compute(phases.compute_ns);
+        }
+        let files = &file_sets[phases.file_index(it)];
+        let create = kind == IoKind::Write && (it == 0 || phases.new_file_per_iteration);
         b.barrier();
+        if let Some(prev) = open.take() {
+            finish(&mut b, prev);
+        }
         if shared {
             b.open_all(files[0], create);
         } else {
@@ -142,23 +180,15 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
                 }
             }
         }
-        if fsync && kind == IoKind::Write {
-            if shared {
-                b.sync_all(files[0]);
-            } else {
-                for (r, p) in b.progs.iter_mut().enumerate() {
-                    romio::sync(p, files[r], false, None);
-                }
-            }
-        }
-        if shared {
-            b.close_all(files[0]);
+        if phases.deferred_close {
+            open = Some(files);
         } else {
-            for (r, p) in b.progs.iter_mut().enumerate() {
-                romio::close(p, files[r], false, None);
-            }
+            finish(&mut b, files);
         }
         b.allreduce(8);
+    }
+    if let Some(prev) = open {
+        finish(&mut b, prev);
     }
     Ok(b.finish())
 }

@@ -10,6 +10,7 @@
 mod hpio;
 mod ior;
 mod mdtest;
+mod phases;
 pub mod spec;
 pub mod synth;
 
@@ -190,6 +191,16 @@ impl Builder {
                 calls::mpi_collective(calls::MPI_BARRIER, 0),
                 [Op::Barrier],
             );
+        }
+    }
+
+    /// `ns` of computation on every rank (the application's work between two outputs).
+    pub fn compute(&mut self, ns: u64) {
+        if ns == 0 {
+            return;
+        }
+        for p in self.progs.iter_mut() {
+            p.push(Op::Compute { ns });
         }
     }
 
