@@ -70,6 +70,7 @@ pub(crate) fn system() -> System {
         },
         mpiio: MpiIo::romio_defaults(),
         calibration: None,
+        variance: Variance::default(),
     }
 }
 

@@ -542,6 +542,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             ..MpiIo::romio_defaults()
         },
         calibration: None,
+        variance: Default::default(),
     };
     let fits = fits(&system, net, storage);
     system.calibration = Some(Calibration {

@@ -190,6 +190,10 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("mpiio.exchange_piece_ns", FieldKind::Time),
     ("mpiio.aggregate_exchange_above", FieldKind::Count),
     ("calibration.source", FieldKind::Text),
+    ("variance.network_jitter", FieldKind::Number),
+    ("variance.disk_jitter", FieldKind::Number),
+    ("variance.stall_probability", FieldKind::Number),
+    ("variance.stall_ns", FieldKind::Time),
 ];
 
 /// Short names for `--set`: ROMIO hint names and the knobs of what-if runs. `cb_config_list`
@@ -591,6 +595,15 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
         }
         Ok(())
     }
+    fn fraction(field: &str, v: f64) -> Result<(), (String, String)> {
+        if !(0.0..=1.0).contains(&v) {
+            return Err((
+                field.to_string(),
+                format!("{v} is not allowed: must be between 0 and 1"),
+            ));
+        }
+        Ok(())
+    }
     positive_int("nodes.count", s.nodes.count.into())?;
     positive_int("nodes.ranks_per_node", s.nodes.ranks_per_node.into())?;
     at_most("nodes.count", s.nodes.count.into(), MAX_NODES)?;
@@ -732,6 +745,14 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
     positive_int("mpiio.cb_per_node", m.cb_per_node.into())?;
     positive_int("mpiio.ind_wr_buffer_size", m.ind_wr_buffer_size)?;
     positive_int("mpiio.ind_rd_buffer_size", m.ind_rd_buffer_size)?;
+    let v = &s.variance;
+    for (field, x) in [
+        ("variance.network_jitter", v.network_jitter),
+        ("variance.disk_jitter", v.disk_jitter),
+        ("variance.stall_probability", v.stall_probability),
+    ] {
+        fraction(field, x)?;
+    }
     if let Some(cal) = &s.calibration {
         for (i, f) in cal.fits.iter().enumerate() {
             if !f.measured.is_finite() || !f.model.is_finite() {

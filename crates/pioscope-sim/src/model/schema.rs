@@ -26,6 +26,9 @@ pub struct System {
     /// How the model was obtained (calibrate fills it; presets cite their source).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
+    /// Seeded jitter of service times and stalls (absent or all zero: exact times).
+    #[serde(default, skip_serializing_if = "Variance::is_exact")]
+    pub variance: Variance,
 }
 
 /// Compute nodes.
@@ -400,6 +403,35 @@ pub enum Toggle {
     Disable,
     /// ROMIO decides (collective buffering when accesses interleave; sieving for holes).
     Automatic,
+}
+
+/// Variance of service times, drawn from the run's seed (docs/MODEL.md, "Variance"): each
+/// network transfer's and disk access's time is multiplied by a factor uniform in
+/// [1 − jitter, 1 + jitter] (mean 1), and with `stall_probability` also delayed by `stall_ns`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variance {
+    /// Relative spread of a network transfer's time (0 to 1).
+    #[serde(default)]
+    pub network_jitter: f64,
+    /// Relative spread of a disk access's service time (0 to 1).
+    #[serde(default)]
+    pub disk_jitter: f64,
+    /// Probability that a network transfer or a disk access stalls (0 to 1).
+    #[serde(default)]
+    pub stall_probability: f64,
+    /// How much longer a stalled transfer or access takes.
+    #[serde(default)]
+    pub stall_ns: u64,
+}
+
+impl Variance {
+    /// No jitter and no stalls: every time is the model's exact one.
+    pub fn is_exact(&self) -> bool {
+        self.network_jitter == 0.0
+            && self.disk_jitter == 0.0
+            && (self.stall_probability == 0.0 || self.stall_ns == 0)
+    }
 }
 
 /// Where a model's numbers come from, and how well calibration fitted them.

@@ -461,6 +461,7 @@ pub(crate) mod tests_support {
             },
             mpiio: MpiIo::romio_defaults(),
             calibration: None,
+            variance: Variance::default(),
         }
     }
 
