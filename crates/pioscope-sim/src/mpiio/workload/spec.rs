@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::WorkloadError;
+use crate::model::units::parse_time_ns;
 use crate::mpiio::romio::hints::parse_size;
 
 /// The most calls a workload may make: its programs are built in memory before the
@@ -85,6 +86,14 @@ impl Spec {
             return Err(self.bad(key, &v, &format!("must be at least {min}")));
         }
         Ok(n)
+    }
+
+    /// A duration (`1ms`, `250us`, `2s`; a bare number is nanoseconds), in nanoseconds.
+    pub fn time(&mut self, key: &str, default: u64) -> Result<u64, WorkloadError> {
+        let Some(v) = self.keys.remove(key) else {
+            return Ok(default);
+        };
+        parse_time_ns(&v).map_err(|_| self.bad(key, &v, "not a time (e.g. 250us, 1ms, 2s)"))
     }
 
     /// Fails when the workload's files would end past [`MAX_FILE_END`]: `end` is where its last
