@@ -25,9 +25,13 @@ const KEYS: &[&str] = &[
     "hint.KEY",
 ];
 
+/// The most compute a run may hold: 100 years, far below u64 nanoseconds.
+const MAX_COMPUTE_NS: u64 = 100 * 365 * 24 * 3600 * 1_000_000_000;
+
 pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, WorkloadError> {
     let ranks = s.count("ranks", 4, 1)?;
     let iterations = s.count("iterations", 100, 1)?;
+    let compute_text = s.peek("compute");
     let compute_ns = s.time("compute", 1_000_000)?;
     let halo = s.size("halo", 64 << 10, 0)?;
     let every = s.count("output_every", 10, 1)?;
@@ -40,6 +44,18 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
         iterations,
         ranks.checked_mul(iterations).and_then(|n| n.checked_mul(7)),
     )?;
+    // Simulated time is u64 nanoseconds: a century of compute is refused, not wrapped.
+    if compute_ns
+        .checked_mul(iterations)
+        .is_none_or(|t| t > MAX_COMPUTE_NS)
+    {
+        return Err(WorkloadError::BadValue {
+            kind: "jacobi".into(),
+            key: "compute".into(),
+            value: compute_text.unwrap_or_default(),
+            why: "too long: compute × iterations must be at most 100 years".into(),
+        });
+    }
     let steps = iterations / every;
     s.within_file(
         "output",
@@ -204,5 +220,7 @@ mod tests {
             e.to_string().contains("compute=\"soon\": not a time"),
             "{e}"
         );
+        let e = generate("jacobi:compute=1e12s,iterations=10", &system()).unwrap_err();
+        assert!(e.to_string().contains("too long"), "{e}");
     }
 }
