@@ -186,6 +186,11 @@ fn the_variance_table_loads_and_its_fractions_are_checked() {
     .expect("model");
     assert_eq!(sys.variance.disk_jitter, 0.2);
     assert_eq!(sys.variance.stall_ns, 200_000_000);
+    // The table survives a model written and read back (what calibrate writes).
+    let text = crate::model::load::to_toml(&sys, "variance").expect("toml");
+    assert!(text.contains("[variance]"), "{text}");
+    let back = crate::model::load::from_text("back", &text, &[]).expect("read back");
+    assert_eq!(back.variance, sys.variance);
     let e = crate::model::load::system("pvfs2-2009", &sets(&["variance.network_jitter=1.5"]))
         .unwrap_err();
     assert!(e.to_string().contains("must be between 0 and 1"), "{e}");

@@ -27,7 +27,7 @@ pub struct System {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
     /// Seeded jitter of service times and stalls (absent or all zero: exact times).
-    #[serde(default, skip_serializing_if = "Variance::is_exact")]
+    #[serde(default, skip_serializing_if = "Variance::is_absent")]
     pub variance: Variance,
 }
 
@@ -426,11 +426,9 @@ pub struct Variance {
 }
 
 impl Variance {
-    /// No jitter and no stalls: every time is the model's exact one.
-    pub fn is_exact(&self) -> bool {
-        self.network_jitter == 0.0
-            && self.disk_jitter == 0.0
-            && (self.stall_probability == 0.0 || self.stall_ns == 0)
+    /// Every field at its default: a model file without the table.
+    pub fn is_absent(&self) -> bool {
+        *self == Variance::default()
     }
 }
 
