@@ -130,3 +130,62 @@ fn bad_spec_names_key_and_value() {
     assert!(err.contains("region_size=\"big\""), "{err}");
     assert!(!tmp.path().join("x").exists(), "no output on error");
 }
+
+/// Issue 15 item 5: with the model's [variance], the same seed gives the same summary and
+/// another seed another one.
+#[test]
+fn variance_is_reproduced_by_the_seed() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let run = |name: &str, seed: &str| {
+        stable(&simulate(
+            &tmp.path().join(name),
+            &[
+                "--workload",
+                "jacobi:ranks=8,iterations=20,output_every=5",
+                "--system",
+                "pvfs2-2009",
+                "--set",
+                "variance.network_jitter=0.2",
+                "--set",
+                "variance.disk_jitter=0.3",
+                "--seed",
+                seed,
+            ],
+        ))
+    };
+    let (a, b, c) = (run("a", "1"), run("b", "1"), run("c", "2"));
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+/// Issue 15 item 6: the new workloads run and show their calls (calls and bytes of the
+/// summary's table, spacing aside).
+#[test]
+fn mpi_io_test_comm_and_jacobi_workloads() {
+    for (spec, expect) in [
+        (
+            "mpi-io-test:ranks=2,blocks=4,block_size=64K,iterations=1",
+            "MPI_File_write_at 8 512.0 KiB",
+        ),
+        (
+            "comm:pattern=ring,ranks=4,size=64K,iterations=3",
+            "MPI_Isend 12 768.0 KiB",
+        ),
+        (
+            "comm:pattern=allgather,ranks=4,size=64K,iterations=3",
+            "MPI_Allgather 12 768.0 KiB",
+        ),
+        (
+            "jacobi:ranks=2,iterations=4,output_every=2,output=64K",
+            "MPI_File_write_at_all 4 256.0 KiB",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let s = simulate(
+            &tmp.path().join("sim"),
+            &["--workload", spec, "--system", "pvfs2-2009"],
+        );
+        let words = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains(expect), "{spec}:\n{s}");
+    }
+}

@@ -35,8 +35,8 @@ use crate::human;
 #[command(after_help = crate::EXIT_CODES)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["workload", "trace"])))]
 pub struct Args {
-    /// A generated workload: hpio:KEY=V,..., ior:KEY=V,... or mdtest:KEY=V,... (keys in
-    /// docs/MODEL.md; hint.NAME=VALUE sets an MPI-IO hint)
+    /// A generated workload: hpio:, ior:, mdtest:, mpi-io-test:, comm: or jacobi: with
+    /// KEY=V,... (keys in docs/MODEL.md; hint.NAME=VALUE sets an MPI-IO hint)
     #[arg(long, value_name = "SPEC")]
     pub workload: Option<String>,
     /// A trace directory whose calls are replayed (compute gaps kept, MPI-IO re-planned)

@@ -13,12 +13,14 @@
 //! server CPU, caches and disks; metadata; sync; flush), `client_cache` (the compute nodes'
 //! write-back caches), `locks` (byte-range locks), `exchange` (dense all-to-alls simulated in
 //! aggregate), `lustre_client` (RPC windows, extent locks, read-ahead of a node's Lustre
-//! client). Beneath them the machine's parts:
+//! client), `jitter` (the model's seeded variance of transfer and disk times). Beneath them
+//! the machine's parts:
 //! `network` (flow-level bandwidth sharing) and `storage` (striping, servers, caches, disks).
 
 mod client_cache;
 mod exchange;
 mod io;
+mod jitter;
 mod locks;
 mod lustre_client;
 mod messages;
@@ -35,10 +37,13 @@ mod tests_listio;
 #[cfg(test)]
 mod tests_lustre;
 #[cfg(test)]
+mod tests_variance;
+#[cfg(test)]
 pub(crate) mod testutil;
 
 use std::fmt;
 
+use crate::engine::jitter::Jitter;
 use crate::engine::network::{FlowNet, LinkId, Reschedule};
 use crate::engine::storage::cache::{ReadCache, WriteBack};
 use crate::engine::storage::disk::transfer_ns;
@@ -198,8 +203,8 @@ fn list(w: &[Waiting]) -> String {
 }
 
 /// Runs `job` on `system` and reports every call, server request and disk access to
-/// `recorder`. Same inputs and seed, same sequence of recorder calls. The seed is carried for
-/// randomized models; none uses it yet.
+/// `recorder`. Same inputs and seed, same sequence of recorder calls. The seed draws the
+/// model's `[variance]` (engine/jitter.rs); without it the seed changes nothing.
 pub fn run(
     system: &System,
     job: &Job,
@@ -257,8 +262,8 @@ impl Funcs {
 struct Sim<'a> {
     sys: &'a System,
     job: &'a Job,
-    #[allow(dead_code)] // threaded through for randomized models
-    seed: u64,
+    /// The network's variance of transfer times.
+    net_jitter: Jitter,
     rec: &'a mut dyn Recorder,
     f: Funcs,
     now: u64,
@@ -372,6 +377,7 @@ impl<'a> Sim<'a> {
                 .with_threads(st.server_threads)
             })
             .collect();
+        let servers = jitter::seed_disks(servers, &sys.variance, seed);
         let ranks = (0..nranks as u32)
             .map(|r| {
                 let node = match sys.nodes.placement {
@@ -388,7 +394,7 @@ impl<'a> Sim<'a> {
         Ok(Sim {
             sys,
             job,
-            seed,
+            net_jitter: Jitter::network(&sys.variance, seed, n.bandwidth),
             rec,
             f: Funcs::lookup(),
             now: 0,
@@ -657,6 +663,7 @@ impl<'a> Sim<'a> {
     /// back to `flow_done` when the data has gone through. Above the bandwidth-delay product a
     /// max-min shared flow; up to it (latency dominates) a reservation of each NIC in turn.
     fn start_flow(&mut self, src: u32, dst: u32, bytes: u64, token: u64) {
+        let bytes = self.net_jitter.stretch(bytes);
         if bytes <= self.small_limit {
             self.small_transfer(src, dst, bytes, token);
             return;

@@ -72,6 +72,7 @@ pub(crate) fn system() -> System {
         calibration: None,
         lustre: None,
         client_cache: Default::default(),
+        variance: Variance::default(),
     }
 }
 

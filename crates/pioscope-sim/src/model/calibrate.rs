@@ -544,6 +544,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
         calibration: None,
         lustre: None,
         client_cache: Default::default(),
+        variance: Default::default(),
     };
     let fits = fits(&system, net, storage);
     system.calibration = Some(Calibration {

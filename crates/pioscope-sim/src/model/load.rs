@@ -207,6 +207,10 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("client_cache.flush_rate", FieldKind::Rate),
     ("client_cache.memory_bandwidth", FieldKind::Rate),
     ("client_cache.flush_chunk", FieldKind::Size),
+    ("variance.network_jitter", FieldKind::Number),
+    ("variance.disk_jitter", FieldKind::Number),
+    ("variance.stall_probability", FieldKind::Number),
+    ("variance.stall_ns", FieldKind::Time),
 ];
 
 /// Short names for `--set`: ROMIO hint names and the knobs of what-if runs. `cb_config_list`
@@ -617,6 +621,15 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
         }
         Ok(())
     }
+    fn fraction(field: &str, v: f64) -> Result<(), (String, String)> {
+        if !(0.0..=1.0).contains(&v) {
+            return Err((
+                field.to_string(),
+                format!("{v} is not allowed: must be between 0 and 1"),
+            ));
+        }
+        Ok(())
+    }
     positive_int("nodes.count", s.nodes.count.into())?;
     positive_int("nodes.ranks_per_node", s.nodes.ranks_per_node.into())?;
     at_most("nodes.count", s.nodes.count.into(), MAX_NODES)?;
@@ -777,6 +790,14 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
     if let Some(lu) = &s.lustre {
         positive_int("lustre.max_pages_per_rpc", lu.max_pages_per_rpc.into())?;
         positive_int("lustre.max_rpcs_in_flight", lu.max_rpcs_in_flight.into())?;
+    }
+    let v = &s.variance;
+    for (field, x) in [
+        ("variance.network_jitter", v.network_jitter),
+        ("variance.disk_jitter", v.disk_jitter),
+        ("variance.stall_probability", v.stall_probability),
+    ] {
+        fraction(field, x)?;
     }
     if let Some(cal) = &s.calibration {
         for (i, f) in cal.fits.iter().enumerate() {

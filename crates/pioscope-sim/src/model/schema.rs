@@ -33,6 +33,9 @@ pub struct System {
     /// The write-back cache of each compute node; absent (or size 0) = none.
     #[serde(default, skip_serializing_if = "ClientCache::is_default")]
     pub client_cache: ClientCache,
+    /// Seeded jitter of service times and stalls (absent or all zero: exact times).
+    #[serde(default, skip_serializing_if = "Variance::is_absent")]
+    pub variance: Variance,
 }
 
 /// Compute nodes.
@@ -464,6 +467,33 @@ pub enum Toggle {
     Disable,
     /// ROMIO decides (collective buffering when accesses interleave; sieving for holes).
     Automatic,
+}
+
+/// Variance of service times, drawn from the run's seed (docs/MODEL.md, "Variance"): each
+/// network transfer's and disk access's time is multiplied by a factor uniform in
+/// [1 − jitter, 1 + jitter] (mean 1), and with `stall_probability` also delayed by `stall_ns`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variance {
+    /// Relative spread of a network transfer's time (0 to 1).
+    #[serde(default)]
+    pub network_jitter: f64,
+    /// Relative spread of a disk access's service time (0 to 1).
+    #[serde(default)]
+    pub disk_jitter: f64,
+    /// Probability that a network transfer or a disk access stalls (0 to 1).
+    #[serde(default)]
+    pub stall_probability: f64,
+    /// How much longer a stalled transfer or access takes.
+    #[serde(default)]
+    pub stall_ns: u64,
+}
+
+impl Variance {
+    /// Every field at its default: a model file without the table.
+    pub fn is_absent(&self) -> bool {
+        *self == Variance::default()
+    }
 }
 
 /// Where a model's numbers come from, and how well calibration fitted them.

@@ -4,6 +4,7 @@
 //! end and whether it seeks are known the moment it is queued: the disk keeps only when it
 //! becomes free and where the previous request ended.
 
+use crate::engine::jitter::Jitter;
 use crate::model::{Disk, Storage};
 
 /// Service time of one request on `disk`, in nanoseconds.
@@ -60,6 +61,8 @@ pub struct DiskQueue {
     lanes: Vec<u64>,
     /// Where the request last queued ends on the disk (the head starts at 0).
     last_end: u64,
+    /// This disk's variance of service times (none: exact).
+    pub jitter: Jitter,
 }
 
 impl Default for DiskQueue {
@@ -74,6 +77,7 @@ impl DiskQueue {
         DiskQueue {
             lanes: vec![0; lanes.max(1) as usize],
             last_end: 0,
+            jitter: Jitter::default(),
         }
     }
 
@@ -81,7 +85,8 @@ impl DiskQueue {
     pub fn submit(&mut self, disk: &Disk, now: u64, offset: u64, bytes: u64) -> (u64, u64) {
         let lane = earliest(&self.lanes);
         let start = now.max(self.lanes[lane]);
-        let end = start + service_ns(disk, self.last_end, offset, bytes);
+        let exact = service_ns(disk, self.last_end, offset, bytes);
+        let end = start + self.jitter.stretch(exact);
         self.lanes[lane] = end;
         self.last_end = offset + bytes;
         (start, end)

@@ -469,6 +469,7 @@ pub(crate) mod tests_support {
             calibration: None,
             lustre: None,
             client_cache: Default::default(),
+            variance: Variance::default(),
         }
     }
 

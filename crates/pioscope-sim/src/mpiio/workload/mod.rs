@@ -1,15 +1,20 @@
 //! Generated workloads for `pioscope simulate --workload SPEC`: the HPIO noncontiguous
-//! benchmark, an IOR-like sequential/strided pattern and md-test metadata phases, each
-//! compiled through `romio` into a `Job` that looks like the traced benchmark of bench/.
+//! benchmark, an IOR-like sequential/strided pattern, md-test metadata phases and PVFS2's
+//! mpi-io-test, each compiled through `romio` into a `Job` that looks like the traced
+//! benchmark of bench/; MPI communication patterns (`comm`) and a Jacobi-like application
+//! (`jacobi`: compute, halo exchange, periodic output).
 //!
 //! Spec: `KIND:key=value,...` (`hpio:ranks=4,region_size=32,mode=collective`); `hint.KEY=VALUE`
 //! sets an MPI-IO hint on the workload's files. Every key is documented in docs/MODEL.md,
 //! "Workloads and replay". `synth` is apart: it writes a synthetic trace store directly, for
 //! the scale benchmarks.
 
+mod comm;
 mod hpio;
 mod ior;
+mod jacobi;
 mod mdtest;
+mod mpi_io_test;
 mod phases;
 pub mod spec;
 pub mod synth;
@@ -38,7 +43,7 @@ pub enum WorkloadError {
         key: String,
     },
     /// Unknown workload kind.
-    #[error("unknown workload {kind:?} (known: hpio, ior, mdtest)")]
+    #[error("unknown workload {kind:?} (known: hpio, ior, mdtest, mpi-io-test, comm, jacobi)")]
     UnknownKind {
         /// The kind.
         kind: String,
@@ -105,6 +110,9 @@ pub fn generate(spec: &str, system: &System) -> Result<Generated, WorkloadError>
         "hpio" => hpio::generate(&mut s, system)?,
         "ior" => ior::generate(&mut s, system)?,
         "mdtest" | "md-test" => mdtest::generate(&mut s, system)?,
+        "mpi-io-test" => mpi_io_test::generate(&mut s, system)?,
+        "comm" => comm::generate(&mut s, system)?,
+        "jacobi" => jacobi::generate(&mut s, system)?,
         _ => {
             return Err(WorkloadError::UnknownKind {
                 kind: s.kind.clone(),
