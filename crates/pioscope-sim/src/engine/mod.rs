@@ -11,7 +11,8 @@
 //! Files by role: `queue` (events), `ranks` (stepping, slots, Begin/End, barrier), `messages`
 //! (MPI point-to-point: matching, eager, rendezvous), `io` (client requests through network,
 //! server CPU, caches and disks; metadata; sync; flush), `locks` (byte-range locks),
-//! `exchange` (dense all-to-alls simulated in aggregate). Beneath them the machine's parts:
+//! `exchange` (dense all-to-alls simulated in aggregate), `server_cpu` (server CPU time taken
+//! and reported). Beneath them the machine's parts:
 //! `network` (flow-level bandwidth sharing) and `storage` (striping, servers, caches, disks).
 
 mod exchange;
@@ -21,6 +22,7 @@ mod messages;
 pub mod network;
 mod queue;
 mod ranks;
+mod server_cpu;
 pub mod storage;
 #[cfg(test)]
 mod tests;
