@@ -133,6 +133,9 @@ fn servers_text(c: &ServerComparison) -> String {
         "error",
     ];
     t.push_str(&indent(&human::table(&header, &rows, 3), "  "));
+    if c.columns.iter().all(|s| s.pairs == 0) {
+        return t;
+    }
     let rows: Vec<Vec<String>> = c
         .columns
         .iter()
