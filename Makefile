@@ -20,6 +20,8 @@ bench:
 cli:
 	$(CARGO) build --release --locked -p pioscope-cli
 	install -D -m 755 target/release/pioscope $(BUILD)/bin/pioscope
+	# The GlusterFS lab of `pioscope bench tas`, found from bin/ as ../share/pioscope/.
+	install -D -m 755 scripts/gluster-lab.sh $(BUILD)/share/pioscope/gluster-lab.sh
 
 demo: deps
 	$(MAKE) all

@@ -3,14 +3,16 @@ Chromium with no console error and no network request, shows the findings as --j
 and draws its charts: the time breakdown, per-rank bytes and time, size histograms with one bar
 per power-of-two bin, and the rank-by-time heat map with the grid of the report JSON. Run on
 the two HPIO traces checked in (4 ranks) and on a synthetic 10,000-rank trace, whose per-rank
-charts must be aggregated (at most CAP bars). Screenshots: build/test-output/screenshots/."""
+charts must be aggregated (at most CAP bars); and (issue 14) the storage servers' and the
+counters' sections of a simulated trace and of a traced run with counters. Screenshots:
+build/test-output/screenshots/."""
 import json
 import math
 
 import pytest
 
 from browser import open_page
-from conftest import ROOT, pioscope
+from conftest import ROOT, pioscope, run_traced
 
 DATA = ROOT / "tests" / "data"
 # report.js: per-rank charts draw at most this many bars; more ranks are bucketed.
@@ -180,3 +182,62 @@ def test_10000_ranks_aggregated(tmp_path):
             assert n == math.ceil(10_000 / math.ceil(10_000 / CAP)) <= CAP, (chart, n)
         # Nothing in the page draws one element per rank.
         assert p.locator("svg.chart .bar").count() < 2_000
+
+
+# crates/pioscope-analysis/src/findings/mod.rs SERVER_RULE_IDS: the page lists their findings
+# beside the server table too.
+SERVER_RULES = {"server-imbalance", "small-storage-accesses", "servers-idle", "server-cpu"}
+
+
+def test_servers_and_counters_sections_of_a_simulation(tmp_path):
+    """Issue 14: a simulated trace has storage servers and their sampled CPU; the page shows the
+    server table, what the client calls became on the servers, the server findings and the
+    counters summary, each row as the report JSON has it."""
+    sim = tmp_path / "sim"
+    pioscope("simulate", "--workload", "hpio:ranks=4,region_count=256", "--system",
+             "pvfs2-2009", "-o", sim)
+    html, data = make_page(sim, tmp_path)
+    servers = data["servers"]["servers"]
+    assert len(servers) == 5, "pvfs2-2009: 4 data servers and a metadata server"
+    server_findings = [f for f in data["findings"] if f["id"] in SERVER_RULES]
+    assert server_findings, "small independent writes: small storage accesses"
+    with open_page() as page:
+        check_page(page, html, data, "report-simulated-servers")
+        p = page.page
+        table = p.locator("table[data-table='servers']")
+        assert int(table.get_attribute("data-rows")) == len(servers)
+        rows = table.locator("tbody tr")
+        assert rows.count() == len(servers)
+        first = rows.first.locator("td").all_text_contents()
+        assert first[:2] == [servers[0]["server"], "data"]
+        assert "-" not in first, f"every column of a data server is filled: {first}"
+        calls = p.locator("ul.server-calls li").all_text_contents()
+        assert calls[:len(data["servers"]["calls"])] == [c["summary"] for c in data["servers"]["calls"]]
+        listed = p.locator("ul.server-findings")
+        assert int(listed.get_attribute("data-server-findings")) == len(server_findings)
+        for f in server_findings:
+            assert f["title"] in listed.text_content()
+        counters = p.locator("table[data-table='counters']")
+        assert int(counters.get_attribute("data-rows")) == len(data["counters"]) == len(servers)
+        assert p.locator("nav.toc a[href='#servers']").count() == 1
+        assert p.locator("nav.toc a[href='#counters']").count() == 1
+
+
+def test_counters_section_of_a_traced_run(programs, workdir, tmp_path):
+    """A traced run samples its node and every rank: one counters row each; no servers."""
+    trace = tmp_path / "t"
+    run_traced(trace, programs["mpi_sleep"], workdir, "1", ranks=2)
+    html, data = make_page(trace, tmp_path)
+    summaries = data["counters"]
+    assert [c["process"] for c in summaries if c["process"] < 0] == [-1], "one node"
+    assert len(summaries) == 3, "the node and 2 ranks"
+    assert data.get("servers") is None
+    with open_page() as page:
+        check_page(page, html, data, "report-counters")
+        p = page.page
+        counters = p.locator("table[data-table='counters']")
+        assert int(counters.get_attribute("data-rows")) == len(summaries)
+        processes = counters.locator("tbody tr td:nth-child(2)").all_text_contents()
+        assert sorted(processes) == sorted(
+            "node" if c["process"] < 0 else f"process {c['process']}" for c in summaries)
+        assert p.locator("section#servers").count() == 0

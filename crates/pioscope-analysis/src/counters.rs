@@ -16,10 +16,22 @@ pub struct CpuSeries {
 }
 
 impl CpuSeries {
-    /// Mean over the samples.
+    /// Mean over the samples, weighted by their intervals (a short last interval, as a
+    /// simulated run's, counts for its length); the plain mean when no sample has one.
     pub fn mean(&self) -> Option<f64> {
-        (!self.samples.is_empty())
-            .then(|| self.samples.iter().map(|s| s.1).sum::<f64>() / self.samples.len() as f64)
+        if self.samples.is_empty() {
+            return None;
+        }
+        let span: i64 = self.samples.iter().map(|s| s.2.max(0)).sum();
+        Some(if span > 0 {
+            self.samples
+                .iter()
+                .map(|s| s.1 * s.2.max(0) as f64)
+                .sum::<f64>()
+                / span as f64
+        } else {
+            self.samples.iter().map(|s| s.1).sum::<f64>() / self.samples.len() as f64
+        })
     }
 
     /// Highest sample.
@@ -164,5 +176,17 @@ mod tests {
         assert_eq!(s[0].cpu_peak_percent, Some(45.0));
         assert_eq!((s[0].net_rx_bytes, s[0].mem_peak_bytes), (1024, 4096));
         assert_eq!((s[1].process, s[1].cpu_peak_percent), (0, Some(99.0)));
+    }
+
+    /// A short last interval (a simulated run's) counts for its length: 100 ms at 25 % and
+    /// 50 ms at 70 % are 40 % over the 150 ms.
+    #[test]
+    fn mean_is_weighted_by_interval() {
+        let ms = 1_000_000;
+        let s = CpuSeries {
+            samples: vec![(100 * ms, 25.0, 100 * ms), (150 * ms, 70.0, 50 * ms)],
+        };
+        assert_eq!(s.mean(), Some(40.0));
+        assert_eq!(s.peak(), Some(70.0));
     }
 }

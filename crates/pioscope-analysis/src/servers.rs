@@ -547,8 +547,21 @@ impl Visitor for ServerVisitor {
 
 /// The server table of a trace, alone (one pass).
 pub fn compute(trace: &Trace, scope: Scope) -> Result<ServerTable, StoreError> {
+    table_of(trace, scope, ServerVisitor::new(trace))
+}
+
+/// The servers' rows only (no client calls tied), or None when the trace has no servers
+/// (then nothing is read).
+pub fn loads(trace: &Trace, scope: Scope) -> Result<Option<ServerTable>, StoreError> {
+    let v = ServerVisitor::loads(trace);
+    if !v.has_servers() {
+        return Ok(None);
+    }
+    table_of(trace, scope, v).map(Some)
+}
+
+fn table_of(trace: &Trace, scope: Scope, mut v: ServerVisitor) -> Result<ServerTable, StoreError> {
     let ctx = pass::context(trace, scope)?;
-    let mut v = ServerVisitor::new(trace);
     pass::run(&ctx, &mut [&mut v], &mut |_, _| {})?;
     let counters = trace.counters()?;
     Ok(v.table(&ctx, &counters))

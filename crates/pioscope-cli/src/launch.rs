@@ -45,7 +45,7 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
 }
 
 /// The directory of the running pioscope executable.
-fn exe_dir() -> Result<PathBuf> {
+pub fn exe_dir() -> Result<PathBuf> {
     let exe = env::current_exe().context("locating the pioscope executable")?;
     let exe = exe.canonicalize().unwrap_or(exe);
     Ok(exe

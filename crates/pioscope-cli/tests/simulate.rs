@@ -55,6 +55,7 @@ fn same_seed_same_bytes() {
         "meta.json",
         "files.parquet",
         "settings.parquet",
+        "counters.parquet",
     ] {
         let x = fs::read(a.join(f)).expect("read a");
         let y = fs::read(b.join(f)).expect("read b");

@@ -217,6 +217,31 @@ pub trait Recorder {
     fn server(&mut self, activity: &ServerActivity);
     /// A disk finished one access (`func`: disk_read or disk_write).
     fn disk(&mut self, activity: &DiskActivity);
+    /// A storage server's CPU was busy (the output trace samples it as the server's CPU
+    /// counters); a recorder that keeps no counters ignores it.
+    fn server_cpu(&mut self, _activity: &CpuActivity) {}
+}
+
+/// What a server's CPU was busy with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuWork {
+    /// A request's own CPU time (`storage.cpu_per_request_ns`): the daemon, user time.
+    Request,
+    /// A memory copy (a cache hit, an absorbed write): the kernel, system time.
+    Copy,
+}
+
+/// One span of a server CPU thread.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpuActivity {
+    /// The storage server (0-based).
+    pub server: u32,
+    /// What the CPU did.
+    pub work: CpuWork,
+    /// When the thread started it.
+    pub start_ns: u64,
+    /// When it finished.
+    pub end_ns: u64,
 }
 
 /// One flow buffer of a request (or a metadata operation) served by a server.

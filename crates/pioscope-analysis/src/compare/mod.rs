@@ -6,13 +6,15 @@
 //! instance the times are summed; the top-level calls slower than expected by more than a
 //! threshold are ranked by the time lost, each with the split of its simulated duration into
 //! disk, server, network, exchange and the rest (`attribution`, which reads the simulated
-//! servers and disks in a second pass over their row groups only).
+//! servers and disks in a second pass over their row groups only). When either trace has
+//! storage servers, their server tables are lined up too (`servers`, one more pass each).
 //!
 //! Ratios are observed / expected: 2.0 means the call took twice as long as the model says.
 
 mod attribution;
 mod matching;
 mod ops;
+pub mod servers;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -25,6 +27,7 @@ use thiserror::Error;
 
 pub use attribution::Breakdown;
 pub use matching::MatchedBy;
+pub use servers::ServerComparison;
 
 use crate::scope::Scope;
 use attribution::Pending;
@@ -260,6 +263,8 @@ pub struct Comparison {
     pub matched_beneath: u64,
     /// Every matched call, by rank and observed order (empty unless `Options::operations`).
     pub operations: Operations,
+    /// The two server tables lined up (null when neither trace has storage servers).
+    pub servers: Option<ServerComparison>,
 }
 
 /// Every matched call, kept compact; serializes as a list of [`OpRow`] objects.
@@ -447,7 +452,33 @@ pub fn compare(
     for (s, b) in c.slow.iter_mut().zip(model) {
         s.model = b;
     }
+    c.servers = server_tables(observed, simulated, opts.scope)?;
     Ok(c)
+}
+
+/// Both server tables lined up, when either trace has servers (a side without any counts
+/// as an empty table).
+fn server_tables(
+    observed: &Trace,
+    simulated: &Trace,
+    scope: Scope,
+) -> Result<Option<ServerComparison>, CompareError> {
+    let table = |which: &'static str, t: &Trace| {
+        crate::servers::loads(t, scope).map_err(|source| CompareError::Store {
+            which,
+            path: t.dir.clone(),
+            source,
+        })
+    };
+    let o = table("observed", observed)?;
+    let s = table("simulated", simulated)?;
+    if o.is_none() && s.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(servers::line_up(
+        &o.unwrap_or_default(),
+        &s.unwrap_or_default(),
+    )))
 }
 
 impl Side {
@@ -739,6 +770,7 @@ impl Acc {
             slow_lost_ns,
             matched_beneath: self.beneath,
             operations,
+            servers: None,
         };
         (c, pending)
     }

@@ -131,6 +131,15 @@ impl Visitor for AsVisitor<'_> {
     }
 }
 
+/// The ids of the storage server rules (the report page lists their findings beside the
+/// server table too).
+pub const SERVER_RULE_IDS: &[&str] = &[
+    server_imbalance::ID,
+    small_storage_accesses::ID,
+    servers_idle::ID,
+    server_cpu::ID,
+];
+
 /// The ids of every rule, in the order `rules` builds them.
 pub const RULE_IDS: &[&str] = &[
     small_requests::ID,

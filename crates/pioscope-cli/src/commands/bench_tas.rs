@@ -71,23 +71,55 @@ pub fn run(o: TasOptions) -> Result<u8> {
     Ok(0)
 }
 
-/// scripts/gluster-lab.sh: $PIOSCOPE_LAB_SCRIPT, else beside the build (<bin>/../../scripts).
-fn lab_script() -> Result<PathBuf> {
-    let script = match std::env::var_os("PIOSCOPE_LAB_SCRIPT") {
-        Some(s) if !s.is_empty() => PathBuf::from(s),
-        _ => launch::bin_dir()?.join("../../scripts/gluster-lab.sh"),
-    };
-    if !script.is_file() {
-        bail!(
-            "{} not found (set PIOSCOPE_LAB_SCRIPT to scripts/gluster-lab.sh)",
-            script.display()
-        );
+/// The lab script's name, in the source tree's scripts/ and in an installed share/pioscope/.
+const LAB_SCRIPT: &str = "gluster-lab.sh";
+
+/// Where the lab script may be, first found wins: $PIOSCOPE_LAB_SCRIPT alone when set; else
+/// installed beside the executable (`<prefix>/bin/pioscope` → `<prefix>/share/pioscope/`, as
+/// `make all` lays out build/), then in the source tree (`target/release/pioscope` or
+/// `build/bin/pioscope` → `scripts/`).
+fn lab_script_candidates(exe_dir: &Path, from_env: Option<OsString>) -> Vec<PathBuf> {
+    match from_env {
+        Some(s) if !s.is_empty() => vec![PathBuf::from(s)],
+        _ => vec![
+            exe_dir.join("../share/pioscope").join(LAB_SCRIPT),
+            exe_dir.join("../../scripts").join(LAB_SCRIPT),
+        ],
     }
-    Ok(script)
+}
+
+/// The first candidate that is a file, or an error naming every path searched.
+fn find_lab_script(candidates: &[PathBuf]) -> Result<PathBuf> {
+    if let Some(found) = candidates.iter().find(|p| p.is_file()) {
+        return Ok(found.clone());
+    }
+    let searched: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+    bail!(
+        "the GlusterFS lab script {LAB_SCRIPT} was not found; searched: {} (install it to \
+         <prefix>/share/pioscope/ with make all, or set PIOSCOPE_LAB_SCRIPT)",
+        searched.join(", ")
+    )
+}
+
+fn lab_script() -> Result<PathBuf> {
+    let candidates =
+        lab_script_candidates(&launch::exe_dir()?, std::env::var_os("PIOSCOPE_LAB_SCRIPT"));
+    find_lab_script(&candidates)
 }
 
 fn lab(script: &Path, action: &str, dir: &Path, flag: Option<&str>) -> Result<()> {
-    let status = Command::new(script)
+    // An installed script cannot find the build beside it: tell it where this pioscope and
+    // its runtime are, unless the caller already did.
+    let mut cmd = Command::new(script);
+    for (var, value) in [
+        ("PIOSCOPE_BIN", std::env::current_exe().ok()),
+        ("PIOSCOPE_LIB_DIR", launch::lib_dir().ok()),
+    ] {
+        if let (None, Some(v)) = (std::env::var_os(var), value) {
+            cmd.env(var, v);
+        }
+    }
+    let status = cmd
         .arg(action)
         .arg("--dir")
         .arg(dir)
@@ -158,4 +190,47 @@ fn loopback_rate() -> Result<f64> {
         .join()
         .map_err(|_| anyhow::anyhow!("the loopback reader failed"))??;
     Ok(received as f64 / started.elapsed().as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An installed layout (<prefix>/bin, <prefix>/share/pioscope) is searched before the
+    /// source tree; $PIOSCOPE_LAB_SCRIPT replaces both.
+    #[test]
+    fn finds_the_installed_script_then_the_source_tree_one() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let prefix = tmp.path().join("prefix");
+        let bin = prefix.join("bin");
+        std::fs::create_dir_all(&bin).expect("bin");
+        let candidates = lab_script_candidates(&bin, None);
+        assert_eq!(
+            candidates,
+            vec![
+                bin.join("../share/pioscope/gluster-lab.sh"),
+                bin.join("../../scripts/gluster-lab.sh"),
+            ]
+        );
+        let err = find_lab_script(&candidates).expect_err("nothing installed");
+        let msg = err.to_string();
+        for c in &candidates {
+            assert!(msg.contains(&c.display().to_string()), "{msg}");
+        }
+        let source = tmp.path().join("scripts/gluster-lab.sh");
+        std::fs::create_dir_all(source.parent().expect("dir")).expect("scripts");
+        std::fs::write(&source, "#!/bin/sh\n").expect("script");
+        assert_eq!(find_lab_script(&candidates).expect("source"), candidates[1]);
+        let installed = prefix.join("share/pioscope/gluster-lab.sh");
+        std::fs::create_dir_all(installed.parent().expect("dir")).expect("share");
+        std::fs::write(&installed, "#!/bin/sh\n").expect("script");
+        assert_eq!(
+            find_lab_script(&candidates).expect("installed"),
+            candidates[0]
+        );
+        assert_eq!(
+            lab_script_candidates(&bin, Some("/opt/lab.sh".into())),
+            vec![PathBuf::from("/opt/lab.sh")]
+        );
+    }
 }

@@ -1,14 +1,15 @@
 //! `pioscope compare`: a traced run against its simulation, call by call: per function, per
 //! collective instance, and the calls slower than the model says, with where the model spends
-//! their time. The work is `pioscope_analysis::compare`; this module prints it.
+//! their time, and the two runs' server tables lined up. The work is `pioscope_analysis::compare`; this module prints it.
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use pioscope_analysis::compare::{self, Comparison, Options, DEFAULT_THRESHOLD};
+use pioscope_analysis::compare::{self, Comparison, Options, ServerComparison, DEFAULT_THRESHOLD};
 use pioscope_analysis::Scope;
 
+use super::stats;
 use crate::human;
 
 /// Compare a traced run with its simulation, call by call
@@ -21,7 +22,9 @@ use crate::human;
 /// ratio and the median ratio, the calls without a counterpart, and the top-level calls slower
 /// than expected by more than --threshold, most time lost first, each with where its simulated
 /// time went (disk, server CPU/queue, network, exchange, other) and how the observed time
-/// split over the calls beneath it.
+/// split over the calls beneath it. When either trace has storage servers, their server
+/// tables (`stats --by server`) are lined up too: servers paired by name, else by role and
+/// position, each column observed against expected with the model's relative error.
 ///
 /// Example: pioscope compare run-trace sim-trace --threshold 2 --top 10
 #[derive(Parser, Debug)]
@@ -89,6 +92,69 @@ fn ns(v: i64) -> String {
 
 fn indent(text: &str, by: &str) -> String {
     text.lines().map(|l| format!("{by}{l}\n")).collect()
+}
+
+fn error(e: Option<f64>) -> String {
+    e.map_or_else(|| "-".to_string(), |e| format!("{:+.1} %", e * 100.0))
+}
+
+/// The server tables side by side: per pair one line per column, then per column the median
+/// and worst error over the pairs.
+fn servers_text(c: &ServerComparison) -> String {
+    let mut t = format!(
+        "\nstorage servers: {} observed, {} simulated (error = (expected - observed) / observed)\n",
+        c.observed_servers, c.simulated_servers
+    );
+    let name = |n: &Option<String>| n.clone().unwrap_or_else(|| "-".to_string());
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for p in &c.servers {
+        for (k, v) in p.columns.iter().enumerate() {
+            let (o, s) = if k == 0 {
+                (name(&p.observed), name(&p.simulated))
+            } else {
+                (String::new(), String::new())
+            };
+            rows.push(vec![
+                o,
+                s,
+                stats::server_column_label(v.column).to_string(),
+                stats::server_cell(v.column, v.observed),
+                stats::server_cell(v.column, v.expected),
+                error(v.error),
+            ]);
+        }
+    }
+    let header = [
+        "observed",
+        "simulated",
+        "column",
+        "observed",
+        "expected",
+        "error",
+    ];
+    t.push_str(&indent(&human::table(&header, &rows, 3), "  "));
+    if c.columns.iter().all(|s| s.pairs == 0) {
+        return t;
+    }
+    let rows: Vec<Vec<String>> = c
+        .columns
+        .iter()
+        .map(|s| {
+            vec![
+                stats::server_column_label(s.column).to_string(),
+                s.pairs.to_string(),
+                s.median_abs_error
+                    .map_or_else(|| "-".to_string(), |e| format!("{:.1} %", e * 100.0)),
+                error(s.worst_error),
+            ]
+        })
+        .collect();
+    t.push_str("\n  per column over the paired servers\n");
+    t.push_str(&indent(
+        &human::table(&["column", "pairs", "median |error|", "worst"], &rows, 1),
+        "  ",
+    ));
+    t
 }
 
 /// The text report.
@@ -195,6 +261,10 @@ pub fn text(c: &Comparison, top: usize) -> String {
             "worst",
         ];
         t.push_str(&indent(&human::table(&header, &rows, 1), "  "));
+    }
+
+    if let Some(servers) = &c.servers {
+        t.push_str(&servers_text(servers));
     }
 
     if !c.unmatched.is_empty() {

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
+use pioscope_analysis::compare::servers::ServerColumn;
 use pioscope_analysis::servers::ServerTable;
 use pioscope_analysis::{compute, GroupBy, Scope, Stats, StatsRow};
 use pioscope_trace::units;
@@ -146,32 +147,15 @@ pub fn server_table(t: &ServerTable) -> String {
     if t.servers.is_empty() {
         return String::new();
     }
-    let header = [
-        "server",
-        "net ops/s",
-        "storage ops/s",
-        "accesses",
-        "bytes/access",
-        "CPU %",
-        "throughput",
-        "busy",
-    ];
-    let dash = || "-".to_string();
+    let mut header = vec!["server"];
+    header.extend(ServerColumn::ALL.map(server_column_label));
     let rows: Vec<Vec<String>> = t
         .servers
         .iter()
         .map(|r| {
-            vec![
-                r.server.clone(),
-                human::rate(r.network_ops_per_sec),
-                human::rate(r.storage_ops_per_sec),
-                r.storage_accesses.to_string(),
-                r.bytes_per_access
-                    .map_or_else(dash, |b| human::bytes(b.round() as u64)),
-                r.cpu_percent.map_or_else(dash, |c| format!("{c:.1}")),
-                r.throughput.map_or_else(dash, human::throughput),
-                units::pct(r.busy_fraction),
-            ]
+            let mut row = vec![r.server.clone()];
+            row.extend(ServerColumn::ALL.map(|c| server_cell(c, c.value(r))));
+            row
         })
         .collect();
     let mut text = human::table(&header, &rows, 1);
@@ -189,6 +173,34 @@ pub fn server_table(t: &ServerTable) -> String {
     }
     text.push('\n');
     text
+}
+
+/// The header of a server table column (here and in `pioscope compare`).
+pub fn server_column_label(c: ServerColumn) -> &'static str {
+    match c {
+        ServerColumn::NetworkOpsPerSec => "net ops/s",
+        ServerColumn::StorageOpsPerSec => "storage ops/s",
+        ServerColumn::StorageAccesses => "accesses",
+        ServerColumn::BytesPerAccess => "bytes/access",
+        ServerColumn::CpuPercent => "CPU %",
+        ServerColumn::Throughput => "throughput",
+        ServerColumn::BusyFraction => "busy",
+    }
+}
+
+/// A server table cell: `v` in the column's unit, `-` when absent.
+pub fn server_cell(c: ServerColumn, v: Option<f64>) -> String {
+    let Some(v) = v else {
+        return "-".to_string();
+    };
+    match c {
+        ServerColumn::NetworkOpsPerSec | ServerColumn::StorageOpsPerSec => human::rate(v),
+        ServerColumn::StorageAccesses => format!("{v:.0}"),
+        ServerColumn::BytesPerAccess => human::bytes(v.round() as u64),
+        ServerColumn::CpuPercent => format!("{v:.1}"),
+        ServerColumn::Throughput => human::throughput(v),
+        ServerColumn::BusyFraction => units::pct(v),
+    }
 }
 
 /// The statistics table of `rows` grouped by `by` (also used by `pioscope report`).

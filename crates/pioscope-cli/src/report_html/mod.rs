@@ -4,7 +4,8 @@
 //! no network, no external font, no CDN; one file that opens from disk. Two things it shares
 //! with the viewer come from their one owner: the number formatters (viewer/units.js, inlined
 //! before report.js in one module script) and the layer colours (`pioscope_trace::colours`,
-//! in the app element's `data-layer-colours`).
+//! in the app element's `data-layer-colours`); the ids of the server finding rules
+//! (`findings::SERVER_RULE_IDS`) are in its `data-server-rules`.
 //!
 //! Design note: the Rust side only serializes and escapes; all layout, aggregation for large
 //! rank counts and drawing live in report.js, so the same data can be checked with `--json`.
@@ -14,7 +15,7 @@
 //! comment. A Content-Security-Policy forbids every fetch, so the page cannot reach the network
 //! even if a future edit tried to.
 
-use pioscope_analysis::Profile;
+use pioscope_analysis::{findings, Profile};
 use pioscope_trace::colours;
 
 /// The page's style sheet.
@@ -60,6 +61,10 @@ pub fn page_from_json(json: &str, title: &str) -> String {
     out.push_str("<main id=\"app\" data-layer-colours=\"");
     out.push_str(&escape_html(
         &serde_json::json!(colours::css_by_layer()).to_string(),
+    ));
+    out.push_str("\" data-server-rules=\"");
+    out.push_str(&escape_html(
+        &serde_json::json!(findings::SERVER_RULE_IDS).to_string(),
     ));
     out.push_str("\"></main>\n<script type=\"application/json\" id=\"");
     out.push_str(DATA_ID);

@@ -36,6 +36,8 @@
   // the exports draw with too: layer name -> CSS colour.
   const LAYER_COLOURS = JSON.parse(app.dataset.layerColours);
   function layerColour(layer) { return LAYER_COLOURS[layer] || LAYER_COLOURS.tracer; }
+  // The finding rules about storage servers (findings::SERVER_RULE_IDS).
+  const SERVER_RULES = new Set(JSON.parse(app.dataset.serverRules || "[]"));
 
   // ---------- small helpers ----------
   function el(tag, attrs, ...children) {
@@ -597,6 +599,66 @@
     return sec;
   }
 
+  /** A percentage (0..100, not a share), "-" when missing. */
+  function fmtPercent(v) { return v === null || v === undefined ? "-" : fmtNum(v) + " %"; }
+
+  // Storage servers: PIOviz's columns per server (`stats --by server`), what the client calls
+  // became on them, and the server findings (traces with servers only).
+  function serversSection() {
+    const t = R.servers;
+    if (!t || !t.servers || t.servers.length === 0) return null;
+    const parts = [el("p", { class: "note", text: "Loads are operations per second of the job (" + fmtDur(t.duration_ns) +
+      "); a storage access is a storage operation that moves data; throughput is storage bytes per second of busy time; " +
+      "busy is the union of the server's network and storage operations; CPU from the sampled counters (- without samples)." })];
+    parts.push(dataTable("servers", [
+      { label: "server", get: r => r.server },
+      { label: "role", get: r => r.role },
+      { label: "net ops/s", get: r => r.network_ops_per_sec, num: true, fmt: fmtPerSec, help: "network operations (requests, replies) per second of the job" },
+      { label: "storage ops/s", get: r => r.storage_ops_per_sec, num: true, fmt: fmtPerSec, help: "storage operations per second of the job" },
+      { label: "accesses", get: r => r.storage_accesses, num: true, fmt: fmtInt, help: "storage operations that moved data" },
+      { label: "bytes/access", get: r => r.bytes_per_access, num: true, fmt: fmtBytes },
+      { label: "CPU %", get: r => r.cpu_percent, num: true, fmt: fmtPercent, help: "mean sampled user + system CPU, percent of one core" },
+      { label: "CPU peak", get: r => r.cpu_peak_percent, num: true, fmt: fmtPercent },
+      { label: "throughput", get: r => r.throughput, num: true, fmt: fmtThroughput, help: "storage bytes per second of busy time" },
+      { label: "busy", get: r => r.busy_fraction, num: true, fmt: fmtPct, help: "busy time / job duration" },
+    ], t.servers, { col: 0, desc: false }));
+    if (t.calls.length || t.untied_server_ops > 0) {
+      parts.push(el("h3", { text: "Client calls on the servers" }));
+      parts.push(el("ul", { class: "server-calls" },
+        t.calls.map(c => el("li", { text: c.summary })),
+        t.untied_server_ops > 0 ? el("li", { text: fmtInt(t.untied_server_ops) + " server data operations tied to no client call" }) : null));
+    }
+    const found = R.findings.map((f, i) => [f, i]).filter(([f]) => SERVER_RULES.has(f.id));
+    parts.push(el("h3", { text: "Server findings" }));
+    parts.push(found.length === 0
+      ? el("p", { class: "note", "data-server-findings": 0, text: "No server rule fired on this run." })
+      : el("ul", { class: "server-findings", "data-server-findings": found.length }, found.map(([f, i]) =>
+        el("li", null, el("a", { href: "#findings", text: "#" + (i + 1) }), " ", el("span", { class: "badge sev-" + f.severity, text: f.severity }), " " + f.title))));
+    return section("servers", "Storage servers", parts);
+  }
+
+  // The sampled counters (counters.parquet) per node and traced process.
+  function countersSection() {
+    const c = R.counters;
+    if (!c || c.length === 0) return null;
+    return section("counters", "Node and process counters",
+      el("p", { class: "note", text: "Sampled during the run. CPU is user + system, in percent of all cores for a node, of one core for a process; " +
+        "iowait in percent of all cores (nodes only); disk and network bytes over the job (network: nodes only); memory at its highest." }),
+      dataTable("counters", [
+        { label: "host", get: r => r.host },
+        { label: "process", get: r => r.process < 0 ? "node" : "process " + r.process, sort: r => r.process },
+        { label: "samples", get: r => r.samples, num: true, fmt: fmtInt },
+        { label: "CPU mean", get: r => r.cpu_mean_percent, num: true, fmt: fmtPercent },
+        { label: "CPU peak", get: r => r.cpu_peak_percent, num: true, fmt: fmtPercent },
+        { label: "iowait", get: r => r.iowait_mean_percent, num: true, fmt: fmtPercent },
+        { label: "disk read", get: r => r.disk_read_bytes, num: true, fmt: fmtBytes },
+        { label: "disk written", get: r => r.disk_write_bytes, num: true, fmt: fmtBytes },
+        { label: "net received", get: r => r.net_rx_bytes, num: true, fmt: fmtBytes },
+        { label: "net sent", get: r => r.net_tx_bytes, num: true, fmt: fmtBytes },
+        { label: "memory peak", get: r => r.mem_peak_bytes, num: true, fmt: fmtBytes },
+      ], c, { col: 0, desc: false }));
+  }
+
   function filesSection() {
     const files = R.patterns.files.filter(f => f.reads + f.writes > 0 || f.mpiio.independent_calls + f.mpiio.collective_calls > 0);
     const parts = [];
@@ -647,10 +709,10 @@
     app.appendChild(el("header", { class: "top" },
       el("h1", { text: "pioscope report" }),
       j.command ? el("div", { class: "command", text: j.command }) : null));
-    const nav = [["summary", "Job"], ["findings", "Findings (" + R.findings.length + ")"], ["time", "Time"], ["ranks", "Ranks"], ["sizes", "Sizes"], ["heatmap", "Heat map"], ["tables", "Tables"], ["files", "Files"]];
+    const nav = [["summary", "Job"], ["findings", "Findings (" + R.findings.length + ")"], ["time", "Time"], ["ranks", "Ranks"], ["sizes", "Sizes"], ["heatmap", "Heat map"], ["servers", "Servers"], ["counters", "Counters"], ["tables", "Tables"], ["files", "Files"]];
     const toc = el("nav", { class: "toc" });
     app.appendChild(toc);
-    const sections = [summary, findings, timeSection, ranksSection, sizesSection, heatmapSection, tablesSection, filesSection];
+    const sections = [summary, findings, timeSection, ranksSection, sizesSection, heatmapSection, serversSection, countersSection, tablesSection, filesSection];
     for (const f of sections) {
       // One broken section must not take the others down: it says what failed instead.
       let sec;

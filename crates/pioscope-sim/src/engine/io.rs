@@ -19,6 +19,7 @@ use super::{token, Ev, Sim, SimError};
 use crate::engine::storage::cache::Extent;
 use crate::engine::storage::disk::transfer_ns;
 use crate::engine::storage::layout::{Piece, RequestPlan};
+use crate::program::CpuWork;
 use crate::program::{DiskActivity, ServerActivity};
 use crate::program::{FileId, IoKind, MetaKind, Rank};
 
@@ -292,8 +293,12 @@ impl Sim<'_> {
     pub(super) fn req_at_server(&mut self, q: u32) {
         let req = &mut self.reqs.slab[q as usize];
         req.arrived_ns = self.now;
-        let end = self.servers[req.piece.server as usize]
-            .cpu(self.now, self.sys.storage.cpu_per_request_ns);
+        let server = req.piece.server as usize;
+        let end = self.server_cpu(
+            server,
+            self.sys.storage.cpu_per_request_ns,
+            CpuWork::Request,
+        );
         self.q.push(end, Ev::ReqCpuDone(q));
     }
 
@@ -388,7 +393,7 @@ impl Sim<'_> {
     fn cache_copy_end(&mut self, s: usize, bytes: u64, rate: f64) -> u64 {
         let rate = self.sys.storage.cache.sized(rate, bytes);
         let ns = crate::engine::storage::disk::transfer_ns(bytes, rate).round() as u64;
-        self.servers[s].cpu(self.now, ns)
+        self.server_cpu(s, ns, CpuWork::Copy)
     }
 
     /// Whether every segment of buffer `req` is in its server's read cache (a hit becomes most

@@ -13,8 +13,8 @@
 //! server CPU, caches and disks; metadata; sync; flush), `client_cache` (the compute nodes'
 //! write-back caches), `locks` (byte-range locks), `exchange` (dense all-to-alls simulated in
 //! aggregate), `lustre_client` (RPC windows, extent locks, read-ahead of a node's Lustre
-//! client), `jitter` (the model's seeded variance of transfer and disk times). Beneath them
-//! the machine's parts:
+//! client), `jitter` (the model's seeded variance of transfer and disk times), `server_cpu`
+//! (server CPU time taken and reported). Beneath them the machine's parts:
 //! `network` (flow-level bandwidth sharing) and `storage` (striping, servers, caches, disks).
 
 mod client_cache;
@@ -27,6 +27,7 @@ mod messages;
 pub mod network;
 mod queue;
 mod ranks;
+mod server_cpu;
 pub mod storage;
 #[cfg(test)]
 mod tests;

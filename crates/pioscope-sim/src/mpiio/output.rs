@@ -2,7 +2,8 @@
 //! trace store in the format of docs/FORMAT.md (events.parquet sorted by rank then start,
 //! files.parquet, settings.parquet, meta.json), with one container per rank (kind process),
 //! per storage server (kind server, rank -1, host `server-N`) and per disk (kind disk), so
-//! `stats`, `report` and the viewer read it unchanged.
+//! `stats`, `report` and the viewer read it unchanged; the servers' CPU is sampled into
+//! counters.parquet (`server_counters`).
 //!
 //! Design: the engine reports calls in completion order, not start order, and a rank's first
 //! call ends only near the end of the run, so the records are kept in memory (about 64 bytes
@@ -19,7 +20,8 @@ use pioscope_trace::store::meta::{ClockMeta, ContainerKind, JobMeta, Meta, Proce
 use pioscope_trace::store::{Event, FileRow, SettingRow, StoreError, StoreWriter};
 
 use crate::model::{LayoutKind, Placement, System};
-use crate::program::{Call, DiskActivity, Rank, Recorder, ServerActivity};
+use crate::mpiio::server_counters::ServerCpuSamples;
+use crate::program::{Call, CpuActivity, DiskActivity, Rank, Recorder, ServerActivity};
 /// Nominal job start in meta.json (a simulation has no wall clock): 2025-01-01T00:00:00Z.
 const START_UNIX_NS: i64 = 1_735_689_600_000_000_000;
 
@@ -73,6 +75,7 @@ pub struct StoreRecorder {
     /// Called every 65536 records with (records so far, latest end time in ns).
     progress: Option<Box<dyn FnMut(u64, u64)>>,
     latest_ns: u64,
+    cpu: ServerCpuSamples,
 }
 
 impl StoreRecorder {
@@ -92,6 +95,7 @@ impl StoreRecorder {
             disks_per_server: st.disks_per_server.max(1),
             progress: None,
             latest_ns: 0,
+            cpu: ServerCpuSamples::default(),
         }
     }
 
@@ -131,8 +135,8 @@ impl StoreRecorder {
 
     /// Writes the store at `out` (which must not exist): events sorted by (rank, start,
     /// process, depth, completion order), files, settings (the hints each file used, given by
-    /// the caller), meta.json, and what the store writer derives (messages, index). Consumes
-    /// the records.
+    /// the caller), the servers' CPU samples, meta.json, and what the store writer derives
+    /// (messages, index). Consumes the records.
     pub fn write(
         mut self,
         out: &Path,
@@ -264,6 +268,12 @@ impl StoreRecorder {
                 }
             })
             .collect();
+        w.add_counters(self.cpu.rows(
+            self.servers,
+            summary.duration_ns,
+            |s| self.server_process(s),
+            server_name,
+        ));
         let meta = self.meta(system, command, summary.duration_ns);
         w.finish(&file_rows, settings, meta)?;
         Ok(summary)
@@ -293,7 +303,6 @@ impl StoreRecorder {
             processes.push(p);
         }
         // Servers, then their disks (docs/FORMAT.md, Containers).
-        let server_name = |s: u32| format!("server-{s}");
         for s in 0..self.servers {
             let role = if s < system.storage.data_servers {
                 "data"
@@ -323,6 +332,11 @@ impl StoreRecorder {
             processes,
         )
     }
+}
+
+/// The name (and host) of simulated server `s`.
+fn server_name(s: u32) -> String {
+    format!("server-{s}")
 }
 
 impl Recorder for StoreRecorder {
@@ -396,6 +410,10 @@ impl Recorder for StoreRecorder {
             depth: 0,
             bits: 2,
         });
+    }
+
+    fn server_cpu(&mut self, a: &CpuActivity) {
+        self.cpu.add(a);
     }
 }
 
