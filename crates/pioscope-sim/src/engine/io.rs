@@ -152,7 +152,7 @@ impl Sim<'_> {
             if p.bytes == 0 {
                 // Past the end of the file: nothing to read.
                 self.q.push(self.now, Ev::ReqServed(q));
-            } else if self.cache_holds(req.file, p) {
+            } else if self.cache_holds(p) {
                 let end = self.cache_copy_end(s, p.bytes, self.sys.storage.cache.read_copy_rate());
                 self.q.push(end, Ev::ReqServed(q));
             } else {
@@ -163,9 +163,12 @@ impl Sim<'_> {
 
     /// Queues request `q` on its disk.
     fn queue_on_disk(&mut self, q: u32) {
-        let p = self.reqs.slab[q as usize].piece;
-        let (start, end) = self.servers[p.server as usize].disks[p.disk as usize].submit_to(
+        let Req {
+            piece: p, write, ..
+        } = self.reqs.slab[q as usize];
+        let (start, end) = self.servers[p.server as usize].disks[p.disk as usize].access(
             &self.sys.storage,
+            write,
             self.now,
             p.disk_offset,
             p.bytes,
@@ -197,7 +200,7 @@ impl Sim<'_> {
         }
         fs[s] = seq;
         // Data the cache holds is overwritten in place, faster than new pages are filled.
-        let held = self.cache_insert(req.file, p);
+        let held = self.cache_insert(p);
         let c = &self.sys.storage.cache;
         let rate = if held {
             c.rewrite_copy_rate()
@@ -217,28 +220,22 @@ impl Sim<'_> {
         self.servers[s].cpu(self.now, ns)
     }
 
-    /// Whether piece `p` of `file` is in its server's read cache (a hit becomes most recent).
-    fn cache_holds(&mut self, file: FileId, p: Piece) -> bool {
-        let Some(st) = &self.striping else {
-            return false;
-        };
-        let stripe = st.stripe_of(p.file_offset);
-        let lo = p.file_offset - stripe * st.stripe_size();
-        self.servers[p.server as usize]
-            .read_cache
-            .lookup(file, stripe, lo, lo + p.bytes)
+    /// Whether piece `p` is in its server's read cache (a hit becomes most recent).
+    fn cache_holds(&mut self, p: Piece) -> bool {
+        self.servers[p.server as usize].read_cache.lookup(
+            p.disk,
+            p.disk_offset,
+            p.disk_offset + p.bytes,
+        )
     }
 
-    /// Caches piece `p` of `file`; whether its server held it already.
-    fn cache_insert(&mut self, file: FileId, p: Piece) -> bool {
-        let Some(st) = &self.striping else {
-            return false;
-        };
-        let stripe = st.stripe_of(p.file_offset);
-        let lo = p.file_offset - stripe * st.stripe_size();
-        self.servers[p.server as usize]
-            .read_cache
-            .insert(file, stripe, lo, lo + p.bytes)
+    /// Caches piece `p`; whether its server held it already.
+    fn cache_insert(&mut self, p: Piece) -> bool {
+        self.servers[p.server as usize].read_cache.insert(
+            p.disk,
+            p.disk_offset,
+            p.disk_offset + p.bytes,
+        )
     }
 
     pub(super) fn req_served(&mut self, q: u32) {
@@ -259,7 +256,7 @@ impl Sim<'_> {
                 end_ns: req.disk_end,
             });
             // Read or written through: the data is in memory now.
-            self.cache_insert(req.file, p);
+            self.cache_insert(p);
         }
         self.rec.server(&ServerActivity {
             server: p.server,
@@ -290,14 +287,15 @@ impl Sim<'_> {
         self.part_done(r)
     }
 
-    /// Starts flushing the server's oldest dirty extent, if none is being flushed.
+    /// Starts the server's next flush access (the elevator's, cache.rs), if none is under way.
     fn kick_flush(&mut self, s: u32) {
         let server = &mut self.servers[s as usize];
         let Some(e) = server.write_back.next_flush() else {
             return;
         };
-        let (ds, de) = server.disks[e.disk as usize].submit_to(
+        let (ds, de) = server.disks[e.disk as usize].access(
             &self.sys.storage,
+            true,
             self.now,
             e.disk_offset,
             e.bytes,

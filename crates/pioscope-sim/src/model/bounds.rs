@@ -217,13 +217,18 @@ pub fn throughput(system: &System, clients: u32, request_size: u64, kind: IoKind
             bytes_per_s: net.bisection_bandwidth,
         });
     }
-    // Null storage (`storage.null`): no disk, so no disk or flush ceiling.
+    // Null storage (`storage.null`): no disk, so no disk or flush ceiling. Reads on RAID-1
+    // can use both disks of a pair.
     let (disk_rate, _) = disk_rates(&st.disk);
+    let disks = match kind {
+        IoKind::Read => targets * st.volume.copies(),
+        IoKind::Write => targets,
+    };
     if !st.null {
         c.push(Component {
             name: "disks",
-            detail: format!("{targets} disk(s) x {} sequential", fmt_rate(disk_rate)),
-            bytes_per_s: f64::from(targets) * disk_rate,
+            detail: format!("{disks} disk(s) x {} sequential", fmt_rate(disk_rate)),
+            bytes_per_s: f64::from(disks) * disk_rate,
         });
     }
     let cache = &st.cache;
@@ -294,10 +299,10 @@ pub fn throughput(system: &System, clients: u32, request_size: u64, kind: IoKind
         c.push(Component {
             name: "disk IOPS",
             detail: format!(
-                "{targets} disk(s) x {iops:.0} IOPS x {}",
+                "{disks} disk(s) x {iops:.0} IOPS x {}",
                 units::fmt_size(piece as f64)
             ),
-            bytes_per_s: f64::from(targets) * iops * piece as f64,
+            bytes_per_s: f64::from(disks) * iops * piece as f64,
         });
     }
 
