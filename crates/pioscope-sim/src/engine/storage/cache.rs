@@ -106,27 +106,45 @@ impl WriteBack {
         if e.bytes == 0 {
             return seq;
         }
-        self.overwrite(e.disk, e.disk_offset, e.end());
         self.dirty += e.bytes;
-        let before = self.extents.range(..(e.disk, e.disk_offset)).next_back();
-        if let Some((&key, prev)) = before {
-            if prev.continued_by(&e) {
-                let prev = self.remove(key);
-                e = Extent {
-                    bytes: prev.bytes + e.bytes,
-                    ..prev
-                };
-            }
+        let (disk, lo, hi) = (e.disk, e.disk_offset, e.end());
+        let mut around = self.neighbours(disk, lo);
+        if around.0.is_some_and(|p| p.end() > lo) || around.1.is_some_and(|n| n.disk_offset < hi) {
+            self.overwrite(disk, lo, hi);
+            around = self.neighbours(disk, lo);
         }
-        if let Some(next) = self.extents.get(&(e.disk, e.end())) {
-            if e.continued_by(next) {
-                let next = self.remove((e.disk, e.end()));
-                e.bytes += next.bytes;
-                e.seq = e.seq.min(next.seq);
-            }
+        let (prev, next) = around;
+        if let Some(next) = next.filter(|n| e.continued_by(n)) {
+            self.remove((disk, hi));
+            e.bytes += next.bytes;
+            e.seq = e.seq.min(next.seq);
         }
-        self.insert(e);
+        match prev.filter(|p| p.continued_by(&e)) {
+            // Grown in place: the common case of a writer going on where it stopped.
+            Some(p) => {
+                if e.seq < p.seq {
+                    self.forget(p.seq);
+                    *self.oldest.entry(e.seq).or_insert(0) += 1;
+                }
+                let x = self.extents.get_mut(&(disk, p.disk_offset)).expect("dirty");
+                x.bytes += e.bytes;
+                x.seq = x.seq.min(e.seq);
+            }
+            None => self.insert(e),
+        }
         seq
+    }
+
+    /// The dirty extents of `disk` nearest below and at or above `at`.
+    fn neighbours(&self, disk: u32, at: u64) -> (Option<Extent>, Option<Extent>) {
+        let on_disk = |(_, x): (_, &Extent)| (x.disk == disk).then_some(*x);
+        (
+            self.extents
+                .range(..(disk, at))
+                .next_back()
+                .and_then(on_disk),
+            self.extents.range((disk, at)..).next().and_then(on_disk),
+        )
     }
 
     /// Drops the dirty data in [lo, hi) of `disk` (a write replaces it), keeping the parts of
@@ -161,13 +179,18 @@ impl WriteBack {
 
     fn remove(&mut self, key: (u32, u64)) -> Extent {
         let e = self.extents.remove(&key).expect("a dirty extent");
-        if let Some(n) = self.oldest.get_mut(&e.seq) {
+        self.forget(e.seq);
+        e
+    }
+
+    /// One extent fewer has `seq` as its oldest write.
+    fn forget(&mut self, seq: u64) {
+        if let Some(n) = self.oldest.get_mut(&seq) {
             *n -= 1;
             if *n == 0 {
-                self.oldest.remove(&e.seq);
+                self.oldest.remove(&seq);
             }
         }
-        e
     }
 
     /// Removes the first `most` bytes of the extent at `key` (all of it if shorter).
