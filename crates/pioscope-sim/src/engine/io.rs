@@ -81,11 +81,6 @@ impl Requests {
         }
     }
 
-    /// Segment `i` of buffer `req`.
-    fn segment(&self, req: &Req, i: u32) -> Piece {
-        self.segments[req.sender as usize][(req.seg_start + i) as usize]
-    }
-
     /// The disk-contiguous runs of buffer `req`, in order: (disk offset, bytes, file offset
     /// of the run's first segment).
     fn runs(&self, req: &Req) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
@@ -336,8 +331,9 @@ impl Sim<'_> {
         let p = req.piece;
         let (mut start, mut end) = (u64::MAX, 0);
         for (offset, bytes, _) in self.reqs.runs(&req) {
-            let (s, e) = self.servers[p.server as usize].disks[p.disk as usize].submit_to(
+            let (s, e) = self.servers[p.server as usize].disks[p.disk as usize].access(
                 &self.sys.storage,
+                req.write,
                 self.now,
                 offset,
                 bytes,
@@ -396,33 +392,24 @@ impl Sim<'_> {
         self.server_cpu(s, ns, CpuWork::Copy)
     }
 
-    /// Whether every segment of buffer `req` is in its server's read cache (a hit becomes most
-    /// recent).
+    /// Whether every disk-contiguous run of buffer `req` is in its server's read cache (a hit
+    /// becomes most recent).
     fn cache_holds_all(&mut self, req: &Req) -> bool {
-        let Some(st) = &self.striping else {
-            return false;
-        };
         let server = &mut self.servers[req.piece.server as usize];
-        (0..req.seg_count).all(|i| {
-            let p = self.reqs.segment(req, i);
-            let stripe = st.stripe_of(p.file_offset);
-            let lo = p.file_offset - stripe * st.stripe_size();
-            server.read_cache.lookup(req.file, stripe, lo, lo + p.bytes)
-        })
+        let disk = req.piece.disk;
+        self.reqs
+            .runs(req)
+            .all(|(offset, bytes, _)| server.read_cache.lookup(disk, offset, offset + bytes))
     }
 
-    /// Caches every segment of buffer `req`; whether its server held them all already.
+    /// Caches every disk-contiguous run of buffer `req`; whether its server held them all
+    /// already.
     fn cache_insert_all(&mut self, req: &Req) -> bool {
-        let Some(st) = &self.striping else {
-            return false;
-        };
         let server = &mut self.servers[req.piece.server as usize];
+        let disk = req.piece.disk;
         let mut held = true;
-        for i in 0..req.seg_count {
-            let p = self.reqs.segment(req, i);
-            let stripe = st.stripe_of(p.file_offset);
-            let lo = p.file_offset - stripe * st.stripe_size();
-            held &= server.read_cache.insert(req.file, stripe, lo, lo + p.bytes);
+        for (offset, bytes, _) in self.reqs.runs(req) {
+            held &= server.read_cache.insert(disk, offset, offset + bytes);
         }
         held
     }
@@ -483,14 +470,15 @@ impl Sim<'_> {
         self.part_done(req.rank)
     }
 
-    /// Starts flushing the server's oldest dirty extent, if none is being flushed.
+    /// Starts the server's next flush access (the elevator's, cache.rs), if none is under way.
     fn kick_flush(&mut self, s: u32) {
         let server = &mut self.servers[s as usize];
         let Some(e) = server.write_back.next_flush() else {
             return;
         };
-        let (ds, de) = server.disks[e.disk as usize].submit_to(
+        let (ds, de) = server.disks[e.disk as usize].access(
             &self.sys.storage,
+            true,
             self.now,
             e.disk_offset,
             e.bytes,

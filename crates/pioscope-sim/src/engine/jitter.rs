@@ -13,12 +13,20 @@ use rand_chacha::ChaCha8Rng;
 use crate::engine::storage::server::Server;
 use crate::model::Variance;
 
-/// Gives every disk of `servers` its own stream of `seed`.
+/// Gives every disk of `servers` (each copy of a RAID-1 pair too) its own stream of `seed`.
 pub fn seed_disks(mut servers: Vec<Server>, v: &Variance, seed: u64) -> Vec<Server> {
     for (s, server) in servers.iter_mut().enumerate() {
-        let disks = server.disks.len() as u32;
-        for (d, queue) in server.disks.iter_mut().enumerate() {
-            queue.jitter = Jitter::disk(v, seed, s as u32, d as u32, disks);
+        let copies: u32 = server
+            .disks
+            .iter_mut()
+            .map(|q| q.copies().len() as u32)
+            .sum();
+        let mut d = 0;
+        for volume in server.disks.iter_mut() {
+            for disk in volume.copies() {
+                disk.jitter = Jitter::disk(v, seed, s as u32, d, copies);
+                d += 1;
+            }
         }
     }
     servers

@@ -38,6 +38,8 @@ mod tests_listio;
 #[cfg(test)]
 mod tests_lustre;
 #[cfg(test)]
+mod tests_serverstore;
+#[cfg(test)]
 mod tests_variance;
 #[cfg(test)]
 pub(crate) mod testutil;
@@ -47,7 +49,7 @@ use std::fmt;
 use crate::engine::jitter::Jitter;
 use crate::engine::network::{FlowNet, LinkId, Reschedule};
 use crate::engine::storage::cache::{ReadCache, WriteBack};
-use crate::engine::storage::disk::transfer_ns;
+use crate::engine::storage::disk::{transfer_ns, VolumeQueue};
 use crate::engine::storage::layout::Striping;
 use crate::engine::storage::server::Server;
 use crate::model::{LayoutKind, Placement, System};
@@ -358,11 +360,7 @@ impl<'a> Sim<'a> {
             down.push(net.add_link(n.bandwidth));
         }
         let bisection = (n.bisection_bandwidth > 0.0).then(|| net.add_link(n.bisection_bandwidth));
-        let merge = if st.max_request == 0 {
-            u64::MAX
-        } else {
-            st.max_request
-        };
+        let max_access = st.volume.max_access_or(st.max_request);
         let limit = if st.cache.write_back == 0 {
             0
         } else {
@@ -372,7 +370,8 @@ impl<'a> Sim<'a> {
             .map(|_| {
                 Server::new(
                     st.disks_per_server.max(1),
-                    WriteBack::new(limit, merge),
+                    VolumeQueue::of(st),
+                    WriteBack::new(limit, max_access),
                     ReadCache::new(st.cache.read_cache),
                 )
                 .with_threads(st.server_threads)

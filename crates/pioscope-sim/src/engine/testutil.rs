@@ -30,6 +30,7 @@ pub(crate) fn system() -> System {
         },
         storage: Storage {
             null: false,
+            volume: Default::default(),
             data_servers: 2,
             metadata_servers: 1,
             metadata_on_data_servers: false,

@@ -497,6 +497,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
         },
         storage: Storage {
             null: false,
+            volume: Default::default(),
             data_servers: 1,
             metadata_servers: 1,
             metadata_on_data_servers: true,

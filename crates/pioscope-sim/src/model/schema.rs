@@ -144,6 +144,10 @@ pub struct Storage {
     /// (server CPU, caches, network) is unchanged. Absent in older files: false.
     #[serde(default)]
     pub null: bool,
+    /// What lies between a server and its disks: RAID, the kernel's block layer, the local
+    /// file system. Absent in older files: one plain disk, no overhead.
+    #[serde(default, skip_serializing_if = "Volume::is_plain")]
+    pub volume: Volume,
 }
 
 /// A disk: a hard disk with seeks, or a solid-state disk.
@@ -172,6 +176,60 @@ pub enum Disk {
         /// Requests per second at most.
         iops: f64,
     },
+}
+
+/// The volume a server keeps each disk's data on: a RAID level, the kernel's largest access,
+/// the local file system's cost per access. The default is today's plain disk.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Volume {
+    /// `raid1`: every disk of the model is a mirrored pair (writes go to both, reads to one).
+    #[serde(default)]
+    pub raid: Raid,
+    /// Disk time the local file system adds to every access (block allocation, journal and
+    /// inode updates of ext3 or xfs); 0 = none.
+    #[serde(default)]
+    pub fs_overhead_ns: u64,
+    /// Largest access the kernel issues (`max_sectors_kb`): the write-back flush merges adjacent
+    /// dirty data up to it; 0 = `storage.max_request`.
+    #[serde(default)]
+    pub max_access: u64,
+}
+
+impl Volume {
+    /// Whether this is the default: one disk, no overhead, accesses up to `max_request`.
+    pub fn is_plain(&self) -> bool {
+        *self == Volume::default()
+    }
+
+    /// Disks that hold a copy of each byte.
+    pub fn copies(&self) -> u32 {
+        match self.raid {
+            Raid::None => 1,
+            Raid::Raid1 => 2,
+        }
+    }
+
+    /// Largest access the kernel issues on a system whose servers handle requests of at most
+    /// `max_request` bytes (0 = unlimited).
+    pub fn max_access_or(&self, max_request: u64) -> u64 {
+        match (self.max_access, max_request) {
+            (0, 0) => u64::MAX,
+            (0, m) => m,
+            (a, _) => a,
+        }
+    }
+}
+
+/// RAID level of a server's volume.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Raid {
+    /// Each disk on its own.
+    #[default]
+    None,
+    /// Mirrored pairs.
+    Raid1,
 }
 
 /// A server's caches. Writes land in the write-back cache until it holds `dirty_limit` bytes;

@@ -1,13 +1,13 @@
-//! A server's caches: the write-back cache (dirty bytes waiting to be flushed, in arrival
-//! order) and the LRU read cache (recently written or read stripe pieces).
+//! A server's caches, as its kernel's page cache holds them: the write-back cache (dirty data
+//! by disk offset, flushed in ascending order with adjacent data merged, as the elevator
+//! does) and the LRU read cache (any number of byte ranges of recently written or read data).
 
-use std::collections::VecDeque;
-
-use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 
 use crate::program::{FileId, Rank};
 
-/// Dirty data of one write, waiting in the write-back cache for the flush.
+/// Dirty data of one write, or of writes that continue each other, in the write-back cache;
+/// also one access of the flush.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Extent {
     /// Disk of the server.
@@ -22,32 +22,65 @@ pub struct Extent {
     pub file_offset: u64,
     /// The client whose write this was (the first, when writes were merged).
     pub client: Rank,
-    /// Sequence number of the last write merged in (Sync waits for it).
+    /// Sequence number of the oldest write whose data it holds (Sync waits until none older
+    /// than its own is dirty).
     pub seq: u64,
 }
 
+impl Extent {
+    fn end(&self) -> u64 {
+        self.disk_offset + self.bytes
+    }
+
+    /// Whether `next` continues this extent on the disk and in the file.
+    fn continued_by(&self, next: &Extent) -> bool {
+        self.disk == next.disk
+            && self.file == next.file
+            && self.end() == next.disk_offset
+            && self.file_offset + self.bytes == next.file_offset
+    }
+
+    /// The part from `skip` bytes in on.
+    fn tail(&self, skip: u64) -> Extent {
+        Extent {
+            disk_offset: self.disk_offset + skip,
+            file_offset: self.file_offset + skip,
+            bytes: self.bytes - skip,
+            ..*self
+        }
+    }
+}
+
 /// The write-back cache of one server.
+///
+/// Dirty data is kept by (disk, disk offset), never overlapping: a write over dirty data
+/// replaces it. The flush is an elevator (C-SCAN): it takes the dirty data at or above where
+/// its previous access ended (wrapping to the lowest), merges what follows it on the disk up
+/// to `max_access` bytes, and issues that as one access.
 #[derive(Clone, Debug, Default)]
 pub struct WriteBack {
     /// Dirty bytes at which writers wait (0 = write-through).
     limit: u64,
-    /// Largest extent the flush writes at once (writes to consecutive disk offsets merge).
-    merge_limit: u64,
+    /// Largest access the flush issues.
+    max_access: u64,
+    /// Dirty bytes, those being flushed included (the kernel counts both against its limit).
     dirty: u64,
-    queue: VecDeque<Extent>,
+    extents: BTreeMap<(u32, u64), Extent>,
+    /// How many extents have each oldest write (by sequence number).
+    oldest: BTreeMap<u64, u32>,
+    /// Where the last flush access ended: the elevator's position.
+    head: (u32, u64),
+    flushing: Option<Extent>,
     next_seq: u64,
-    flushed_seq: u64,
-    /// A flush of the front extent is under way.
-    pub flushing: bool,
 }
 
 impl WriteBack {
-    /// A cache holding at most `limit` dirty bytes (0 = write-through), flushing extents of at
-    /// most `merge_limit` bytes.
-    pub fn new(limit: u64, merge_limit: u64) -> WriteBack {
+    /// A cache holding at most `limit` dirty bytes (0 = write-through), flushing accesses of
+    /// at most `max_access` bytes.
+    pub fn new(limit: u64, max_access: u64) -> WriteBack {
         WriteBack {
             limit,
-            merge_limit: merge_limit.max(1),
+            max_access: max_access.max(1),
             next_seq: 1,
             ..Default::default()
         }
@@ -64,47 +97,140 @@ impl WriteBack {
         self.dirty + bytes <= self.limit || self.dirty == 0
     }
 
-    /// Absorbs a write; returns its sequence number. Merged into the last queued extent when
-    /// it continues it on the disk (and that extent is not being flushed).
+    /// Absorbs a write; returns its sequence number. Dirty data it overwrites is replaced;
+    /// dirty data it continues, or that continues it, is merged with it.
     pub fn absorb(&mut self, mut e: Extent) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.dirty += e.bytes;
         e.seq = seq;
-        let mergeable = self.queue.len() > usize::from(self.flushing);
-        if mergeable {
-            if let Some(last) = self.queue.back_mut() {
-                if last.disk == e.disk
-                    && last.file == e.file
-                    && last.disk_offset + last.bytes == e.disk_offset
-                    && last.bytes + e.bytes <= self.merge_limit
-                {
-                    last.bytes += e.bytes;
-                    last.seq = seq;
-                    return seq;
-                }
-            }
+        if e.bytes == 0 {
+            return seq;
         }
-        self.queue.push_back(e);
+        self.dirty += e.bytes;
+        let (disk, lo, hi) = (e.disk, e.disk_offset, e.end());
+        let mut around = self.neighbours(disk, lo);
+        if around.0.is_some_and(|p| p.end() > lo) || around.1.is_some_and(|n| n.disk_offset < hi) {
+            self.overwrite(disk, lo, hi);
+            around = self.neighbours(disk, lo);
+        }
+        let (prev, next) = around;
+        if let Some(next) = next.filter(|n| e.continued_by(n)) {
+            self.remove((disk, hi));
+            e.bytes += next.bytes;
+            e.seq = e.seq.min(next.seq);
+        }
+        match prev.filter(|p| p.continued_by(&e)) {
+            // Grown in place: the common case of a writer going on where it stopped.
+            Some(p) => {
+                if e.seq < p.seq {
+                    self.forget(p.seq);
+                    *self.oldest.entry(e.seq).or_insert(0) += 1;
+                }
+                let x = self.extents.get_mut(&(disk, p.disk_offset)).expect("dirty");
+                x.bytes += e.bytes;
+                x.seq = x.seq.min(e.seq);
+            }
+            None => self.insert(e),
+        }
         seq
     }
 
-    /// The extent to flush next, if any and none is being flushed; marks it flushing.
-    pub fn next_flush(&mut self) -> Option<Extent> {
-        if self.flushing {
-            return None;
-        }
-        let e = *self.queue.front()?;
-        self.flushing = true;
-        Some(e)
+    /// The dirty extents of `disk` nearest below and at or above `at`.
+    fn neighbours(&self, disk: u32, at: u64) -> (Option<Extent>, Option<Extent>) {
+        let on_disk = |(_, x): (_, &Extent)| (x.disk == disk).then_some(*x);
+        (
+            self.extents
+                .range(..(disk, at))
+                .next_back()
+                .and_then(on_disk),
+            self.extents.range((disk, at)..).next().and_then(on_disk),
+        )
     }
 
-    /// The extent being flushed reached the disk.
+    /// Drops the dirty data in [lo, hi) of `disk` (a write replaces it), keeping the parts of
+    /// extents outside it.
+    fn overwrite(&mut self, disk: u32, lo: u64, hi: u64) {
+        let mut from = lo;
+        if let Some((&(d, start), x)) = self.extents.range(..(disk, lo)).next_back() {
+            if d == disk && x.end() > lo {
+                from = start;
+            }
+        }
+        while let Some((&key, _)) = self.extents.range((disk, from)..(disk, hi)).next() {
+            let x = self.remove(key);
+            self.dirty -= x.end().min(hi) - x.disk_offset.max(lo);
+            if x.disk_offset < lo {
+                self.insert(Extent {
+                    bytes: lo - x.disk_offset,
+                    ..x
+                });
+            }
+            if x.end() > hi {
+                self.insert(x.tail(hi - x.disk_offset));
+            }
+            from = lo;
+        }
+    }
+
+    fn insert(&mut self, e: Extent) {
+        *self.oldest.entry(e.seq).or_insert(0) += 1;
+        self.extents.insert((e.disk, e.disk_offset), e);
+    }
+
+    fn remove(&mut self, key: (u32, u64)) -> Extent {
+        let e = self.extents.remove(&key).expect("a dirty extent");
+        self.forget(e.seq);
+        e
+    }
+
+    /// One extent fewer has `seq` as its oldest write.
+    fn forget(&mut self, seq: u64) {
+        if let Some(n) = self.oldest.get_mut(&seq) {
+            *n -= 1;
+            if *n == 0 {
+                self.oldest.remove(&seq);
+            }
+        }
+    }
+
+    /// Removes the first `most` bytes of the extent at `key` (all of it if shorter).
+    fn take(&mut self, key: (u32, u64), most: u64) -> Extent {
+        let mut e = self.remove(key);
+        if e.bytes > most {
+            self.insert(e.tail(most));
+            e.bytes = most;
+        }
+        e
+    }
+
+    /// The next access of the flush, if there is dirty data and no access is under way.
+    pub fn next_flush(&mut self) -> Option<Extent> {
+        if self.flushing.is_some() {
+            return None;
+        }
+        let (&key, _) =
+            (self.extents.range(self.head..).next()).or_else(|| self.extents.iter().next())?;
+        let mut access = self.take(key, self.max_access);
+        while access.bytes < self.max_access {
+            let key = (access.disk, access.end());
+            match self.extents.get(&key) {
+                Some(next) if next.file == access.file => {
+                    let part = self.take(key, self.max_access - access.bytes);
+                    access.bytes += part.bytes;
+                    access.seq = access.seq.min(part.seq);
+                }
+                _ => break,
+            }
+        }
+        self.head = (access.disk, access.end());
+        self.flushing = Some(access);
+        Some(access)
+    }
+
+    /// The flush access under way reached the disk.
     pub fn flushed(&mut self) -> Option<Extent> {
-        let e = self.queue.pop_front()?;
-        self.flushing = false;
+        let e = self.flushing.take()?;
         self.dirty -= e.bytes;
-        self.flushed_seq = e.seq;
         Some(e)
     }
 
@@ -115,15 +241,18 @@ impl WriteBack {
 
     /// Every write up to this sequence number is on disk.
     pub fn flushed_seq(&self) -> u64 {
-        self.flushed_seq
+        let dirty = self.oldest.keys().next().copied();
+        let oldest = dirty.into_iter().chain(self.flushing.map(|e| e.seq)).min();
+        oldest.unwrap_or(self.next_seq) - 1
     }
 }
 
 const NIL: u32 = u32::MAX;
 
+/// One cached range: [lo, hi) of `disk`, in the LRU list.
 #[derive(Clone, Copy, Debug)]
 struct Node {
-    key: (FileId, u64),
+    disk: u32,
     lo: u64,
     hi: u64,
     prev: u32,
@@ -133,14 +262,15 @@ struct Node {
 /// The page size of a server's cache.
 const PAGE: u64 = 4096;
 
-/// LRU read cache by stripe: each entry is the one byte range of a stripe it holds.
+/// LRU read cache: any number of byte ranges of the server's disks, in whole pages, ranges
+/// that touch joined into one. Least recently used bytes out first: the least recently used
+/// range is dropped, or trimmed from its start when only part of it must go.
 #[derive(Clone, Debug, Default)]
 pub struct ReadCache {
     capacity: u64,
     used: u64,
-    /// Node of each (file, stripe). Fx hash: the keys are small integers, and SipHash would
-    /// cost more than the lookup.
-    map: FxHashMap<(FileId, u64), u32>,
+    /// Node of each range, by (disk, first byte).
+    ranges: BTreeMap<(u32, u64), u32>,
     nodes: Vec<Node>,
     free: Vec<u32>,
     head: u32,
@@ -184,78 +314,123 @@ impl ReadCache {
         }
     }
 
-    /// Whether [lo, hi) of `stripe` of `file` is cached; a hit becomes most recently used.
-    pub fn lookup(&mut self, file: FileId, stripe: u64, lo: u64, hi: u64) -> bool {
-        let Some(&i) = self.map.get(&(file, stripe)) else {
-            return false;
-        };
-        let n = self.nodes[i as usize];
-        if n.lo <= lo && hi <= n.hi {
-            self.unlink(i);
-            self.push_front(i);
-            true
-        } else {
-            false
+    fn touch(&mut self, i: u32) {
+        self.unlink(i);
+        self.push_front(i);
+    }
+
+    /// The range holding byte `at` of `disk`, or (`touching`) ending right before it.
+    fn range_at(&self, disk: u32, at: u64, touching: bool) -> Option<u32> {
+        let (&(d, _), &i) = self.ranges.range(..=(disk, at)).next_back()?;
+        let hi = self.nodes[i as usize].hi;
+        (d == disk && (hi > at || (touching && hi == at))).then_some(i)
+    }
+
+    /// Whether [lo, hi) of `disk` is cached; a hit becomes most recently used.
+    pub fn lookup(&mut self, disk: u32, lo: u64, hi: u64) -> bool {
+        match self.range_at(disk, lo, false) {
+            Some(i) if self.nodes[i as usize].hi >= hi => {
+                self.touch(i);
+                true
+            }
+            _ => false,
         }
     }
 
-    /// Caches [lo, hi) of `stripe` of `file` in whole pages (joined to the range held if they
-    /// touch, else replacing it), evicting the least recently used stripes beyond the capacity.
-    /// Whole pages, as a page cache holds them: accesses a hole of less than a page apart
-    /// (sieving windows of interleaved ranks) stay one range. Returns whether [lo, hi) was
-    /// held already (a hit becomes most recently used either way).
-    pub fn insert(&mut self, file: FileId, stripe: u64, lo: u64, hi: u64) -> bool {
+    /// Caches [lo, hi) of `disk` in whole pages, joined with the ranges it overlaps or touches
+    /// (whole pages, as a page cache holds them: accesses a hole of less than a page apart,
+    /// sieving windows of interleaved ranks, become one range), as the most recently used;
+    /// then evicts the least recently used bytes beyond the capacity. Returns whether [lo, hi)
+    /// was held already.
+    pub fn insert(&mut self, disk: u32, lo: u64, hi: u64) -> bool {
         if self.capacity == 0 || hi <= lo {
             return false;
         }
-        let mut held = false;
         let (lo, hi) = (lo / PAGE * PAGE, hi.div_ceil(PAGE) * PAGE);
-        let key = (file, stripe);
-        if let Some(&i) = self.map.get(&key) {
-            let n = &mut self.nodes[i as usize];
-            held = n.lo <= lo && hi <= n.hi;
-            let old = n.hi - n.lo;
-            if lo <= n.hi && n.lo <= hi {
-                n.lo = n.lo.min(lo);
-                n.hi = n.hi.max(hi);
-            } else {
-                n.lo = lo;
-                n.hi = hi;
+        let joined = self.range_at(disk, lo, true);
+        let held = joined.is_some_and(|i| self.nodes[i as usize].hi >= hi);
+        let i = match joined {
+            Some(i) => {
+                let n = &mut self.nodes[i as usize];
+                let grown = hi.saturating_sub(n.hi);
+                n.hi += grown;
+                self.used += grown;
+                i
             }
-            self.used = self.used - old + (n.hi - n.lo);
-            self.unlink(i);
-            self.push_front(i);
-        } else {
-            let node = Node {
-                key,
-                lo,
-                hi,
-                prev: NIL,
-                next: NIL,
-            };
-            let i = match self.free.pop() {
-                Some(i) => {
-                    self.nodes[i as usize] = node;
-                    i
-                }
-                None => {
-                    self.nodes.push(node);
-                    (self.nodes.len() - 1) as u32
-                }
-            };
-            self.map.insert(key, i);
-            self.used += hi - lo;
-            self.push_front(i);
+            None => {
+                let i = self.alloc(Node {
+                    disk,
+                    lo,
+                    hi,
+                    prev: NIL,
+                    next: NIL,
+                });
+                self.ranges.insert((disk, lo), i);
+                self.used += hi - lo;
+                self.push_front(i);
+                i
+            }
+        };
+        self.absorb_following(i);
+        self.touch(i);
+        self.evict();
+        held
+    }
+
+    /// Joins into range `i` the ranges that start within it or right at its end.
+    fn absorb_following(&mut self, i: u32) {
+        let n = self.nodes[i as usize];
+        while let Some((&key, &j)) = self
+            .ranges
+            .range((n.disk, n.lo + 1)..=(n.disk, self.nodes[i as usize].hi))
+            .next()
+        {
+            let m = self.nodes[j as usize];
+            let hi = self.nodes[i as usize].hi;
+            self.drop_range(key, j);
+            if m.hi > hi {
+                self.nodes[i as usize].hi = m.hi;
+                self.used += m.hi - hi;
+            }
         }
+    }
+
+    fn alloc(&mut self, node: Node) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.nodes[i as usize] = node;
+                i
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        }
+    }
+
+    fn drop_range(&mut self, key: (u32, u64), i: u32) {
+        let n = self.nodes[i as usize];
+        self.unlink(i);
+        self.ranges.remove(&key);
+        self.used -= n.hi - n.lo;
+        self.free.push(i);
+    }
+
+    /// Evicts the least recently used bytes beyond the capacity, in whole pages.
+    fn evict(&mut self) {
         while self.used > self.capacity && self.tail != NIL {
             let t = self.tail;
             let n = self.nodes[t as usize];
-            self.unlink(t);
-            self.map.remove(&n.key);
-            self.used -= n.hi - n.lo;
-            self.free.push(t);
+            let excess = (self.used - self.capacity).div_ceil(PAGE) * PAGE;
+            if n.hi - n.lo <= excess {
+                self.drop_range((n.disk, n.lo), t);
+            } else {
+                self.ranges.remove(&(n.disk, n.lo));
+                self.ranges.insert((n.disk, n.lo + excess), t);
+                self.nodes[t as usize].lo += excess;
+                self.used -= excess;
+            }
         }
-        held
     }
 
     /// Bytes cached.
@@ -267,6 +442,8 @@ impl ReadCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const K: u64 = 1024;
 
     fn ext(disk_offset: u64, bytes: u64) -> Extent {
         Extent {
@@ -280,8 +457,18 @@ mod tests {
         }
     }
 
+    /// (offset, bytes, oldest seq) of each flush access, completing each before the next.
+    fn drain(wb: &mut WriteBack) -> Vec<(u64, u64, u64)> {
+        let mut out = Vec::new();
+        while let Some(e) = wb.next_flush() {
+            assert_eq!(wb.flushed(), Some(e));
+            out.push((e.disk_offset, e.bytes, e.seq));
+        }
+        out
+    }
+
     #[test]
-    fn write_back_room_merge_and_flush() {
+    fn write_back_room_and_sync_sequence() {
         let mut wb = WriteBack::new(100, 1000);
         assert!(wb.has_room(100));
         assert_eq!(wb.absorb(ext(0, 40)), 1);
@@ -292,11 +479,11 @@ mod tests {
                 ..ext(0, 40)
             })
         );
-        // The front extent is being flushed: the next write starts a new one, the one after
-        // merges into it.
+        assert_eq!(wb.flushed_seq(), 0);
+        // The first access is under way: the next writes wait, merged, for the next access.
         assert_eq!(wb.absorb(ext(40, 30)), 2);
         assert_eq!(wb.absorb(ext(70, 30)), 3);
-        assert_eq!(wb.dirty(), 100);
+        assert_eq!(wb.dirty(), 100, "data being flushed still counts");
         assert!(!wb.has_room(1));
         assert_eq!(wb.flushed().map(|e| e.bytes), Some(40));
         assert_eq!(wb.flushed_seq(), 1);
@@ -304,32 +491,139 @@ mod tests {
         assert_eq!(
             wb.next_flush(),
             Some(Extent {
-                seq: 3,
+                seq: 2,
                 ..ext(40, 60)
             })
         );
+        assert_eq!(wb.flushed_seq(), 1);
+        wb.flushed();
+        assert_eq!((wb.dirty(), wb.flushed_seq()), (0, 3));
         // Larger than the limit: fits only an empty cache.
         let wb = WriteBack::new(100, 1000);
         assert!(wb.has_room(500));
     }
 
+    /// Issue 15: pieces of 64 KiB written at 192K, 0, 128K, 64K are flushed as one 256 KiB
+    /// access at 0 (the oldest write, seq 1, is in it).
     #[test]
-    fn read_cache_lru() {
+    fn flush_merges_pieces_written_out_of_order() {
+        let mut wb = WriteBack::new(1 << 30, 512 * K);
+        for off in [192, 0, 128, 64] {
+            wb.absorb(ext(off * K, 64 * K));
+        }
+        assert_eq!(drain(&mut wb), vec![(0, 256 * K, 1)]);
+    }
+
+    /// Accesses of at most max_access, in ascending order from where the last one ended, then
+    /// from the lowest dirty offset (C-SCAN); data of another file is not merged in.
+    #[test]
+    fn flush_is_an_elevator_of_bounded_accesses() {
+        let mut wb = WriteBack::new(1 << 30, 128 * K);
+        for off in [256, 192, 128, 64, 0] {
+            wb.absorb(ext(off * K, 64 * K));
+        }
+        assert_eq!(
+            drain(&mut wb),
+            vec![(0, 128 * K, 1), (128 * K, 128 * K, 1), (256 * K, 64 * K, 1)]
+        );
+        // The head is at 320K: dirty data above it goes first, then the elevator wraps.
+        wb.absorb(ext(0, 64 * K));
+        wb.absorb(ext(1024 * K, 64 * K));
+        wb.absorb(Extent {
+            file: 1,
+            ..ext(1088 * K, 64 * K)
+        });
+        assert_eq!(
+            drain(&mut wb),
+            vec![(1024 * K, 64 * K, 7), (1088 * K, 64 * K, 8), (0, 64 * K, 6)]
+        );
+    }
+
+    /// A write over dirty data replaces it: the dirty bytes count it once, and the flush
+    /// writes the bytes once.
+    #[test]
+    fn overwriting_dirty_data_replaces_it() {
+        let mut wb = WriteBack::new(1 << 30, 1 << 20);
+        wb.absorb(ext(0, 100));
+        wb.absorb(ext(200, 100));
+        // Covers the end of the first extent, the hole, and the start of the second.
+        wb.absorb(ext(50, 200));
+        assert_eq!(wb.dirty(), 300);
+        assert_eq!(drain(&mut wb), vec![(0, 300, 1)]);
+        // Inside one extent: split around it, rejoined.
+        wb.absorb(ext(0, 300));
+        wb.absorb(ext(100, 10));
+        assert_eq!(wb.dirty(), 300);
+        assert_eq!(drain(&mut wb), vec![(0, 300, 4)]);
+    }
+
+    /// Sync's sequence: every write up to flushed_seq is on disk, whatever order the
+    /// elevator flushes them in.
+    #[test]
+    fn flushed_seq_is_below_the_oldest_dirty_write() {
+        let mut wb = WriteBack::new(1 << 30, 64 * K);
+        wb.absorb(ext(512 * K, 64 * K)); // 1
+        assert_eq!(wb.next_flush().map(|e| e.seq), Some(1));
+        wb.absorb(ext(0, 64 * K)); // 2
+        wb.absorb(ext(1024 * K, 64 * K)); // 3
+        wb.flushed();
+        assert_eq!(wb.flushed_seq(), 1);
+        // The elevator goes on upward: write 3 before write 2.
+        assert_eq!(wb.next_flush().map(|e| e.seq), Some(3));
+        wb.flushed();
+        assert_eq!(wb.flushed_seq(), 1);
+        assert_eq!(wb.next_flush().map(|e| e.seq), Some(2));
+        wb.flushed();
+        assert_eq!(wb.flushed_seq(), 3);
+    }
+
+    /// Any number of ranges: each of several ranges of one or two disks hits.
+    #[test]
+    fn read_cache_holds_many_ranges() {
+        const P: u64 = PAGE;
+        let mut c = ReadCache::new(1 << 30);
+        for (disk, lo) in [(0, 0), (0, 100 * P), (0, 1000 * P), (1, 0), (1, 50 * P)] {
+            c.insert(disk, lo, lo + 10 * P);
+        }
+        for (disk, lo) in [(0, 0), (0, 100 * P), (0, 1000 * P), (1, 0), (1, 50 * P)] {
+            assert!(c.lookup(disk, lo + P, lo + 10 * P), "{disk} {lo}");
+        }
+        assert!(!c.lookup(0, 5 * P, 15 * P), "past the end of a range");
+        assert!(!c.lookup(1, 100 * P, 101 * P), "not cached");
+        assert_eq!(c.used(), 50 * P);
+        // A range over the hole between two joins them and what lies between.
+        c.insert(0, 5 * P, 105 * P);
+        assert!(c.lookup(0, 0, 110 * P));
+        assert_eq!(c.used(), 140 * P);
+    }
+
+    /// Least recently used bytes go first: the LRU range is dropped, or trimmed from its start.
+    #[test]
+    fn read_cache_evicts_lru_bytes() {
         const P: u64 = PAGE;
         let mut c = ReadCache::new(100 * P);
-        c.insert(0, 0, 0, 50 * P);
-        c.insert(0, 1, 0, 50 * P);
-        assert!(c.lookup(0, 0, 10 * P, 20 * P));
-        assert!(!c.lookup(0, 0, 40 * P, 60 * P));
-        // Stripe 1 is least recently used: evicted by stripe 2.
-        c.insert(0, 2, 0, 50 * P);
-        assert!(!c.lookup(0, 1, 0, 50 * P));
-        assert!(c.lookup(0, 0, 0, 50 * P));
+        c.insert(0, 0, 50 * P);
+        c.insert(0, 100 * P, 150 * P);
+        assert!(c.lookup(0, 10 * P, 20 * P));
+        assert!(!c.lookup(0, 40 * P, 60 * P));
+        // The range at 100 is least recently used: 20 pages of it go, from its start.
+        c.insert(0, 200 * P, 220 * P);
         assert_eq!(c.used(), 100 * P);
-        // Touching ranges join.
-        c.insert(0, 2, 50 * P, 60 * P);
-        assert!(!c.lookup(0, 0, 0, 50 * P));
-        assert!(c.lookup(0, 2, 0, 60 * P));
+        assert!(!c.lookup(0, 100 * P, 121 * P));
+        assert!(c.lookup(0, 120 * P, 150 * P));
+        assert!(c.lookup(0, 0, 50 * P));
+        // Now the range at 200 is least recently used: all of it goes, and 10 pages of the
+        // next least recently used, at 120.
+        c.insert(0, 300 * P, 330 * P);
+        assert!(!c.lookup(0, 200 * P, 201 * P));
+        assert!(!c.lookup(0, 125 * P, 126 * P));
+        assert!(c.lookup(0, 130 * P, 150 * P));
+        assert!(c.lookup(0, 0, 50 * P));
+        assert_eq!(c.used(), 100 * P);
+        // A range larger than the cache keeps its last pages.
+        c.insert(1, 0, 1000 * P);
+        assert_eq!(c.used(), 100 * P);
+        assert!(c.lookup(1, 900 * P, 1000 * P));
     }
 
     /// Whole pages: a range caches the pages it touches, and ranges less than a page apart
@@ -337,20 +631,18 @@ mod tests {
     #[test]
     fn read_cache_holds_whole_pages() {
         let mut c = ReadCache::new(1 << 30);
-        c.insert(0, 0, 100, 200);
-        assert!(c.lookup(0, 0, 0, PAGE));
-        c.insert(0, 0, 10_000, 20_000);
+        c.insert(0, 100, 200);
+        assert!(c.lookup(0, 0, PAGE));
+        c.insert(0, 10_000, 20_000);
+        assert!(!c.lookup(0, 0, 20_000), "two pages apart: two ranges");
+        assert!(c.lookup(0, 10_000, 20_000));
+        c.insert(0, 20_500, 30_000);
         assert!(
-            !c.lookup(0, 0, 0, 20_000),
-            "two pages apart: the later range replaces it"
-        );
-        c.insert(0, 0, 20_500, 30_000);
-        assert!(
-            c.lookup(0, 0, 10_000, 30_000),
+            c.lookup(0, 10_000, 30_000),
             "less than a page apart: joined"
         );
         // insert says whether the range was held: a rewrite of cached pages, or new ones.
-        assert!(c.insert(0, 0, 12_000, 13_000));
-        assert!(!c.insert(0, 0, 30_000, 40_000));
+        assert!(c.insert(0, 12_000, 13_000));
+        assert!(!c.insert(0, 30_000, 40_000));
     }
 }

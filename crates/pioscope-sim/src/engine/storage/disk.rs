@@ -1,4 +1,5 @@
-//! A disk's service time and its FIFO queue.
+//! A disk's service time and its FIFO queue, and a server's volume over its disks (one disk,
+//! or a RAID-1 pair).
 //!
 //! The queue is first-in first-out with one request served at a time, so a request's start,
 //! end and whether it seeks are known the moment it is queued: the disk keeps only when it
@@ -63,6 +64,8 @@ pub struct DiskQueue {
     last_end: u64,
     /// This disk's variance of service times (none: exact).
     pub jitter: Jitter,
+    /// Time the local file system adds to each request (`storage.volume.fs_overhead_ns`).
+    overhead_ns: u64,
 }
 
 impl Default for DiskQueue {
@@ -78,15 +81,25 @@ impl DiskQueue {
             lanes: vec![0; lanes.max(1) as usize],
             last_end: 0,
             jitter: Jitter::default(),
+            overhead_ns: 0,
         }
+    }
+
+    /// Service time of a request: the disk's, plus the file system's overhead.
+    fn service(&self, disk: &Disk, offset: u64, bytes: u64) -> u64 {
+        service_ns(disk, self.last_end, offset, bytes) + self.overhead_ns
+    }
+
+    /// When a request queued at `now` would end.
+    fn end_if_queued(&self, disk: &Disk, now: u64, offset: u64, bytes: u64) -> u64 {
+        now.max(self.lanes[earliest(&self.lanes)]) + self.service(disk, offset, bytes)
     }
 
     /// Queues a request at `now`; returns (start, end) of its service.
     pub fn submit(&mut self, disk: &Disk, now: u64, offset: u64, bytes: u64) -> (u64, u64) {
         let lane = earliest(&self.lanes);
         let start = now.max(self.lanes[lane]);
-        let exact = service_ns(disk, self.last_end, offset, bytes);
-        let end = start + self.jitter.stretch(exact);
+        let end = start + self.jitter.stretch(self.service(disk, offset, bytes));
         self.lanes[lane] = end;
         self.last_end = offset + bytes;
         (start, end)
@@ -114,6 +127,68 @@ impl DiskQueue {
     }
 }
 
+/// The volume a server keeps one disk's data on: that disk, or (`storage.volume.raid =
+/// "raid1"`) a mirrored pair. A write goes to every copy and is done when the last one has it;
+/// a read goes to the copy that would serve it first (the lower index among equals), as Linux
+/// md's read balancing picks an idle disk or the one whose head is nearest.
+#[derive(Clone, Debug)]
+pub struct VolumeQueue {
+    copies: Vec<DiskQueue>,
+}
+
+impl Default for VolumeQueue {
+    fn default() -> VolumeQueue {
+        VolumeQueue::new(1, 1, 0)
+    }
+}
+
+impl VolumeQueue {
+    /// `copies` disks of `lanes` lanes each, every request taking `overhead_ns` more.
+    pub fn new(copies: u32, lanes: u32, overhead_ns: u64) -> VolumeQueue {
+        let disk = DiskQueue {
+            overhead_ns,
+            ..DiskQueue::with_lanes(lanes)
+        };
+        VolumeQueue {
+            copies: vec![disk; copies.max(1) as usize],
+        }
+    }
+
+    /// Its disks (two for RAID-1), each with its own queue.
+    pub fn copies(&mut self) -> &mut [DiskQueue] {
+        &mut self.copies
+    }
+
+    /// A volume of `storage` (its RAID level, file system overhead and server threads).
+    pub fn of(storage: &Storage) -> VolumeQueue {
+        let v = &storage.volume;
+        VolumeQueue::new(v.copies(), storage.server_threads, v.fs_overhead_ns)
+    }
+
+    /// Queues an access at `now`; returns (start, end) of its service (of the first start and
+    /// last end over the copies a write goes to).
+    pub fn access(
+        &mut self,
+        storage: &Storage,
+        write: bool,
+        now: u64,
+        offset: u64,
+        bytes: u64,
+    ) -> (u64, u64) {
+        if write {
+            self.copies
+                .iter_mut()
+                .map(|c| c.submit_to(storage, now, offset, bytes))
+                .fold((u64::MAX, 0), |(s, e), (a, b)| (s.min(a), e.max(b)))
+        } else {
+            let copy = (0..self.copies.len())
+                .min_by_key(|&i| self.copies[i].end_if_queued(&storage.disk, now, offset, bytes))
+                .unwrap_or(0);
+            self.copies[copy].submit_to(storage, now, offset, bytes)
+        }
+    }
+}
+
 /// The index of the lane free first (the lowest index among equals: deterministic).
 pub(crate) fn earliest(lanes: &[u64]) -> usize {
     let mut best = 0;
@@ -128,6 +203,7 @@ pub(crate) fn earliest(lanes: &[u64]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Raid;
 
     fn hdd() -> Disk {
         // 40 MB/s, 8.5 ms seeks, 1 ms track to track, 7200 rpm (half rotation 4,166,667 ns).
@@ -201,5 +277,47 @@ mod tests {
         assert_eq!(q.submit_to(&storage, 7, 0, 100_000_000), (7, 7));
         assert_eq!(q.submit_to(&storage, 8, 0, 100_000_000), (8, 8));
         assert_eq!(q.free_at(), 0);
+    }
+
+    fn volume_of(raid: Raid, fs_overhead_ns: u64) -> Storage {
+        let mut storage = crate::engine::testutil::system().storage;
+        storage.disk = hdd();
+        storage.volume.raid = raid;
+        storage.volume.fs_overhead_ns = fs_overhead_ns;
+        storage
+    }
+
+    /// Issue 15: on RAID-1 a write goes to both disks and ends when the later one has it; a
+    /// read goes to the disk that serves it first.
+    #[test]
+    fn raid1_writes_to_both_disks_reads_from_either() {
+        let st = volume_of(Raid::Raid1, 0);
+        let mut v = VolumeQueue::of(&st);
+        // 40,000 B at 40 MB/s = 1 ms; both heads at 0: disk 0 serves it.
+        assert_eq!(v.access(&st, false, 0, 0, 40_000), (0, 1_000_000));
+        // Far away, while disk 0 is busy: disk 1 (12,666,667 ns seek and half rotation).
+        assert_eq!(v.access(&st, false, 0, 1 << 40, 40_000), (0, 13_666_667));
+        // A write at 40,000: disk 0 continues at 1 ms (no seek, ends at 2 ms), disk 1 seeks
+        // back once free: the write ends with disk 1.
+        assert_eq!(
+            v.access(&st, true, 0, 40_000, 40_000),
+            (1_000_000, 13_666_667 + 13_666_667)
+        );
+        // Null storage: no disk time on either disk.
+        let mut st = st;
+        st.null = true;
+        assert_eq!(v.access(&st, true, 5, 0, 1 << 30), (5, 5));
+    }
+
+    /// Issue 15: the file system's overhead is disk time added to every access.
+    #[test]
+    fn fs_overhead_per_access() {
+        let st = volume_of(Raid::None, 200_000);
+        let mut v = VolumeQueue::of(&st);
+        assert_eq!(v.access(&st, true, 0, 0, 40_000), (0, 1_200_000));
+        assert_eq!(
+            v.access(&st, false, 0, 40_000, 40_000),
+            (1_200_000, 2_400_000)
+        );
     }
 }

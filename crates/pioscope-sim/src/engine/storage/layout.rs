@@ -245,16 +245,6 @@ impl Striping {
             }
         }
     }
-
-    /// The stripe a file offset falls in (the read cache's unit).
-    pub fn stripe_of(&self, offset: u64) -> u64 {
-        offset / self.stripe_size
-    }
-
-    /// Stripe size in bytes.
-    pub fn stripe_size(&self) -> u64 {
-        self.stripe_size
-    }
 }
 
 #[cfg(test)]

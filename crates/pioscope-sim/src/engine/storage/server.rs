@@ -1,11 +1,11 @@
 //! One storage server: a CPU (FIFO, a fixed cost per request), a metadata queue (FIFO,
-//! operations serialized), its disks' queues, its write-back and read caches, and the
+//! operations serialized), its disks' volumes, its write-back and read caches, and the
 //! requests waiting on them. The engine (engine/io.rs) drives the request pipeline.
 
 use std::collections::VecDeque;
 
 use super::cache::{ReadCache, WriteBack};
-use super::disk::DiskQueue;
+use super::disk::VolumeQueue;
 use crate::program::Rank;
 
 /// A Sync waiting for the flush to reach `seq` on this server.
@@ -25,8 +25,8 @@ pub struct Server {
     /// When each CPU thread is free (`storage.server_threads` of them).
     cpu_free_at: Vec<u64>,
     meta_free_at: u64,
-    /// Disk queues by disk index.
-    pub disks: Vec<DiskQueue>,
+    /// Volumes by disk index.
+    pub disks: Vec<VolumeQueue>,
     /// Write-back cache.
     pub write_back: WriteBack,
     /// Read cache.
@@ -40,12 +40,17 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server with `disks` disks and the given caches.
-    pub fn new(disks: u32, write_back: WriteBack, read_cache: ReadCache) -> Server {
+    /// A server with `disks` disks, each on a volume like `volume`, and the given caches.
+    pub fn new(
+        disks: u32,
+        volume: VolumeQueue,
+        write_back: WriteBack,
+        read_cache: ReadCache,
+    ) -> Server {
         Server {
             cpu_free_at: vec![0],
             meta_free_at: 0,
-            disks: vec![DiskQueue::default(); disks as usize],
+            disks: vec![volume; disks as usize],
             write_back,
             read_cache,
             room_waiters: VecDeque::new(),
@@ -63,14 +68,10 @@ impl Server {
         end
     }
 
-    /// The same server serving up to `threads` requests at once: on its CPU and on each disk
-    /// (at least 1). Metadata operations stay serialized (one journal).
+    /// The same server serving up to `threads` requests at once on its CPU (at least 1; its
+    /// disks' lanes come with their volume). Metadata operations stay serialized (one journal).
     pub fn with_threads(mut self, threads: u32) -> Server {
-        let n = threads.max(1);
-        self.cpu_free_at = vec![0; n as usize];
-        for d in &mut self.disks {
-            *d = DiskQueue::with_lanes(n);
-        }
+        self.cpu_free_at = vec![0; threads.max(1) as usize];
         self
     }
 
@@ -86,9 +87,18 @@ impl Server {
 mod tests {
     use super::*;
 
+    fn server() -> Server {
+        Server::new(
+            1,
+            VolumeQueue::default(),
+            WriteBack::new(0, 1),
+            ReadCache::new(0),
+        )
+    }
+
     #[test]
     fn cpu_and_metadata_are_fifo() {
-        let mut s = Server::new(1, WriteBack::new(0, 1), ReadCache::new(0));
+        let mut s = server();
         assert_eq!(s.cpu(0, 10), 10);
         assert_eq!(s.cpu(5, 10), 20);
         assert_eq!(s.cpu(100, 10), 110);
@@ -99,20 +109,21 @@ mod tests {
     /// Issue 4 (accuracy): server_threads = 2 serves two requests at once, the third waits.
     #[test]
     fn two_threads_serve_two_requests_at_once() {
-        let mut s = Server::new(1, WriteBack::new(0, 1), ReadCache::new(0)).with_threads(2);
+        let mut st = crate::engine::testutil::system().storage;
+        st.server_threads = 2;
+        let mut s = Server {
+            disks: vec![VolumeQueue::of(&st)],
+            ..server()
+        }
+        .with_threads(2);
         assert_eq!(s.cpu(0, 10), 10);
         assert_eq!(s.cpu(0, 10), 10);
         assert_eq!(s.cpu(0, 10), 20);
-        let ssd = crate::model::Disk::Ssd {
-            latency_ns: 0,
-            bandwidth: 1e9,
-            iops: 0.0,
-        };
+        // 1000 B at 100 MB/s: 10 us.
         let d = &mut s.disks[0];
-        assert_eq!(d.submit(&ssd, 0, 0, 1000), (0, 1000));
-        assert_eq!(d.submit(&ssd, 0, 1000, 1000), (0, 1000));
-        assert_eq!(d.submit(&ssd, 0, 2000, 1000), (1000, 2000));
-        assert_eq!(d.free_at(), 2000);
+        assert_eq!(d.access(&st, true, 0, 0, 1000), (0, 10_000));
+        assert_eq!(d.access(&st, true, 0, 1000, 1000), (0, 10_000));
+        assert_eq!(d.access(&st, true, 0, 2000, 1000), (10_000, 20_000));
         // Metadata stays one at a time.
         assert_eq!(s.meta(0, 7), 7);
         assert_eq!(s.meta(0, 7), 14);

@@ -427,6 +427,7 @@ pub(crate) mod tests_support {
             },
             storage: Storage {
                 null: false,
+                volume: Default::default(),
                 data_servers: 4,
                 metadata_servers: 1,
                 metadata_on_data_servers: false,
