@@ -13,6 +13,7 @@ use super::{token, Ev, Sim, SimError};
 use crate::engine::storage::cache::Extent;
 use crate::engine::storage::disk::transfer_ns;
 use crate::engine::storage::layout::Piece;
+use crate::model::rates::Access;
 use crate::program::{DiskActivity, ServerActivity};
 use crate::program::{FileId, IoKind, MetaKind, Rank};
 
@@ -163,10 +164,14 @@ impl Sim<'_> {
 
     /// Queues request `q` on its disk.
     fn queue_on_disk(&mut self, q: u32) {
-        let p = self.reqs.slab[q as usize].piece;
+        let Req {
+            piece: p, write, ..
+        } = self.reqs.slab[q as usize];
+        let access = if write { Access::Write } else { Access::Read };
         let (start, end) = self.servers[p.server as usize].disks[p.disk as usize].submit_to(
             &self.sys.storage,
             self.now,
+            access,
             p.disk_offset,
             p.bytes,
         );
@@ -299,6 +304,7 @@ impl Sim<'_> {
         let (ds, de) = server.disks[e.disk as usize].submit_to(
             &self.sys.storage,
             self.now,
+            Access::Write,
             e.disk_offset,
             e.bytes,
         );

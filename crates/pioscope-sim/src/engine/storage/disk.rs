@@ -4,6 +4,7 @@
 //! end and whether it seeks are known the moment it is queued: the disk keeps only when it
 //! becomes free and where the previous request ended.
 
+use crate::model::rates::Access;
 use crate::model::{Disk, Storage};
 
 /// Service time of one request on `disk`, in nanoseconds.
@@ -60,6 +61,8 @@ pub struct DiskQueue {
     lanes: Vec<u64>,
     /// Where the request last queued ends on the disk (the head starts at 0).
     last_end: u64,
+    /// When the disk's transfer stage is free (`storage.disk_access.shared_bandwidth`).
+    transfer_free: u64,
 }
 
 impl Default for DiskQueue {
@@ -74,6 +77,7 @@ impl DiskQueue {
         DiskQueue {
             lanes: vec![0; lanes.max(1) as usize],
             last_end: 0,
+            transfer_free: 0,
         }
     }
 
@@ -87,20 +91,42 @@ impl DiskQueue {
         (start, end)
     }
 
-    /// Queues a request on a disk of `storage`: as `submit`, or served at once on null
-    /// storage (`storage.null`: no disk time).
+    /// Queues a request on a disk of `storage`: as `submit` with the disk as it serves
+    /// `access` (`storage.disk_access`: read rates, a shared transfer rate), or served at once
+    /// on null storage (`storage.null`: no disk time).
     pub fn submit_to(
         &mut self,
         storage: &Storage,
         now: u64,
+        access: Access,
         offset: u64,
         bytes: u64,
     ) -> (u64, u64) {
+        let modes = &storage.disk_access;
         if storage.null {
             (now, now)
-        } else {
+        } else if modes.is_default() {
             self.submit(&storage.disk, now, offset, bytes)
+        } else if modes.shared_bandwidth {
+            self.submit_shared(&modes.disk_for(&storage.disk, access), now, offset, bytes)
+        } else {
+            self.submit(&modes.disk_for(&storage.disk, access), now, offset, bytes)
         }
+    }
+
+    /// As `submit`, but the lanes share the disk's transfer rate: a request's latency or seek
+    /// overlaps the others' service, its transfer starts once the previous transfer ended.
+    /// With one lane the same as `submit`.
+    fn submit_shared(&mut self, disk: &Disk, now: u64, offset: u64, bytes: u64) -> (u64, u64) {
+        let lane = earliest(&self.lanes);
+        let start = now.max(self.lanes[lane]);
+        let position = service_ns(disk, self.last_end, offset, 0);
+        let transfer = service_ns(disk, self.last_end, offset, bytes) - position;
+        let end = (start + position).max(self.transfer_free) + transfer;
+        self.transfer_free = end;
+        self.lanes[lane] = end;
+        self.last_end = offset + bytes;
+        (start, end)
     }
 
     /// When the disk has served everything queued so far.
@@ -190,11 +216,20 @@ mod tests {
     fn null_storage_takes_no_disk_time() {
         let mut storage = crate::engine::testutil::system().storage;
         let mut q = DiskQueue::default();
-        assert_eq!(q.submit_to(&storage, 0, 0, 100_000_000), (0, 1_000_000_000));
+        assert_eq!(
+            q.submit_to(&storage, 0, Access::Write, 0, 100_000_000),
+            (0, 1_000_000_000)
+        );
         storage.null = true;
         let mut q = DiskQueue::default();
-        assert_eq!(q.submit_to(&storage, 7, 0, 100_000_000), (7, 7));
-        assert_eq!(q.submit_to(&storage, 8, 0, 100_000_000), (8, 8));
+        assert_eq!(
+            q.submit_to(&storage, 7, Access::Write, 0, 100_000_000),
+            (7, 7)
+        );
+        assert_eq!(
+            q.submit_to(&storage, 8, Access::Write, 0, 100_000_000),
+            (8, 8)
+        );
         assert_eq!(q.free_at(), 0);
     }
 }
