@@ -143,7 +143,9 @@ fn measure_here(args: &Args) -> Result<Measurements> {
     let _ = fs::remove_dir_all(&scratch);
     let (net, storage) = result?;
 
+    let dir = fs::canonicalize(&args.dir).unwrap_or_else(|_| args.dir.clone());
     let machine = Machine {
+        fuse: fs_type(&dir).is_some_and(|t| t == "fuse" || t.starts_with("fuse.")),
         host: hostname(),
         date: utc_now(),
         cpus: std::thread::available_parallelism()
@@ -152,10 +154,7 @@ fn measure_here(args: &Args) -> Result<Measurements> {
         ranks: args.n,
         mem_available: meminfo("MemAvailable:").unwrap_or(1 << 30),
         dirty_ratio: read_number("/proc/sys/vm/dirty_ratio").unwrap_or(20),
-        dir: fs::canonicalize(&args.dir)
-            .unwrap_or_else(|_| args.dir.clone())
-            .display()
-            .to_string(),
+        dir: dir.display().to_string(),
     };
     Ok(Measurements {
         net,
@@ -331,6 +330,23 @@ pub fn fit_table(fits: &[Fit]) -> Vec<String> {
     l
 }
 
+/// The type of the file system holding `dir` (an absolute path): the fstype of the longest
+/// mount point of /proc/self/mounts that contains it.
+fn fs_type(dir: &Path) -> Option<String> {
+    let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (_, point, kind) = (f.next()?, f.next()?, f.next()?);
+            // Mount points escape blanks as octal (\040).
+            let point = PathBuf::from(point.replace("\\040", " "));
+            dir.starts_with(&point).then(|| (point, kind.to_string()))
+        })
+        .max_by_key(|(point, _)| point.as_os_str().len())
+        .map(|(_, kind)| kind)
+}
+
 fn hostname() -> String {
     fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
@@ -398,6 +414,8 @@ mod tests {
         assert!(t[1].ends_with("10.0%"), "{}", t[1]);
         assert!(t[2].ends_with("0.0%"), "{}", t[2]);
         assert_eq!(t[3], "2 measurements: median error 10.0%, worst 10.0%");
+        // Issue 15 item 9: the file system type of a directory (FUSE mounts split requests).
+        assert!(fs_type(Path::new("/proc/self")).is_some_and(|t| t == "proc"));
         let now = utc_now();
         assert_eq!(now.len(), 20, "{now}");
         assert!(now.starts_with("20"), "{now}");

@@ -31,6 +31,10 @@ pub const LOCAL_EAGER_LIMIT: u64 = 64 << 10;
 /// measured it.
 pub const LOCAL_UNSPLIT: u64 = 1 << 30;
 
+/// The largest request a FUSE file system hands its daemon (the kernel module's max_write,
+/// 128 KiB): a GlusterFS brick sees a client's large write as accesses of at most this.
+pub const FUSE_MAX_WRITE: u64 = 128 << 10;
+
 /// The bandwidth written for the rank-to-local-server path on one node (1 TB/s: no limit in
 /// practice; nothing else crosses the network when all ranks share one node).
 pub const LOCAL_PATH_BANDWIDTH: f64 = 1e12;
@@ -188,6 +192,10 @@ pub struct Machine {
     pub dirty_ratio: u64,
     /// The scratch directory measured.
     pub dir: String,
+    /// It is on a FUSE file system (GlusterFS's client), whose kernel module passes requests
+    /// to the daemon in pieces of at most `FUSE_MAX_WRITE`. Absent in older runs files: false.
+    #[serde(default)]
+    pub fuse: bool,
 }
 
 /// Everything a fit reads: the two benchmarks' results and the machine's facts, as
@@ -391,8 +399,12 @@ pub fn intra_node_fit(
         })
         .collect();
     let (lat, bw) = latency_bandwidth(&eager, "the ping-pong latency and bandwidth")?;
-    // Factors of the latency as the model file holds it (whole nanoseconds).
-    let lat = ns(lat) as f64 * 1e-9;
+    // Factors of the latency as the model file holds it (whole nanoseconds), never of 0 (a
+    // line through noisy runs may cross 0: then the control latency, or 1 ns, is the base).
+    let lat = match ns(lat) {
+        0 => (ns(ctl).max(1)) as f64 * 1e-9,
+        l => l as f64 * 1e-9,
+    };
     let factors = size_factors(&eager, lat, bw);
     Ok((lat, bw, factors))
 }
@@ -515,8 +527,8 @@ pub fn size_factors(points: &[(f64, f64)], lat: f64, bw: f64) -> Vec<SizeFactor>
         if let Ok((a, b)) = latency_bandwidth(&piece, "a piece of the ping-pong") {
             out.push(SizeFactor {
                 min_size: lo,
-                latency: if lat > 0.0 { (a / lat).max(0.01) } else { 1.0 },
-                bandwidth: (b / bw).max(0.01),
+                latency: if lat > 0.0 { (a / lat).max(1e-6) } else { 1.0 },
+                bandwidth: (b / bw).max(1e-6),
             });
         }
     }
@@ -688,7 +700,11 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             cpu_per_request_ns: ns(cpu),
             // Fitted below (`fit_concurrency`).
             server_threads: 1,
-            max_request: LOCAL_UNSPLIT,
+            max_request: if machine.fuse {
+                FUSE_MAX_WRITE
+            } else {
+                LOCAL_UNSPLIT
+            },
             disk: Disk::Ssd {
                 latency_ns: ns(disk_latency),
                 bandwidth: disk_bw,
@@ -971,6 +987,7 @@ mod tests {
             mem_available: 8 << 30,
             dirty_ratio: 20,
             dir: "/tmp".into(),
+            fuse: false,
         };
         (
             net,
