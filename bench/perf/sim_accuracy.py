@@ -57,12 +57,13 @@ def run(*cmd):
     return result.stdout
 
 
-def write_calls(trace: Path):
-    """{rank: [durations of top-level MPI-IO write calls, in order]} of a trace store."""
+def write_calls(trace: Path, funcs=WRITES):
+    """{rank: [durations of top-level calls of `funcs` (MPI-IO writes), in order]} of a trace
+    store."""
     t = pq.read_table(trace / "events.parquet",
                       columns=["rank", "start_ns", "duration_ns", "func", "depth"])
     t = t.filter(pc.and_(pc.is_in(pc.cast(t["func"], "string"),
-                                  value_set=pa.array(WRITES)),
+                                  value_set=pa.array(list(funcs))),
                          pc.equal(t["depth"], 0)))
     calls = {}
     for rank, start, dur in sorted(zip(t["rank"].to_pylist(), t["start_ns"].to_pylist(),

@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 
-use pioscope_sim::model::calibrate::{self, Machine, NetRuns, StorageRuns};
+use pioscope_sim::model::calibrate::{self, Machine, Measurements, NetRuns, StorageRuns};
 use pioscope_sim::model::load;
 use pioscope_sim::model::Fit;
 use pioscope_trace::units::{fmt_ops, fmt_rate, fmt_time_ns};
@@ -30,6 +30,8 @@ use crate::{launch, output_file};
 /// Examples:
 ///   pioscope calibrate -o local.toml
 ///   pioscope calibrate -o quick.toml --quick --dir /scratch/me
+///   pioscope calibrate -o local.toml --save-runs runs.json
+///   pioscope calibrate -o refit.toml --from-runs runs.json
 #[derive(Parser, Debug)]
 #[command(after_help = crate::EXIT_CODES, verbatim_doc_comment)]
 pub struct Args {
@@ -51,6 +53,12 @@ pub struct Args {
     /// MPI launcher
     #[arg(long, value_name = "L", default_value = "mpiexec")]
     pub launcher: String,
+    /// Also write the benchmarks' results and the machine's facts (JSON) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub save_runs: Option<PathBuf>,
+    /// Fit the results a --save-runs wrote instead of measuring (no benchmark runs)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["save_runs", "quick"])]
+    pub from_runs: Option<PathBuf>,
 }
 
 /// Runs, fits, writes; exit code 0.
@@ -60,41 +68,24 @@ pub fn run(args: Args) -> Result<u8> {
     }
     // Checked before the minutes of measuring, and again when the model is written.
     output_file::check_file(&args.output, args.force)?;
-    let launcher = launch::find_program(&args.launcher).with_context(|| {
-        format!(
-            "launcher not found: {} (choose one with --launcher)",
-            args.launcher
-        )
-    })?;
-    let bin = launch::bin_dir()?;
-    let net_bin = benchmark(&bin, "pioscope-cal-net")?;
-    let storage_bin = benchmark(&bin, "pioscope-cal-storage")?;
-    if !args.dir.is_dir() {
-        bail!("scratch directory {} does not exist", args.dir.display());
-    }
-    let scratch = args
-        .dir
-        .join(format!(".pioscope-calibrate-{}", std::process::id()));
-    fs::create_dir(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
-    let result = measure(&args, &launcher, &net_bin, &storage_bin, &scratch);
-    // The benchmarks remove their files; the directory goes whatever happened.
-    let _ = fs::remove_dir_all(&scratch);
-    let (net, storage) = result?;
-
-    let machine = Machine {
-        host: hostname(),
-        date: utc_now(),
-        cpus: std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(1),
-        ranks: args.n,
-        mem_available: meminfo("MemAvailable:").unwrap_or(1 << 30),
-        dirty_ratio: read_number("/proc/sys/vm/dirty_ratio").unwrap_or(20),
-        dir: fs::canonicalize(&args.dir)
-            .unwrap_or_else(|_| args.dir.clone())
-            .display()
-            .to_string(),
+    let m = match &args.from_runs {
+        Some(path) => {
+            let text =
+                fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            serde_json::from_str(&text)
+                .with_context(|| format!("{}: not the JSON of --save-runs", path.display()))?
+        }
+        None => measure_here(&args)?,
     };
+    if let Some(path) = &args.save_runs {
+        let text = serde_json::to_string_pretty(&m).context("writing the runs as JSON")?;
+        output_file::write(path, args.force, text.as_bytes())?;
+    }
+    let Measurements {
+        net,
+        storage,
+        machine,
+    } = m;
     let system = calibrate::fit(&net, &storage, &machine).context("fitting the model")?;
     load::validate(&system)
         .map_err(|(field, msg)| anyhow::anyhow!("the fitted model is not valid: {field}: {msg}"))?;
@@ -108,7 +99,7 @@ pub fn run(args: Args) -> Result<u8> {
             .unwrap_or_default(),
         machine.host,
         machine.date,
-        args.n,
+        machine.ranks,
         if args.quick { ", --quick" } else { "" },
         machine.dir
     );
@@ -127,6 +118,49 @@ pub fn run(args: Args) -> Result<u8> {
     out.line(format_args!("model written to {}", args.output.display()))?;
     out.finish()?;
     Ok(0)
+}
+
+/// Runs the benchmarks here and reads the machine's facts.
+fn measure_here(args: &Args) -> Result<Measurements> {
+    let launcher = launch::find_program(&args.launcher).with_context(|| {
+        format!(
+            "launcher not found: {} (choose one with --launcher)",
+            args.launcher
+        )
+    })?;
+    let bin = launch::bin_dir()?;
+    let net_bin = benchmark(&bin, "pioscope-cal-net")?;
+    let storage_bin = benchmark(&bin, "pioscope-cal-storage")?;
+    if !args.dir.is_dir() {
+        bail!("scratch directory {} does not exist", args.dir.display());
+    }
+    let scratch = args
+        .dir
+        .join(format!(".pioscope-calibrate-{}", std::process::id()));
+    fs::create_dir(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
+    let result = measure(args, &launcher, &net_bin, &storage_bin, &scratch);
+    // The benchmarks remove their files; the directory goes whatever happened.
+    let _ = fs::remove_dir_all(&scratch);
+    let (net, storage) = result?;
+
+    let dir = fs::canonicalize(&args.dir).unwrap_or_else(|_| args.dir.clone());
+    let machine = Machine {
+        fuse: fs_type(&dir).is_some_and(|t| t == "fuse" || t.starts_with("fuse.")),
+        host: hostname(),
+        date: utc_now(),
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
+        ranks: args.n,
+        mem_available: meminfo("MemAvailable:").unwrap_or(1 << 30),
+        dirty_ratio: read_number("/proc/sys/vm/dirty_ratio").unwrap_or(20),
+        dir: dir.display().to_string(),
+    };
+    Ok(Measurements {
+        net,
+        storage,
+        machine,
+    })
 }
 
 fn benchmark(bin: &Path, name: &str) -> Result<PathBuf> {
@@ -296,6 +330,23 @@ pub fn fit_table(fits: &[Fit]) -> Vec<String> {
     l
 }
 
+/// The type of the file system holding `dir` (an absolute path): the fstype of the longest
+/// mount point of /proc/self/mounts that contains it.
+fn fs_type(dir: &Path) -> Option<String> {
+    let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (_, point, kind) = (f.next()?, f.next()?, f.next()?);
+            // Mount points escape blanks as octal (\040).
+            let point = PathBuf::from(point.replace("\\040", " "));
+            dir.starts_with(&point).then(|| (point, kind.to_string()))
+        })
+        .max_by_key(|(point, _)| point.as_os_str().len())
+        .map(|(_, kind)| kind)
+}
+
 fn hostname() -> String {
     fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
@@ -363,6 +414,8 @@ mod tests {
         assert!(t[1].ends_with("10.0%"), "{}", t[1]);
         assert!(t[2].ends_with("0.0%"), "{}", t[2]);
         assert_eq!(t[3], "2 measurements: median error 10.0%, worst 10.0%");
+        // Issue 15 item 9: the file system type of a directory (FUSE mounts split requests).
+        assert!(fs_type(Path::new("/proc/self")).is_some_and(|t| t == "proc"));
         let now = utc_now();
         assert_eq!(now.len(), 20, "{now}");
         assert!(now.starts_with("20"), "{now}");

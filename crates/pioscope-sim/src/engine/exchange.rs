@@ -18,13 +18,14 @@
 //!                                      in  / (bandwidth × f(mean in message))),
 //!                total bytes between nodes / bisection_bandwidth   (if > 0),
 //!                max over ranks of bytes copied into the rank on its node
-//!                    / intra_node_bandwidth )
+//!                    / the intra-node rate of the largest message )
 //!
 //! where f is the bandwidth factor of `network.size_factors` at the node's mean message size
 //! in that direction (capped at 1), and latency is the one-way latency of the largest message
 //! (`Sim::latency`). Intra-node copies follow the message path's model: the receiving rank
 //! copies its messages one after another (shared-memory MPI), ranks copy in parallel, so the
-//! rank taking in the most bytes on its node bounds that term. An exchange with no message
+//! rank taking in the most bytes on its node bounds that term (the intra-node rate and
+//! latency of `Network::intra_node_path`, oversubscribed when any node is). An exchange with no message
 //! between nodes (one node) pays the intra-node latency instead; the round trip is then two
 //! intra-node latencies; an exchange that moves nothing ends at T. This is the makespan of
 //! max-min sharing whenever no link is starved by a bottleneck elsewhere (a node's flows are
@@ -141,15 +142,19 @@ impl Sim<'_> {
         }
         let net = &self.sys.network;
         let remote = !x.touched.is_empty();
+        // Copies on a node: the intra-node path of the largest message, on an oversubscribed
+        // node when any node is (the slowest copies count).
+        let over = self.oversubscribed.iter().any(|&o| o);
+        let intra = |bytes: u64| net.intra_node_path(bytes, over);
         let ctl = if remote {
             self.latency(0)
         } else {
-            net.intra_node_latency_ns
+            intra(0).0.round() as u64
         };
         let mut lat = if remote {
             self.latency(x.largest)
         } else {
-            net.intra_node_latency_ns
+            intra(x.largest).0.round() as u64
         };
         if x.largest > net.eager_limit {
             lat += 2 * ctl;
@@ -162,7 +167,7 @@ impl Sim<'_> {
             let f = self.factors(bytes / msgs).1.min(1.0);
             transfer_ns(bytes, net.bandwidth * f)
         };
-        let mut busiest = transfer_ns(x.most_local_in, net.intra_node_bandwidth);
+        let mut busiest = transfer_ns(x.most_local_in, intra(x.largest).1);
         for &i in &x.touched {
             let n = &x.nodes[i as usize];
             busiest = busiest

@@ -172,10 +172,10 @@ impl Messages {
 }
 
 impl Sim<'_> {
-    /// Small-message latency, on one node or between nodes.
-    fn ctl_latency(&self, intra: bool) -> u64 {
+    /// Small-message latency, on one node (of rank `r`) or between nodes.
+    fn ctl_latency(&self, r: Rank, intra: bool) -> u64 {
         if intra {
-            self.sys.network.intra_node_latency_ns
+            self.intra_node(self.ranks[r as usize].node, 0).0
         } else {
             self.latency(0)
         }
@@ -208,7 +208,7 @@ impl Sim<'_> {
             self.msgs.slab[m as usize].recv_slot = rs;
         }
         if rdv {
-            let lat = self.ctl_latency(intra);
+            let lat = self.ctl_latency(r, intra);
             self.q.push(self.now + lat, Ev::RtsArrive(m));
         } else if intra {
             let t = self.intra_copy_end(to, bytes);
@@ -231,7 +231,7 @@ impl Sim<'_> {
             return Ok(());
         }
         if msg.rdv {
-            let lat = self.ctl_latency(msg.intra);
+            let lat = self.ctl_latency(r, msg.intra);
             self.q.push(self.now + lat, Ev::CtsArrive(m));
         } else {
             self.msgs.slab[m as usize].recv_done = true;
@@ -245,7 +245,8 @@ impl Sim<'_> {
     pub(super) fn send_left(&mut self, m: u32) -> Result<(), SimError> {
         let msg = self.msgs.slab[m as usize];
         let lat = if msg.intra {
-            self.sys.network.intra_node_latency_ns
+            self.intra_node(self.ranks[msg.dst as usize].node, msg.bytes)
+                .0
         } else {
             self.latency(msg.bytes)
         };
@@ -269,9 +270,9 @@ impl Sim<'_> {
     pub(super) fn rts_arrive(&mut self, m: u32) -> Result<(), SimError> {
         let msg = &mut self.msgs.slab[m as usize];
         msg.arrived = true;
-        let (matched, intra) = (msg.recv_slot != NIL, msg.intra);
+        let (matched, intra, dst) = (msg.recv_slot != NIL, msg.intra, msg.dst);
         if matched {
-            let lat = self.ctl_latency(intra);
+            let lat = self.ctl_latency(dst, intra);
             self.q.push(self.now + lat, Ev::CtsArrive(m));
         }
         Ok(())
@@ -280,8 +281,10 @@ impl Sim<'_> {
     pub(super) fn cts_arrive(&mut self, m: u32) {
         let msg = self.msgs.slab[m as usize];
         if msg.intra {
-            let t =
-                self.intra_copy_end(msg.dst, msg.bytes) + self.sys.network.intra_node_latency_ns;
+            let lat = self
+                .intra_node(self.ranks[msg.dst as usize].node, msg.bytes)
+                .0;
+            let t = self.intra_copy_end(msg.dst, msg.bytes) + lat;
             self.q.push(t, Ev::RdvDelivered(m));
         } else {
             let (src, dst) = (

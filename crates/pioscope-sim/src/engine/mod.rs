@@ -32,6 +32,8 @@ pub mod storage;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_calibfit;
+#[cfg(test)]
 mod tests_clientcache;
 #[cfg(test)]
 mod tests_listio;
@@ -295,6 +297,9 @@ struct Sim<'a> {
     handoff: Vec<u64>,
     /// The largest of them: what a collective of every rank (Barrier, Exchange) waits for.
     handoff_all: u64,
+    /// Per node: it runs more ranks than `nodes.cores` (its copies between ranks take
+    /// `network.intra_node_oversubscribed_bandwidth`).
+    oversubscribed: Vec<bool>,
     /// Per rank: when the copies of intra-node messages into it are done (the receiver's CPU
     /// copies them one after another).
     copy_free: Vec<u64>,
@@ -387,7 +392,8 @@ impl<'a> Sim<'a> {
                 ranks::RankState::new(node)
             })
             .collect::<Vec<_>>();
-        let handoff = ranks::handoffs(sys, &ranks);
+        let oversubscribed = ranks::oversubscribed(sys, &ranks);
+        let handoff = ranks::handoffs(sys, &oversubscribed);
         let nodes_used = ranks.iter().map(|x| x.node as usize + 1).max().unwrap_or(0);
         let client = client_cache::ClientCaches::new(sys, nodes_used);
         let handoff_all = handoff.iter().copied().max().unwrap_or(0);
@@ -415,6 +421,7 @@ impl<'a> Sim<'a> {
             barrier: ranks::BarrierState::default(),
             handoff,
             handoff_all,
+            oversubscribed,
             copy_free: vec![0; nranks],
             exchange: exchange::ExchangeState::default(),
             finished: 0,
@@ -710,16 +717,24 @@ impl<'a> Sim<'a> {
         self.q.push_ordered(dst, end, Ev::Transferred(token));
     }
 
-    /// Intra-node copy time of `bytes`.
-    fn intra_copy_ns(&self, bytes: u64) -> u64 {
-        transfer_ns(bytes, self.sys.network.intra_node_bandwidth).round() as u64
+    /// Latency and copy time (ns) of a message of `bytes` between two ranks of `node`
+    /// (`Network::intra_node_path`: by the message's size and the node's oversubscription).
+    fn intra_node(&self, node: u32, bytes: u64) -> (u64, u64) {
+        let (latency, bandwidth) = self
+            .sys
+            .network
+            .intra_node_path(bytes, self.oversubscribed[node as usize]);
+        (
+            latency.round() as u64,
+            transfer_ns(bytes, bandwidth).round() as u64,
+        )
     }
 
     /// When an intra-node copy of `bytes` into rank `dst`, ready now, ends: the receiver's
     /// copies run one after another (first come, first served), so n senders to one rank take
     /// n times as long as one, as with shared-memory MPI where the receiving process copies.
     fn intra_copy_end(&mut self, dst: Rank, bytes: u64) -> u64 {
-        let copy = self.intra_copy_ns(bytes);
+        let (_, copy) = self.intra_node(self.ranks[dst as usize].node, bytes);
         let free = &mut self.copy_free[dst as usize];
         let end = self.now.max(*free) + copy;
         *free = end;

@@ -97,7 +97,15 @@ pub(super) struct BarrierState {
 /// ranks than `nodes.cores` (0 cores: as many as ranks), else 0. There, MPI ranks busy-poll
 /// while they wait, so the ranks they wait for share the cores with them: a rank whose
 /// condition is met resumes only once the scheduler gives it a core again.
-pub(super) fn handoffs(sys: &System, ranks: &[RankState]) -> Vec<u64> {
+pub(super) fn handoffs(sys: &System, oversubscribed: &[bool]) -> Vec<u64> {
+    oversubscribed
+        .iter()
+        .map(|&o| if o { sys.nodes.handoff_ns } else { 0 })
+        .collect()
+}
+
+/// Per node, whether it runs more ranks than `nodes.cores` (0 cores: as many as ranks).
+pub(super) fn oversubscribed(sys: &System, ranks: &[RankState]) -> Vec<bool> {
     let mut per_node = vec![0u32; sys.nodes.count as usize];
     for st in ranks {
         if let Some(n) = per_node.get_mut(st.node as usize) {
@@ -107,13 +115,7 @@ pub(super) fn handoffs(sys: &System, ranks: &[RankState]) -> Vec<u64> {
     let cores = sys.nodes.cores;
     per_node
         .into_iter()
-        .map(|n| {
-            if cores > 0 && n > cores {
-                sys.nodes.handoff_ns
-            } else {
-                0
-            }
-        })
+        .map(|n| cores > 0 && n > cores)
         .collect()
 }
 

@@ -9,6 +9,7 @@
 
 use pioscope_trace::units;
 
+use crate::model::rates::Access;
 use crate::model::{Disk, LayoutKind, Network, Placement, System};
 use crate::program::IoKind;
 
@@ -129,12 +130,7 @@ pub fn stripe_width(system: &System) -> (u32, u32) {
 
 /// The size-factor entry for a message of `size` bytes: (latency factor, bandwidth factor).
 pub fn size_factors(net: &Network, size: u64) -> (f64, f64) {
-    net.size_factors
-        .iter()
-        .rev()
-        .find(|f| f.min_size <= size)
-        .map(|f| (f.latency, f.bandwidth))
-        .unwrap_or((1.0, 1.0))
+    crate::model::rates::size_factor(&net.size_factors, size)
 }
 
 /// A disk's sequential rate and its time for one request of `bytes` at a new position
@@ -217,9 +213,16 @@ pub fn throughput(system: &System, clients: u32, request_size: u64, kind: IoKind
             bytes_per_s: net.bisection_bandwidth,
         });
     }
-    // Null storage (`storage.null`): no disk, so no disk or flush ceiling. Reads on RAID-1
-    // can use both disks of a pair.
-    let (disk_rate, _) = disk_rates(&st.disk);
+    // The disk as it serves this kind of access (reads may have rates of their own). Null
+    // storage (`storage.null`): no disk, so no disk or flush ceiling. Reads on RAID-1 can use
+    // both disks of a pair.
+    let access = if kind == IoKind::Read {
+        Access::Read
+    } else {
+        Access::Write
+    };
+    let disk = st.disk_access.disk_for(&st.disk, access);
+    let (disk_rate, _) = disk_rates(&disk);
     let disks = match kind {
         IoKind::Read => targets * st.volume.copies(),
         IoKind::Write => targets,
@@ -257,7 +260,7 @@ pub fn throughput(system: &System, clients: u32, request_size: u64, kind: IoKind
         } else if st.null {
             0.0
         } else {
-            disk_service_s(&st.disk, piece)
+            disk_service_s(&disk, piece)
         };
         let pieces_per_target = (size as f64 / (piece as f64 * f64::from(touched))).ceil();
         // Best case: the servers pipeline the transfer with the disk (PVFS2 flows, Lustre

@@ -132,6 +132,16 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("network.size_factors.min_size", FieldKind::Size),
     ("network.size_factors.latency", FieldKind::Number),
     ("network.size_factors.bandwidth", FieldKind::Number),
+    (
+        "network.intra_node_oversubscribed_bandwidth",
+        FieldKind::Rate,
+    ),
+    ("network.intra_node_size_factors.min_size", FieldKind::Size),
+    ("network.intra_node_size_factors.latency", FieldKind::Number),
+    (
+        "network.intra_node_size_factors.bandwidth",
+        FieldKind::Number,
+    ),
     ("storage.data_servers", FieldKind::Count),
     ("storage.metadata_servers", FieldKind::Count),
     ("storage.metadata_on_data_servers", FieldKind::Flag),
@@ -161,6 +171,9 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("storage.cache.rewrite_memory_bandwidth", FieldKind::Rate),
     ("storage.cache.large_copy_above", FieldKind::Size),
     ("storage.cache.large_copy_factor", FieldKind::Number),
+    ("storage.disk_access.read_latency_ns", FieldKind::Time),
+    ("storage.disk_access.read_bandwidth", FieldKind::Rate),
+    ("storage.disk_access.shared_bandwidth", FieldKind::Flag),
     ("storage.metadata.sync_op_ns", FieldKind::Time),
     ("storage.metadata.create_syncs", FieldKind::Count),
     ("storage.metadata.open_ns", FieldKind::Time),
@@ -650,21 +663,34 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
         n.intra_node_bandwidth,
         false,
     )?;
-    let mut prev = None;
-    for (i, f) in n.size_factors.iter().enumerate() {
-        let field = format!("network.size_factors[{i}]");
-        rate(&format!("{field}.latency"), f.latency, false)?;
-        rate(&format!("{field}.bandwidth"), f.bandwidth, false)?;
-        if prev.is_some_and(|p| f.min_size <= p) {
-            return Err((
-                format!("{field}.min_size"),
-                format!(
-                    "{} is not allowed: entries must have ascending min_size",
-                    f.min_size
-                ),
-            ));
+    rate(
+        "network.intra_node_oversubscribed_bandwidth",
+        n.intra_node_oversubscribed_bandwidth,
+        true,
+    )?;
+    for (list, factors) in [
+        ("network.size_factors", &n.size_factors),
+        (
+            "network.intra_node_size_factors",
+            &n.intra_node_size_factors,
+        ),
+    ] {
+        let mut prev = None;
+        for (i, f) in factors.iter().enumerate() {
+            let field = format!("{list}[{i}]");
+            rate(&format!("{field}.latency"), f.latency, false)?;
+            rate(&format!("{field}.bandwidth"), f.bandwidth, false)?;
+            if prev.is_some_and(|p| f.min_size <= p) {
+                return Err((
+                    format!("{field}.min_size"),
+                    format!(
+                        "{} is not allowed: entries must have ascending min_size",
+                        f.min_size
+                    ),
+                ));
+            }
+            prev = Some(f.min_size);
         }
-        prev = Some(f.min_size);
     }
 
     let st = &s.storage;
@@ -715,6 +741,11 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
             rate("storage.disk.iops", *iops, false)?;
         }
     }
+    rate(
+        "storage.disk_access.read_bandwidth",
+        st.disk_access.read_bandwidth,
+        true,
+    )?;
     let c = &st.cache;
     if c.dirty_limit > c.write_back {
         return Err((

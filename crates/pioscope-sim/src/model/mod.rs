@@ -7,6 +7,7 @@
 pub mod bounds;
 pub mod calibrate;
 pub mod load;
+pub mod rates;
 mod schema;
 pub mod units;
 

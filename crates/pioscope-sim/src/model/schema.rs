@@ -98,6 +98,16 @@ pub struct Network {
     /// the last entry with min_size ≤ s. Empty = factors of 1.
     #[serde(default)]
     pub size_factors: Vec<SizeFactor>,
+    /// Bandwidth between ranks of a node that runs more ranks than `nodes.cores` (ranks
+    /// busy-poll, so a copy waits for the scheduler to run both ends); 0 (the default) =
+    /// `intra_node_bandwidth` with its size factors.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub intra_node_oversubscribed_bandwidth: f64,
+    /// Message-size dependent corrections of `intra_node_latency_ns` and
+    /// `intra_node_bandwidth`, as `size_factors` (MPI's shared-memory protocols change with
+    /// the size). Empty = factors of 1.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intra_node_size_factors: Vec<SizeFactor>,
 }
 
 /// Latency and bandwidth multipliers from a message size on.
@@ -148,6 +158,30 @@ pub struct Storage {
     /// file system. Absent in older files: one plain disk, no overhead.
     #[serde(default, skip_serializing_if = "Volume::is_plain")]
     pub volume: Volume,
+    /// How the disk serves each kind of access where it differs from `disk` (reads slower
+    /// than writes, one transfer rate shared by the requests served at once). Absent: as `disk`.
+    #[serde(default, skip_serializing_if = "DiskAccess::is_default")]
+    pub disk_access: DiskAccess,
+}
+
+/// The disk per access: read rates of their own, and whether the requests a disk serves at
+/// once (`server_threads` lanes) share its transfer rate. Every field's default keeps `disk`
+/// as it is.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskAccess {
+    /// SSD latency of a read request; 0 (the default) = `disk.latency_ns`.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub read_latency_ns: u64,
+    /// Transfer rate of reads (SSD `bandwidth`, HDD `sequential`); 0 (the default) = the
+    /// disk's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_bandwidth: f64,
+    /// The transfer rate is the device's: requests served at once overlap their latency
+    /// (SSD) or seek (HDD) but transfer one after another. false (the default): each lane
+    /// transfers at the full rate.
+    #[serde(default)]
+    pub shared_bandwidth: bool,
 }
 
 /// A disk: a hard disk with seeks, or a solid-state disk.

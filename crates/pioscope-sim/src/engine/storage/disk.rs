@@ -6,6 +6,7 @@
 //! becomes free and where the previous request ended.
 
 use crate::engine::jitter::Jitter;
+use crate::model::rates::Access;
 use crate::model::{Disk, Storage};
 
 /// Service time of one request on `disk`, in nanoseconds.
@@ -66,6 +67,8 @@ pub struct DiskQueue {
     pub jitter: Jitter,
     /// Time the local file system adds to each request (`storage.volume.fs_overhead_ns`).
     overhead_ns: u64,
+    /// When the disk's transfer stage is free (`storage.disk_access.shared_bandwidth`).
+    transfer_free: u64,
 }
 
 impl Default for DiskQueue {
@@ -82,6 +85,7 @@ impl DiskQueue {
             last_end: 0,
             jitter: Jitter::default(),
             overhead_ns: 0,
+            transfer_free: 0,
         }
     }
 
@@ -105,20 +109,43 @@ impl DiskQueue {
         (start, end)
     }
 
-    /// Queues a request on a disk of `storage`: as `submit`, or served at once on null
-    /// storage (`storage.null`: no disk time).
+    /// Queues a request on a disk of `storage`: as `submit` with the disk as it serves
+    /// `access` (`storage.disk_access`: read rates, a shared transfer rate), or served at once
+    /// on null storage (`storage.null`: no disk time).
     pub fn submit_to(
         &mut self,
         storage: &Storage,
         now: u64,
+        access: Access,
         offset: u64,
         bytes: u64,
     ) -> (u64, u64) {
+        let modes = &storage.disk_access;
         if storage.null {
             (now, now)
-        } else {
+        } else if modes.is_default() {
             self.submit(&storage.disk, now, offset, bytes)
+        } else if modes.shared_bandwidth {
+            self.submit_shared(&modes.disk_for(&storage.disk, access), now, offset, bytes)
+        } else {
+            self.submit(&modes.disk_for(&storage.disk, access), now, offset, bytes)
         }
+    }
+
+    /// As `submit`, but the lanes share the disk's transfer rate: a request's latency or seek
+    /// overlaps the others' service, its transfer starts once the previous transfer ended.
+    /// With one lane the same as `submit`.
+    fn submit_shared(&mut self, disk: &Disk, now: u64, offset: u64, bytes: u64) -> (u64, u64) {
+        let lane = earliest(&self.lanes);
+        let start = now.max(self.lanes[lane]);
+        let position = service_ns(disk, self.last_end, offset, 0);
+        let transfer = service_ns(disk, self.last_end, offset, bytes) - position;
+        let position = position + self.overhead_ns;
+        let end = (start + position).max(self.transfer_free) + self.jitter.stretch(transfer);
+        self.transfer_free = end;
+        self.lanes[lane] = end;
+        self.last_end = offset + bytes;
+        (start, end)
     }
 
     /// When the disk has served everything queued so far.
@@ -178,13 +205,14 @@ impl VolumeQueue {
         if write {
             self.copies
                 .iter_mut()
-                .map(|c| c.submit_to(storage, now, offset, bytes))
+                .map(|c| c.submit_to(storage, now, Access::Write, offset, bytes))
                 .fold((u64::MAX, 0), |(s, e), (a, b)| (s.min(a), e.max(b)))
         } else {
+            let disk = storage.disk_access.disk_for(&storage.disk, Access::Read);
             let copy = (0..self.copies.len())
-                .min_by_key(|&i| self.copies[i].end_if_queued(&storage.disk, now, offset, bytes))
+                .min_by_key(|&i| self.copies[i].end_if_queued(&disk, now, offset, bytes))
                 .unwrap_or(0);
-            self.copies[copy].submit_to(storage, now, offset, bytes)
+            self.copies[copy].submit_to(storage, now, Access::Read, offset, bytes)
         }
     }
 }
@@ -271,11 +299,20 @@ mod tests {
     fn null_storage_takes_no_disk_time() {
         let mut storage = crate::engine::testutil::system().storage;
         let mut q = DiskQueue::default();
-        assert_eq!(q.submit_to(&storage, 0, 0, 100_000_000), (0, 1_000_000_000));
+        assert_eq!(
+            q.submit_to(&storage, 0, Access::Write, 0, 100_000_000),
+            (0, 1_000_000_000)
+        );
         storage.null = true;
         let mut q = DiskQueue::default();
-        assert_eq!(q.submit_to(&storage, 7, 0, 100_000_000), (7, 7));
-        assert_eq!(q.submit_to(&storage, 8, 0, 100_000_000), (8, 8));
+        assert_eq!(
+            q.submit_to(&storage, 7, Access::Write, 0, 100_000_000),
+            (7, 7)
+        );
+        assert_eq!(
+            q.submit_to(&storage, 8, Access::Write, 0, 100_000_000),
+            (8, 8)
+        );
         assert_eq!(q.free_at(), 0);
     }
 

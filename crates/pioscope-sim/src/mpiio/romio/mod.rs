@@ -424,10 +424,13 @@ pub(crate) mod tests_support {
                 intra_node_latency_ns: 100,
                 intra_node_bandwidth: 1e10,
                 size_factors: vec![],
+                intra_node_oversubscribed_bandwidth: 0.0,
+                intra_node_size_factors: vec![],
             },
             storage: Storage {
                 null: false,
                 volume: Default::default(),
+                disk_access: DiskAccess::default(),
                 data_servers: 4,
                 metadata_servers: 1,
                 metadata_on_data_servers: false,

@@ -1,0 +1,156 @@
+//! Rates that depend on the situation of a transfer, the one owner of their rules: a message's
+//! size (`size_factors`, `intra_node_size_factors`), whether its node runs more ranks than
+//! cores (`intra_node_oversubscribed_bandwidth`), and a disk access's direction
+//! (`storage.disk_access`). The engine, the bounds and the calibration fit all ask here, so
+//! the fit's equations stay the engine's. docs/MODEL.md gives the rules.
+
+use crate::model::{Disk, DiskAccess, Network, SizeFactor};
+
+/// The entry of `factors` (ascending `min_size`) for a message of `size` bytes: the last one
+/// with min_size ≤ size, as (latency factor, bandwidth factor); (1, 1) when none applies.
+pub fn size_factor(factors: &[SizeFactor], size: u64) -> (f64, f64) {
+    factors
+        .iter()
+        .rev()
+        .find(|f| f.min_size <= size)
+        .map_or((1.0, 1.0), |f| (f.latency, f.bandwidth))
+}
+
+impl Network {
+    /// One-way latency (ns) and copy rate (bytes/s) of a message of `bytes` between two ranks
+    /// of one node; `oversubscribed`: the node runs more ranks than it has cores, where the
+    /// copy rate is `intra_node_oversubscribed_bandwidth` (when set) without size factor.
+    pub fn intra_node_path(&self, bytes: u64, oversubscribed: bool) -> (f64, f64) {
+        let (fl, fb) = size_factor(&self.intra_node_size_factors, bytes);
+        let latency = self.intra_node_latency_ns as f64 * fl;
+        if oversubscribed && self.intra_node_oversubscribed_bandwidth > 0.0 {
+            (latency, self.intra_node_oversubscribed_bandwidth)
+        } else {
+            (latency, self.intra_node_bandwidth * fb)
+        }
+    }
+}
+
+/// Which way a disk access goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Data read from the disk.
+    Read,
+    /// Data written to the disk (a write-through request or a flush).
+    Write,
+}
+
+impl DiskAccess {
+    /// True when every field keeps the disk as it is (the table is then left out of files).
+    pub fn is_default(&self) -> bool {
+        *self == DiskAccess::default()
+    }
+
+    /// The disk as it serves `access`: reads take `read_latency_ns` and `read_bandwidth`
+    /// where they are set (HDD: only the transfer rate; seeks are the head's, either way).
+    pub fn disk_for(&self, disk: &Disk, access: Access) -> Disk {
+        let mut d = disk.clone();
+        if access == Access::Write {
+            return d;
+        }
+        match &mut d {
+            Disk::Ssd {
+                latency_ns,
+                bandwidth,
+                ..
+            } => {
+                if self.read_latency_ns > 0 {
+                    *latency_ns = self.read_latency_ns;
+                }
+                if self.read_bandwidth > 0.0 {
+                    *bandwidth = self.read_bandwidth;
+                }
+            }
+            Disk::Hdd { sequential, .. } => {
+                if self.read_bandwidth > 0.0 {
+                    *sequential = self.read_bandwidth;
+                }
+            }
+        }
+        d
+    }
+
+    /// The transfer rate of `access` on `disk` (SSD bandwidth, HDD sequential rate).
+    pub fn transfer_rate(&self, disk: &Disk, access: Access) -> f64 {
+        match self.disk_for(disk, access) {
+            Disk::Ssd { bandwidth, .. } => bandwidth,
+            Disk::Hdd { sequential, .. } => sequential,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn factors() -> Vec<SizeFactor> {
+        vec![
+            SizeFactor {
+                min_size: 0,
+                latency: 2.0,
+                bandwidth: 0.5,
+            },
+            SizeFactor {
+                min_size: 1 << 16,
+                latency: 4.0,
+                bandwidth: 2.0,
+            },
+        ]
+    }
+
+    #[test]
+    fn the_last_entry_at_or_below_the_size_applies() {
+        let f = factors();
+        assert_eq!(size_factor(&f, 0), (2.0, 0.5));
+        assert_eq!(size_factor(&f, (1 << 16) - 1), (2.0, 0.5));
+        assert_eq!(size_factor(&f, 1 << 16), (4.0, 2.0));
+        assert_eq!(size_factor(&f[1..], 10), (1.0, 1.0));
+        assert_eq!(size_factor(&[], 10), (1.0, 1.0));
+    }
+
+    #[test]
+    fn intra_node_path_by_size_and_oversubscription() {
+        let mut n = crate::engine::testutil::system().network;
+        n.intra_node_latency_ns = 100;
+        n.intra_node_bandwidth = 1e9;
+        n.intra_node_size_factors = factors();
+        assert_eq!(n.intra_node_path(10, false), (200.0, 5e8));
+        assert_eq!(n.intra_node_path(1 << 20, false), (400.0, 2e9));
+        // Oversubscribed without its own rate: as the others.
+        assert_eq!(n.intra_node_path(1 << 20, true), (400.0, 2e9));
+        n.intra_node_oversubscribed_bandwidth = 2e8;
+        assert_eq!(n.intra_node_path(1 << 20, true), (400.0, 2e8));
+        assert_eq!(n.intra_node_path(1 << 20, false), (400.0, 2e9));
+    }
+
+    #[test]
+    fn reads_take_their_own_rates_writes_the_disks() {
+        let ssd = Disk::Ssd {
+            latency_ns: 50_000,
+            bandwidth: 3e9,
+            iops: 1e5,
+        };
+        let a = DiskAccess {
+            read_latency_ns: 80_000,
+            read_bandwidth: 1e9,
+            shared_bandwidth: false,
+        };
+        assert_eq!(a.disk_for(&ssd, Access::Write), ssd);
+        assert_eq!(
+            a.disk_for(&ssd, Access::Read),
+            Disk::Ssd {
+                latency_ns: 80_000,
+                bandwidth: 1e9,
+                iops: 1e5
+            }
+        );
+        assert_eq!(DiskAccess::default().disk_for(&ssd, Access::Read), ssd);
+        assert_eq!(a.transfer_rate(&ssd, Access::Read), 1e9);
+        assert!(DiskAccess::default().is_default() && !a.is_default());
+    }
+}
