@@ -233,7 +233,7 @@ mod tests {
         let t = lines.join("\n");
         assert!(
             lines.contains(
-                &"read      160 MB/s  limited by disks (4 disk(s) x 40.0 MB/s sequential)"
+                &"read      320 MB/s  limited by disks (8 disk(s) x 40.0 MB/s sequential)"
                     .to_string()
             ),
             "{t}"
@@ -244,7 +244,7 @@ mod tests {
         );
         let j = to_json(&s, 8, 4 << 20);
         assert_eq!(j["read"]["limited_by"], "disks");
-        assert_eq!(j["read"]["bytes_per_s"], 160e6);
+        assert_eq!(j["read"]["bytes_per_s"], 320e6);
         assert_eq!(j["stripe"]["targets"], 4);
     }
 }
