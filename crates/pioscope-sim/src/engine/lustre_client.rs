@@ -179,14 +179,19 @@ impl Sim<'_> {
         }
     }
 
+    /// The (node, OST) connection RPC `q` goes through.
+    fn connection_of(&self, q: u32) -> (u32, u32) {
+        let req = self.reqs.get(q);
+        (
+            self.ranks[req.rank as usize].node,
+            self.target_of(&req.piece),
+        )
+    }
+
     /// RPC `q` holds its lock (`NO_LOCK`: none needed): it goes when its connection has a
     /// free slot.
     pub(super) fn lustre_rpc_ready(&mut self, q: u32, lock: u32) {
-        let req = *self.reqs.get(q);
-        let (node, target) = (
-            self.ranks[req.rank as usize].node,
-            self.target_of(&req.piece),
-        );
+        let (node, target) = self.connection_of(q);
         let Some(client) = self.lustre.as_mut() else {
             return;
         };
@@ -208,11 +213,7 @@ impl Sim<'_> {
     /// RPC `q` is done (its reply reached the client): its slot goes to the next waiting
     /// RPC, and its lock is released (cancelled if a revocation waited for it).
     pub(super) fn lustre_rpc_done(&mut self, q: u32) {
-        let req = *self.reqs.get(q);
-        let (node, target) = (
-            self.ranks[req.rank as usize].node,
-            self.target_of(&req.piece),
-        );
+        let (node, target) = self.connection_of(q);
         let Some(client) = self.lustre.as_mut() else {
             return;
         };
