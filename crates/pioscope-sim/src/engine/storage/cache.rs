@@ -32,12 +32,10 @@ impl Extent {
         self.disk_offset + self.bytes
     }
 
-    /// Whether `next` continues this extent on the disk and in the file.
+    /// Whether `next` continues this extent on the disk, in the same file's object (a
+    /// server's stripes of a file lie back to back there, so the kernel merges across them).
     fn continued_by(&self, next: &Extent) -> bool {
-        self.disk == next.disk
-            && self.file == next.file
-            && self.end() == next.disk_offset
-            && self.file_offset + self.bytes == next.file_offset
+        self.disk == next.disk && self.file == next.file && self.end() == next.disk_offset
     }
 
     /// The part from `skip` bytes in on.
@@ -97,8 +95,9 @@ impl WriteBack {
         self.dirty + bytes <= self.limit || self.dirty == 0
     }
 
-    /// Absorbs a write; returns its sequence number. Dirty data it overwrites is replaced;
-    /// dirty data it continues, or that continues it, is merged with it.
+    /// Absorbs a write; returns its sequence number. The write dirties the whole pages it
+    /// touches, as a kernel's page cache does; dirty data it overwrites is replaced; dirty
+    /// data it continues, or that continues it, is merged with it.
     pub fn absorb(&mut self, mut e: Extent) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -106,11 +105,15 @@ impl WriteBack {
         if e.bytes == 0 {
             return seq;
         }
+        let (lo, hi) = (e.disk_offset / PAGE * PAGE, e.end().div_ceil(PAGE) * PAGE);
+        e.file_offset = e.file_offset.saturating_sub(e.disk_offset - lo);
+        e.disk_offset = lo;
+        e.bytes = hi - lo;
         self.dirty += e.bytes;
         let (disk, lo, hi) = (e.disk, e.disk_offset, e.end());
         let mut around = self.neighbours(disk, lo);
         if around.0.is_some_and(|p| p.end() > lo) || around.1.is_some_and(|n| n.disk_offset < hi) {
-            self.overwrite(disk, lo, hi);
+            e.seq = e.seq.min(self.overwrite(disk, lo, hi));
             around = self.neighbours(disk, lo);
         }
         let (prev, next) = around;
@@ -148,8 +151,11 @@ impl WriteBack {
     }
 
     /// Drops the dirty data in [lo, hi) of `disk` (a write replaces it), keeping the parts of
-    /// extents outside it.
-    fn overwrite(&mut self, disk: u32, lo: u64, hi: u64) {
+    /// extents outside it; returns the oldest write it dropped data of (u64::MAX: none). The
+    /// writer's pages hold that write's bytes too unless it covered them all, so Sync counts
+    /// them as that write's until they are flushed.
+    fn overwrite(&mut self, disk: u32, lo: u64, hi: u64) -> u64 {
+        let mut oldest = u64::MAX;
         let mut from = lo;
         if let Some((&(d, start), x)) = self.extents.range(..(disk, lo)).next_back() {
             if d == disk && x.end() > lo {
@@ -158,6 +164,7 @@ impl WriteBack {
         }
         while let Some((&key, _)) = self.extents.range((disk, from)..(disk, hi)).next() {
             let x = self.remove(key);
+            oldest = oldest.min(x.seq);
             self.dirty -= x.end().min(hi) - x.disk_offset.max(lo);
             if x.disk_offset < lo {
                 self.insert(Extent {
@@ -170,6 +177,7 @@ impl WriteBack {
             }
             from = lo;
         }
+        oldest
     }
 
     fn insert(&mut self, e: Extent) {
@@ -469,38 +477,39 @@ mod tests {
 
     #[test]
     fn write_back_room_and_sync_sequence() {
-        let mut wb = WriteBack::new(100, 1000);
-        assert!(wb.has_room(100));
-        assert_eq!(wb.absorb(ext(0, 40)), 1);
+        const P: u64 = PAGE;
+        let mut wb = WriteBack::new(100 * P, 1000 * P);
+        assert!(wb.has_room(100 * P));
+        assert_eq!(wb.absorb(ext(0, 40 * P)), 1);
         assert_eq!(
             wb.next_flush(),
             Some(Extent {
                 seq: 1,
-                ..ext(0, 40)
+                ..ext(0, 40 * P)
             })
         );
         assert_eq!(wb.flushed_seq(), 0);
         // The first access is under way: the next writes wait, merged, for the next access.
-        assert_eq!(wb.absorb(ext(40, 30)), 2);
-        assert_eq!(wb.absorb(ext(70, 30)), 3);
-        assert_eq!(wb.dirty(), 100, "data being flushed still counts");
+        assert_eq!(wb.absorb(ext(40 * P, 30 * P)), 2);
+        assert_eq!(wb.absorb(ext(70 * P, 30 * P)), 3);
+        assert_eq!(wb.dirty(), 100 * P, "data being flushed still counts");
         assert!(!wb.has_room(1));
-        assert_eq!(wb.flushed().map(|e| e.bytes), Some(40));
+        assert_eq!(wb.flushed().map(|e| e.bytes), Some(40 * P));
         assert_eq!(wb.flushed_seq(), 1);
-        assert!(wb.has_room(40));
+        assert!(wb.has_room(40 * P));
         assert_eq!(
             wb.next_flush(),
             Some(Extent {
                 seq: 2,
-                ..ext(40, 60)
+                ..ext(40 * P, 60 * P)
             })
         );
         assert_eq!(wb.flushed_seq(), 1);
         wb.flushed();
         assert_eq!((wb.dirty(), wb.flushed_seq()), (0, 3));
         // Larger than the limit: fits only an empty cache.
-        let wb = WriteBack::new(100, 1000);
-        assert!(wb.has_room(500));
+        let wb = WriteBack::new(100 * P, 1000 * P);
+        assert!(wb.has_room(500 * P));
     }
 
     /// Issue 15: pieces of 64 KiB written at 192K, 0, 128K, 64K are flushed as one 256 KiB
@@ -543,18 +552,38 @@ mod tests {
     /// writes the bytes once.
     #[test]
     fn overwriting_dirty_data_replaces_it() {
-        let mut wb = WriteBack::new(1 << 30, 1 << 20);
-        wb.absorb(ext(0, 100));
-        wb.absorb(ext(200, 100));
+        const P: u64 = PAGE;
+        let mut wb = WriteBack::new(1 << 30, 1000 * P);
+        wb.absorb(ext(0, 100 * P));
+        wb.absorb(ext(200 * P, 100 * P));
         // Covers the end of the first extent, the hole, and the start of the second.
-        wb.absorb(ext(50, 200));
-        assert_eq!(wb.dirty(), 300);
-        assert_eq!(drain(&mut wb), vec![(0, 300, 1)]);
+        wb.absorb(ext(50 * P, 200 * P));
+        assert_eq!(wb.dirty(), 300 * P);
+        assert_eq!(drain(&mut wb), vec![(0, 300 * P, 1)]);
         // Inside one extent: split around it, rejoined.
-        wb.absorb(ext(0, 300));
-        wb.absorb(ext(100, 10));
-        assert_eq!(wb.dirty(), 300);
-        assert_eq!(drain(&mut wb), vec![(0, 300, 4)]);
+        wb.absorb(ext(0, 300 * P));
+        wb.absorb(ext(100 * P, 10 * P));
+        assert_eq!(wb.dirty(), 300 * P);
+        assert_eq!(drain(&mut wb), vec![(0, 300 * P, 4)]);
+    }
+
+    /// A write dirties the whole pages it touches: three 1 KiB pieces 128 bytes apart (a
+    /// noncontiguous list write) are one dirty page, flushed as one access; pieces on two
+    /// stripes of the file that lie back to back on the disk merge too.
+    #[test]
+    fn writes_dirty_whole_pages() {
+        let mut wb = WriteBack::new(1 << 30, 1 << 20);
+        for i in 0..3 {
+            wb.absorb(ext(i * 1152, 1024));
+        }
+        assert_eq!(wb.dirty(), PAGE);
+        assert_eq!(drain(&mut wb), vec![(0, PAGE, 1)]);
+        wb.absorb(ext(0, 64 * K));
+        wb.absorb(Extent {
+            file_offset: 256 * K,
+            ..ext(64 * K, 64 * K)
+        });
+        assert_eq!(drain(&mut wb), vec![(0, 128 * K, 4)]);
     }
 
     /// Sync's sequence: every write up to flushed_seq is on disk, whatever order the
