@@ -64,7 +64,10 @@ pub fn fresh_store() -> PathBuf {
     std::fs::create_dir_all(&dir).expect("scratch store");
     for entry in std::fs::read_dir(base_store()).expect("base store") {
         let entry = entry.expect("base store entry");
-        std::fs::copy(entry.path(), dir.join(entry.file_name())).expect("copy base store");
+        // Read and written whole: std::fs::copy's copy_file_range can fail with EINTR under
+        // libFuzzer's timer signal, where read_to_end and write_all retry.
+        let bytes = std::fs::read(entry.path()).expect("read base store");
+        std::fs::write(dir.join(entry.file_name()), bytes).expect("copy base store");
     }
     dir
 }

@@ -10,19 +10,22 @@ use super::{Builder, Generated, Spec, WorkloadError};
 
 const KEYS: &[&str] = &["ranks", "files", "iterations", "dir", "hint.KEY"];
 
+/// Calls per file and iteration, as the trace has them: MPI_File_open + open, MPI_File_close
+/// + close; MPI_File_open + open, stat, MPI_File_close + close; MPI_File_delete + unlink.
+const CALLS_PER_FILE: u64 = 11;
+
 pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, WorkloadError> {
     let ranks = s.count("ranks", 4, 1)?;
     let nfiles = s.count("files", 100, 1)?;
     let iterations = s.count("iterations", 1, 1)?;
     let dir = s.text("dir", "/sim/pioscope-md-test.d");
-    // Per file and iteration: open+close, open+stat+close, delete.
     s.within_budget(
         "files",
         nfiles,
         ranks
             .checked_mul(nfiles)
             .and_then(|n| n.checked_mul(iterations))
-            .and_then(|n| n.checked_mul(6)),
+            .and_then(|n| n.checked_mul(CALLS_PER_FILE)),
     )?;
     let hints = std::mem::take(&mut s.hints);
     let ranks32 = u32::try_from(ranks).map_err(|_| WorkloadError::BadValue {

@@ -378,6 +378,10 @@ mod tests {
         let e = generate("hpio:iterations=100000000", &s).unwrap_err();
         assert!(e.to_string().contains("too many"), "{e}");
         assert!(generate("mdtest:files=1000", &s).is_ok());
+        // Found by fuzzing: 11 calls per file (MPI-IO and POSIX), 12.2 million calls, 2 GB.
+        let e = generate("mdtest:ranks=1,files=1111112", &s).unwrap_err();
+        assert!(e.to_string().contains("too many"), "{e}");
+        assert!(generate("mdtest:ranks=1,files=909090", &s).is_ok());
     }
 
     #[test]
