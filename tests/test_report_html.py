@@ -7,6 +7,7 @@ charts must be aggregated (at most CAP bars); and (issue 14) the storage servers
 counters' sections of a simulated trace and of a traced run with counters. Screenshots:
 build/test-output/screenshots/."""
 import json
+import subprocess
 import math
 
 import pytest
@@ -244,3 +245,25 @@ def test_counters_section_of_a_traced_run(programs, workdir, tmp_path):
         assert sorted(processes) == sorted(
             "node" if c["process"] < 0 else f"process {c['process']}" for c in summaries)
         assert p.locator("section#servers").count() == 0
+
+
+def test_darshan_section_of_an_imported_log(tmp_path):
+    """Issue 17: a store imported from a Darshan log (with DXT) shows what the log cannot
+    support and Darshan's counters per module, as the report JSON has them."""
+    logs = ROOT / "build" / "third_party" / "darshan-logs"
+    subprocess.run([str(ROOT / "scripts" / "darshan-logs.sh"), str(logs)], check=True)
+    trace = tmp_path / "imported"
+    pioscope("import", "darshan", logs / "ior_hdf5_example.darshan", "-o", trace)
+    html, data = make_page(trace, tmp_path)
+    modules = data["darshan"]["modules"]
+    assert [m["module"] for m in modules] == ["POSIX", "MPI-IO", "STDIO", "H5D"]
+    with open_page() as page:
+        check_page(page, html, data, "report-darshan")
+        p = page.page
+        table = p.locator("table[data-table='darshan']")
+        assert int(table.get_attribute("data-rows")) == len(modules)
+        first = table.locator("tbody tr").first.locator("td").all_text_contents()
+        assert first[0] == "H5D", "sorted by module name"
+        limits = p.locator("ul.darshan-limits li").all_text_contents()
+        assert limits == data["darshan"]["cannot_support"]
+        assert p.locator("nav.toc a[href='#darshan']").count() == 1

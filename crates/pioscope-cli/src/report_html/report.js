@@ -659,6 +659,30 @@
       ], c, { col: 0, desc: false }));
   }
 
+  // An imported Darshan log: what it cannot support, and its counters per module
+  // (docs/IMPORT.md; imported stores only).
+  function darshanSection() {
+    const d = R.darshan;
+    if (!d) return null;
+    return section("darshan", "Imported from a Darshan log",
+      el("h3", { text: "What the log cannot support" }),
+      el("ul", { class: "darshan-limits" }, d.cannot_support.map(t => el("li", { text: t }))),
+      el("h3", { text: "Darshan counters per module" }),
+      el("p", { class: "note", text: "Summed over the log's records; times are summed over ranks." }),
+      dataTable("darshan", [
+        { label: "module", get: m => m.module },
+        { label: "records", get: m => m.records, num: true, fmt: fmtInt },
+        { label: "files", get: m => m.files, num: true, fmt: fmtInt },
+        { label: "reads", get: m => m.reads, num: true, fmt: fmtInt },
+        { label: "writes", get: m => m.writes, num: true, fmt: fmtInt },
+        { label: "read", get: m => m.bytes_read, num: true, fmt: fmtBytes },
+        { label: "written", get: m => m.bytes_written, num: true, fmt: fmtBytes },
+        { label: "read time", get: m => m.read_time_ns, num: true, fmt: fmtDur },
+        { label: "write time", get: m => m.write_time_ns, num: true, fmt: fmtDur },
+        { label: "meta time", get: m => m.meta_time_ns, num: true, fmt: fmtDur },
+      ], d.modules, { col: 0, desc: false }));
+  }
+
   function filesSection() {
     const files = R.patterns.files.filter(f => f.reads + f.writes > 0 || f.mpiio.independent_calls + f.mpiio.collective_calls > 0);
     const parts = [];
@@ -709,10 +733,10 @@
     app.appendChild(el("header", { class: "top" },
       el("h1", { text: "pioscope report" }),
       j.command ? el("div", { class: "command", text: j.command }) : null));
-    const nav = [["summary", "Job"], ["findings", "Findings (" + R.findings.length + ")"], ["time", "Time"], ["ranks", "Ranks"], ["sizes", "Sizes"], ["heatmap", "Heat map"], ["servers", "Servers"], ["counters", "Counters"], ["tables", "Tables"], ["files", "Files"]];
+    const nav = [["summary", "Job"], ["findings", "Findings (" + R.findings.length + ")"], ["time", "Time"], ["ranks", "Ranks"], ["sizes", "Sizes"], ["heatmap", "Heat map"], ["servers", "Servers"], ["counters", "Counters"], ["darshan", "Darshan"], ["tables", "Tables"], ["files", "Files"]];
     const toc = el("nav", { class: "toc" });
     app.appendChild(toc);
-    const sections = [summary, findings, timeSection, ranksSection, sizesSection, heatmapSection, serversSection, countersSection, tablesSection, filesSection];
+    const sections = [summary, findings, timeSection, ranksSection, sizesSection, heatmapSection, serversSection, countersSection, darshanSection, tablesSection, filesSection];
     for (const f of sections) {
       // One broken section must not take the others down: it says what failed instead.
       let sec;
