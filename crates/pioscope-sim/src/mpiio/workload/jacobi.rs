@@ -38,11 +38,19 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
     let output = s.size("output", 1 << 20, 1)?;
     let collective = s.choice("mode", &["collective", "independent"])? == "collective";
     let path = s.text("path", "/sim/pioscope-jacobi.dat");
-    // Per rank and iteration: two receives, two sends, a wait, an Allreduce, an output call.
+    // Per rank and iteration: two receives, two sends, a wait, an Allreduce, an output call; a
+    // collective output also exchanges with every other rank (an Isend and an Irecv each way).
+    let per_iteration = if collective {
+        ranks.checked_mul(2).and_then(|n| n.checked_add(7))
+    } else {
+        Some(7)
+    };
     s.within_budget(
         "iterations",
         iterations,
-        ranks.checked_mul(iterations).and_then(|n| n.checked_mul(7)),
+        ranks
+            .checked_mul(iterations)
+            .and_then(|n| per_iteration.and_then(|p| n.checked_mul(p))),
     )?;
     // Simulated time is u64 nanoseconds: a century of compute is refused, not wrapped.
     if compute_ns

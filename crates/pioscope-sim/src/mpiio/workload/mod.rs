@@ -382,6 +382,13 @@ mod tests {
         let e = generate("mdtest:ranks=1,files=1111112", &s).unwrap_err();
         assert!(e.to_string().contains("too many"), "{e}");
         assert!(generate("mdtest:ranks=1,files=909090", &s).is_ok());
+        // Found by fuzzing: collective mpi-io-test calls exchange with every rank (2.2 GB).
+        let e = generate(
+            "mpi-io-test:ranks=4,blocks=41650,block_size=64K,collective=true,iterations=9",
+            &s,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("too many"), "{e}");
     }
 
     #[test]

@@ -34,14 +34,20 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
     let verify = s.choice("verify", &["true", "false"])? == "true";
     let keep = s.choice("keep", &["false", "true"])? == "true";
     let path = s.text("path", "/sim/pioscope-mpi-io-test.dat");
-    // Per rank, block and iteration: a barrier and a call, written and read.
+    // Per rank, block and iteration: a barrier and a call, written and read; a collective call
+    // also exchanges with every other rank (an Isend and an Irecv each way).
+    let per_block = if collective {
+        ranks.checked_mul(2).and_then(|n| n.checked_add(4))
+    } else {
+        Some(4)
+    };
     s.within_budget(
         "blocks",
         blocks,
         ranks
             .checked_mul(blocks)
             .and_then(|n| n.checked_mul(iterations))
-            .and_then(|n| n.checked_mul(4)),
+            .and_then(|n| per_block.and_then(|p| n.checked_mul(p))),
     )?;
     s.within_file(
         "blocks",
