@@ -334,16 +334,7 @@ impl ExtentLocks {
             pieces: vec![q],
             lock: NO_LOCK,
         };
-        let e = match self.free_enqueues.pop() {
-            Some(e) => {
-                self.enqueues[e as usize] = enq;
-                e
-            }
-            None => {
-                self.enqueues.push(enq);
-                (self.enqueues.len() - 1) as u32
-            }
-        };
+        let e = slab_insert(&mut self.enqueues, &mut self.free_enqueues, enq);
         self.pending.insert((node, file, target), e);
         self.enqueues_sent += 1;
         Some(e)
@@ -477,16 +468,7 @@ impl Sim<'_> {
                 revoking: false,
                 called: false,
             };
-            let id = match ext.free_locks.pop() {
-                Some(id) => {
-                    ext.locks[id as usize] = lock;
-                    id
-                }
-                None => {
-                    ext.locks.push(lock);
-                    (ext.locks.len() - 1) as u32
-                }
-            };
+            let id = slab_insert(&mut ext.locks, &mut ext.free_locks, lock);
             let obj = ext
                 .objects
                 .get_mut(&key)
@@ -562,5 +544,19 @@ impl Sim<'_> {
         }
         ext.free_locks.push(id);
         self.serve_object(key);
+    }
+}
+
+/// Puts `item` in a free slot of `slab` (the last one freed) or at its end; returns its index.
+fn slab_insert<T>(slab: &mut Vec<T>, free: &mut Vec<u32>, item: T) -> u32 {
+    match free.pop() {
+        Some(i) => {
+            slab[i as usize] = item;
+            i
+        }
+        None => {
+            slab.push(item);
+            (slab.len() - 1) as u32
+        }
     }
 }
