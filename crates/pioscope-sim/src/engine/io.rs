@@ -15,6 +15,7 @@
 //! its own; a close or sync first waits for the file's dirty data on the node.
 
 use super::ranks::Block;
+use super::slab::slab_insert;
 use super::{token, Ev, Sim, SimError};
 use crate::engine::storage::cache::Extent;
 use crate::engine::storage::disk::transfer_ns;
@@ -69,16 +70,7 @@ impl Requests {
 
     fn alloc(&mut self, req: Req) -> u32 {
         self.buffers += 1;
-        match self.free.pop() {
-            Some(q) => {
-                self.slab[q as usize] = req;
-                q
-            }
-            None => {
-                self.slab.push(req);
-                (self.slab.len() - 1) as u32
-            }
-        }
+        slab_insert(&mut self.slab, &mut self.free, req)
     }
 
     /// The disk-contiguous runs of buffer `req`, in order: (disk offset, bytes, file offset

@@ -16,6 +16,7 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use super::lustre_client::LustreEv;
+use super::slab::slab_insert;
 use super::{Ev, Sim, SimError};
 use crate::program::{FileId, Rank, ServerActivity};
 
@@ -544,19 +545,5 @@ impl Sim<'_> {
         }
         ext.free_locks.push(id);
         self.serve_object(key);
-    }
-}
-
-/// Puts `item` in a free slot of `slab` (the last one freed) or at its end; returns its index.
-fn slab_insert<T>(slab: &mut Vec<T>, free: &mut Vec<u32>, item: T) -> u32 {
-    match free.pop() {
-        Some(i) => {
-            slab[i as usize] = item;
-            i
-        }
-        None => {
-            slab.push(item);
-            (slab.len() - 1) as u32
-        }
     }
 }

@@ -16,6 +16,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::slab::slab_insert;
 use super::{token, Ev, Sim, SimError};
 use crate::program::{Rank, Slot};
 
@@ -75,16 +76,7 @@ impl Messages {
     }
 
     fn alloc(&mut self, msg: Msg) -> u32 {
-        match self.free.pop() {
-            Some(m) => {
-                self.slab[m as usize] = msg;
-                m
-            }
-            None => {
-                self.slab.push(msg);
-                (self.slab.len() - 1) as u32
-            }
-        }
+        slab_insert(&mut self.slab, &mut self.free, msg)
     }
 
     fn release_if_done(&mut self, m: u32) {
@@ -151,16 +143,7 @@ impl Messages {
             return Some(m);
         }
         let rec = Recv { slot, next: NIL };
-        let rid = match self.recv_free.pop() {
-            Some(i) => {
-                self.recvs[i as usize] = rec;
-                i
-            }
-            None => {
-                self.recvs.push(rec);
-                (self.recvs.len() - 1) as u32
-            }
-        };
+        let rid = slab_insert(&mut self.recvs, &mut self.recv_free, rec);
         if pair.recv_tail == NIL {
             pair.recv_head = rid;
         } else {

@@ -28,6 +28,7 @@ pub mod network;
 mod queue;
 mod ranks;
 mod server_cpu;
+mod slab;
 pub mod storage;
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::engine::slab::slab_insert;
 use crate::program::{FileId, Rank};
 
 /// Dirty data of one write, or of writes that continue each other, in the write-back cache;
@@ -105,7 +106,7 @@ impl WriteBack {
         if e.bytes == 0 {
             return seq;
         }
-        let (lo, hi) = (e.disk_offset / PAGE * PAGE, e.end().div_ceil(PAGE) * PAGE);
+        let (lo, hi) = whole_pages(e.disk_offset, e.end());
         e.file_offset = e.file_offset.saturating_sub(e.disk_offset - lo);
         e.disk_offset = lo;
         e.bytes = hi - lo;
@@ -270,6 +271,11 @@ struct Node {
 /// The page size of a server's cache.
 const PAGE: u64 = 4096;
 
+/// The pages [lo, hi) touches, as the byte range [first page's start, last page's end).
+fn whole_pages(lo: u64, hi: u64) -> (u64, u64) {
+    (lo / PAGE * PAGE, hi.div_ceil(PAGE) * PAGE)
+}
+
 /// LRU read cache: any number of byte ranges of the server's disks, in whole pages, ranges
 /// that touch joined into one. Least recently used bytes out first: the least recently used
 /// range is dropped, or trimmed from its start when only part of it must go.
@@ -354,7 +360,7 @@ impl ReadCache {
         if self.capacity == 0 || hi <= lo {
             return false;
         }
-        let (lo, hi) = (lo / PAGE * PAGE, hi.div_ceil(PAGE) * PAGE);
+        let (lo, hi) = whole_pages(lo, hi);
         let joined = self.range_at(disk, lo, true);
         let held = joined.is_some_and(|i| self.nodes[i as usize].hi >= hi);
         let i = match joined {
@@ -404,16 +410,7 @@ impl ReadCache {
     }
 
     fn alloc(&mut self, node: Node) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.nodes[i as usize] = node;
-                i
-            }
-            None => {
-                self.nodes.push(node);
-                (self.nodes.len() - 1) as u32
-            }
-        }
+        slab_insert(&mut self.nodes, &mut self.free, node)
     }
 
     fn drop_range(&mut self, key: (u32, u64), i: u32) {
