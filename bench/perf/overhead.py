@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """The tracer's cost, measured traced against untraced in the same run (median of repeats):
-ns added per POSIX call, ns added per H5Dwrite of a small selection (the HDF5 layer and the
-POSIX calls beneath), overhead on HPIO (4 ranks, 32-byte regions, independent and collective),
-and bytes per event raw and in the merged store. A benchmark that reports figures; no assertion.
+ns added per POSIX call (with the cost of the record clock, rdtsc, and of CLOCK_MONOTONIC
+broken out: a call reads the clock twice), ns added per H5Dwrite of a small selection (the
+HDF5 layer and the POSIX calls beneath), the overhead on the bundled benchmarks (4 ranks: HPIO
+32-byte regions independent and collective, HPIO 1 KiB regions, mpi-io-test), and bytes per
+event raw and in the merged store (every file of it). A benchmark that reports figures; no
+assertion.
 
 usage: bench/perf/overhead.py [--repeats 7] [--calls 2000000] [--h5-writes 100000]
-                              [--hpio-repeats 5] [--only posix|h5dwrite|hpio]"""
+                              [--bench-repeats 7] [--only posix|h5dwrite|benchmarks]"""
 import argparse
 import json
 import os
@@ -43,23 +46,29 @@ def posix_call_cost(work: Path, calls: int, repeats: int) -> dict:
     subprocess.run(["cc", "-O2", "-o", probe, Path(__file__).with_name("pwrite_probe.c")],
                    check=True)
     shm = Path(tempfile.mkdtemp(prefix="pioscope-perf-", dir="/dev/shm"))
-    added, raw_per_event = [], []
+    added, rdtsc, monotonic, raw_per_event = [], [], [], []
     try:
         for i in range(repeats):
             raw_dir = shm / f"raw-{i}"
             out = subprocess.run([probe, str(calls), shm / "target.bin"], capture_output=True,
                                  text=True, check=True, env=traced_env(LIB_POSIX, raw_dir))
-            traced, plain = map(float, out.stdout.split())
+            traced, plain, rdtsc_ns, monotonic_ns = map(float, out.stdout.split())
             added.append(traced - plain)
+            rdtsc.append(rdtsc_ns)
+            monotonic.append(monotonic_ns)
             raw_per_event.append(raw_bytes(raw_dir) / calls)
             shutil.rmtree(raw_dir)
             print(f"  posix repeat {i + 1}/{repeats}: untraced {plain:.1f} ns/call, traced "
-                  f"{traced:.1f} ns/call", file=sys.stderr)
+                  f"{traced:.1f} ns/call, rdtsc {rdtsc_ns:.1f} ns", file=sys.stderr)
     finally:
         shutil.rmtree(shm)
+    median_added, median_rdtsc = statistics.median(added), statistics.median(rdtsc)
     return {"calls": calls, "repeats": repeats,
-            "added_ns_per_call_median": statistics.median(added),
+            "added_ns_per_call_median": median_added,
             "added_ns_per_call_all": [round(a, 2) for a in added],
+            "rdtsc_ns_median": median_rdtsc,
+            "clock_monotonic_ns_median": statistics.median(monotonic),
+            "added_ns_beyond_two_clock_reads": median_added - 2 * median_rdtsc,
             "raw_bytes_per_event": statistics.median(raw_per_event)}
 
 
@@ -92,41 +101,62 @@ def h5dwrite_cost(work: Path, writes: int, repeats: int) -> dict:
             "added_ns_per_write": statistics.median(traced) - statistics.median(plain)}
 
 
-HPIO_ITERATIONS = 40  # per run: 4 ranks on 2 cores make single iterations jitter by ~15%
+# The bundled benchmarks issue 19 measures the tracer on (4 ranks): the argv after the program
+# and the phases whose time_s are summed. Many iterations per run: 4 ranks on 2 cores make
+# single iterations jitter by ~15%.
+MPI_IO_TEST = BUILD / "bin" / "pioscope-mpi-io-test"
+BENCHMARKS = {
+    "hpio-32B-independent": (HPIO, ["--region-size", "32", "--mode", "independent",
+                                    "--iterations", "40"], ("write",)),
+    "hpio-32B-collective": (HPIO, ["--region-size", "32", "--mode", "collective",
+                                   "--iterations", "40"], ("write",)),
+    "hpio-1KiB-independent": (HPIO, ["--region-size", "1024", "--region-count", "4096",
+                                     "--mode", "independent", "--iterations", "40"],
+                              ("write",)),
+    "mpi-io-test": (MPI_IO_TEST, ["--blocks", "64", "--iterations", "10"], ("write", "read")),
+}
 
 
-def hpio_seconds(mode: str, path: Path, env=None) -> float:
-    """Seconds of I/O one HPIO run reports (4 ranks, 32-byte regions, default pattern): the
-    sum of its timed iterations (open, write, sync, close; slowest rank)."""
-    out = subprocess.run(["mpiexec", "-n", "4", HPIO, "--region-size", "32", "--mode", mode,
-                          "--iterations", str(HPIO_ITERATIONS), "--path", path, "--json"],
+def benchmark_seconds(name: str, path: Path, env=None) -> float:
+    """Seconds of I/O one run of a bundled benchmark reports: the sum of its timed iterations
+    of the phases measured (slowest rank; HPIO: open, write, sync, close)."""
+    program, argv, phases = BENCHMARKS[name]
+    out = subprocess.run(["mpiexec", "-n", "4", program, *argv, "--path", path, "--json"],
                          check=True, capture_output=True, text=True, env=env).stdout
-    return sum(json.loads(out)["write"]["time_s"])
+    result = json.loads(out)
+    return sum(sum(result[phase]["time_s"]) for phase in phases)
 
 
-def hpio_overhead(work: Path, mode: str, repeats: int) -> dict:
-    ratios, store_bytes_per_event, raw_per_event = [], [], []
+def store_bytes(store: Path) -> int:
+    """Every file of a trace store: events, the small tables, meta.json and the viewer index."""
+    return sum(p.stat().st_size for p in store.rglob("*") if p.is_file())
+
+
+def benchmark_overhead(work: Path, name: str, repeats: int) -> dict:
+    """Throughput traced against untraced, runs alternating; the tracer's overhead is the
+    median of traced/untraced - 1 (time ratio, so throughput drops by overhead/(1+overhead))."""
+    ratios = []
     for i in range(repeats):
-        raw_dir = work / f"raw-hpio-{mode}-{i}"
-        plain = hpio_seconds(mode, work / "hpio.dat")
-        traced = hpio_seconds(mode, work / "hpio.dat", traced_env(LIB_MPI, raw_dir))
+        raw_dir = work / f"raw-{name}-{i}"
+        plain = benchmark_seconds(name, work / "bench.dat")
+        traced = benchmark_seconds(name, work / "bench.dat", traced_env(LIB_MPI, raw_dir))
         ratios.append(traced / plain - 1.0)
-        print(f"  hpio {mode} repeat {i + 1}/{repeats}: untraced {plain:.3f} s, traced "
+        print(f"  {name} repeat {i + 1}/{repeats}: untraced {plain:.3f} s, traced "
               f"{traced:.3f} s", file=sys.stderr)
         if i == 0:
-            store = work / f"store-{mode}"
+            store = work / f"store-{name}"
             subprocess.run([PIOSCOPE, "merge", raw_dir, "-o", store], check=True,
                            stdout=subprocess.DEVNULL)
             events = json.loads((store / "meta.json").read_text())["counts"]["events"]
-            store_bytes_per_event = (store / "events.parquet").stat().st_size / events
+            store_per_event = store_bytes(store) / events
             raw_per_event = raw_bytes(raw_dir) / events
             shutil.rmtree(store)
         shutil.rmtree(raw_dir)
-    return {"mode": mode, "repeats": repeats,
+    return {"benchmark": name, "repeats": repeats,
             "overhead_percent_median": 100 * statistics.median(ratios),
             "overhead_percent_all": [round(100 * r, 2) for r in ratios],
             "events": events, "raw_bytes_per_event": raw_per_event,
-            "store_bytes_per_event": store_bytes_per_event}
+            "store_bytes_per_event": store_per_event}
 
 
 def main() -> int:
@@ -137,12 +167,12 @@ def main() -> int:
                         help="pwrite calls per probe run (default 2000000)")
     parser.add_argument("--h5-writes", type=int, default=100_000,
                         help="H5Dwrite calls per probe run (default 100000)")
-    parser.add_argument("--hpio-repeats", type=int, default=5,
-                        help="HPIO traced/untraced pairs per mode (default 5)")
-    parser.add_argument("--only", choices=["posix", "h5dwrite", "hpio"],
+    parser.add_argument("--bench-repeats", type=int, default=7,
+                        help="traced/untraced pairs per bundled benchmark (default 7)")
+    parser.add_argument("--only", choices=["posix", "h5dwrite", "benchmarks"],
                         help="measure this figure alone")
     args = parser.parse_args()
-    for needed in (LIB_MPI, LIB_POSIX, PIOSCOPE, HPIO):
+    for needed in (LIB_MPI, LIB_POSIX, PIOSCOPE, HPIO, MPI_IO_TEST):
         if not needed.exists():
             print(f"overhead.py: {needed} is missing: run `make all` first", file=sys.stderr)
             return 2
@@ -150,8 +180,8 @@ def main() -> int:
         work = Path(tmp)
         figures = {"posix": lambda: posix_call_cost(work, args.calls, args.repeats),
                    "h5dwrite": lambda: h5dwrite_cost(work, args.h5_writes, args.repeats),
-                   "hpio": lambda: [hpio_overhead(work, mode, args.hpio_repeats)
-                                    for mode in ("independent", "collective")]}
+                   "benchmarks": lambda: [benchmark_overhead(work, name, args.bench_repeats)
+                                          for name in BENCHMARKS]}
         report = {name: measure() for name, measure in figures.items()
                   if args.only in (None, name)}
     print(json.dumps(report, indent=2))
