@@ -102,10 +102,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
     apt_install "${missing[@]}"
 fi
 
-if ! "$python" -c 'import pytest, pyarrow, pandas, duckdb, playwright' >/dev/null 2>&1; then
-    echo "install-deps: installing Python modules (pytest pyarrow pandas duckdb playwright)"
+# matplotlib and polars are the Python package's dependencies (python/pyproject.toml):
+# tests/test_python_api.py installs the package into a virtual environment that takes them from
+# here, built by this setuptools and wheel (no download).
+if ! "$python" -c 'import pytest, pyarrow, pandas, duckdb, playwright, matplotlib, polars, setuptools, wheel' >/dev/null 2>&1; then
+    echo "install-deps: installing Python modules (pytest pyarrow pandas duckdb playwright matplotlib polars setuptools wheel)"
     # playwright drives the system's Chromium (no browser download).
-    modules=(pytest pyarrow pandas duckdb playwright)
+    modules=(pytest pyarrow pandas duckdb playwright matplotlib polars setuptools wheel)
     # A distribution's own Python refuses plain pip installs (PEP 668); these are test tools.
     "$python" -m pip install -q "${modules[@]}" ||
         "$python" -m pip install -q --break-system-packages "${modules[@]}"
