@@ -88,6 +88,12 @@ if ! command -v "$python" >/dev/null 2>&1 || ! "$python" -m pip --version >/dev/
     echo "install-deps: installing python3 and pip"
     apt_install python3 python3-pip
 fi
+# tests/test_python_api.py installs the Python package into a virtual environment: Debian's
+# own Python makes one with pip only with python3-venv (ensurepip).
+if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    echo "install-deps: installing python3-venv"
+    apt_install python3-venv
+fi
 # The validators of the exports (pajeng's pj_dump, otf2-print), the OTF2 library the OTF2
 # export links, the headless browser the page tests drive, and GlusterFS.
 missing=()
