@@ -6,6 +6,7 @@ import numbers
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -79,17 +80,43 @@ def read(path: Path, columns: Optional[Sequence[str]] = None,
     return ds.dataset(path, format="parquet").to_table(columns=columns, filter=filter)
 
 
-def _flat(column, type_: pa.DataType) -> pa.Array:
-    """One contiguous array of `type_` (dictionaries decoded)."""
-    column = pc.cast(column, type_)
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+# The store's string columns: dictionary-encoded (docs/FORMAT.md).
+_DICTIONARY = pa.dictionary(pa.int32(), pa.string())
+
+
+def _one_array(chunks: list, type_: pa.DataType) -> pa.Array:
+    """Arrays or chunked arrays of `type_` as one array; dictionaries are unified, never
+    decoded (a column of millions of calls has a few dozen names)."""
+    column = pa.chunked_array([a for c in chunks
+                               for a in (c.chunks if isinstance(c, pa.ChunkedArray) else [c])],
+                              type_)
+    if pa.types.is_dictionary(type_):
+        column = column.unify_dictionaries()
+    return column.combine_chunks()
+
+
+def _positions(values: pa.Array, ids: pa.Array) -> pa.Array:
+    """Where each of `values` is in `ids` (distinct), null where absent or null. By binary
+    search: `ids` come in store order, already sorted, so sorting them costs one pass (pyarrow's
+    hash lookup takes several times as long on millions of calls)."""
+    if len(ids) == 0:
+        return pa.nulls(len(values), pa.int64())
+    keys = ids.to_numpy()
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    wanted = pc.fill_null(values, -1).to_numpy()
+    at = np.minimum(np.searchsorted(ordered, wanted), len(ordered) - 1)
+    found = (ordered[at] == wanted) & values.is_valid().to_numpy(zero_copy_only=False)
+    return pa.array(order[at], mask=~found)
 
 
 def add_paths(events: pa.Table, files: pa.Table) -> pa.Table:
-    """`events` with the file path of each `file_id` (null where there is none)."""
+    """`events` with the file path of each `file_id` (null where there is none), as a
+    dictionary over the files' paths."""
     at = pc.index_in(events[schema.events.FILE_ID], value_set=files[schema.files.FILE_ID])
-    paths = pc.take(files[schema.files.PATH], at)
-    return events.append_column(schema.added.PATH, pc.dictionary_encode(paths))
+    paths = pa.DictionaryArray.from_arrays(_one_array([at], pa.int32()),
+                                           _one_array([files[schema.files.PATH]], pa.string()))
+    return events.append_column(schema.added.PATH, paths)
 
 
 def add_parents(events: pa.Table, events_path: Path) -> pa.Table:
@@ -97,23 +124,17 @@ def add_parents(events: pa.Table, events_path: Path) -> pa.Table:
     outside `events` (left out by a layer filter or a projection) are read by id from
     `events_path`: ids are sorted, so that read is pruned to the row groups holding them."""
     col = schema.events
-    parents = _flat(events[col.PARENT], pa.int64())
-    # Start empty, so a table without parents (or without the columns) still concatenates.
-    ids = [pa.array([], pa.int64())]
-    funcs, layers = [pa.array([], pa.string())], [pa.array([], pa.string())]
+    parents = _one_array([events[col.PARENT]], pa.int64())
+    ids, funcs, layers = [], [], []
     if {col.ID, col.FUNC, col.LAYER} <= set(events.column_names):
-        ids.append(_flat(events[col.ID], pa.int64()))
-        funcs.append(_flat(events[col.FUNC], pa.string()))
-        layers.append(_flat(events[col.LAYER], pa.string()))
-    known = pa.concat_arrays(ids)
-    missing = pc.unique(pc.drop_null(pc.filter(parents, pc.invert(pc.is_in(parents, known)))))
+        ids, funcs, layers = [events[col.ID]], [events[col.FUNC]], [events[col.LAYER]]
+    at = _positions(parents, _one_array(ids, pa.int64()))
+    missing = pc.unique(pc.filter(parents, pc.and_(pc.is_null(at), pc.is_valid(parents))))
     if len(missing) > 0:
         extra = read(events_path, [col.ID, col.FUNC, col.LAYER], ds.field(col.ID).isin(missing))
-        ids.append(_flat(extra[col.ID], pa.int64()))
-        funcs.append(_flat(extra[col.FUNC], pa.string()))
-        layers.append(_flat(extra[col.LAYER], pa.string()))
-    at = pc.index_in(parents, pa.concat_arrays(ids))
-    parent_funcs = pc.take(pa.concat_arrays(funcs), at)
-    parent_layers = pc.take(pa.concat_arrays(layers), at)
-    return (events.append_column(schema.added.PARENT_FUNC, pc.dictionary_encode(parent_funcs))
-            .append_column(schema.added.PARENT_LAYER, pc.dictionary_encode(parent_layers)))
+        ids, funcs, layers = (ids + [extra[col.ID]], funcs + [extra[col.FUNC]],
+                              layers + [extra[col.LAYER]])
+        at = _positions(parents, _one_array(ids, pa.int64()))
+    return (events
+            .append_column(schema.added.PARENT_FUNC, pc.take(_one_array(funcs, _DICTIONARY), at))
+            .append_column(schema.added.PARENT_LAYER, pc.take(_one_array(layers, _DICTIONARY), at)))
