@@ -88,6 +88,12 @@ if ! command -v "$python" >/dev/null 2>&1 || ! "$python" -m pip --version >/dev/
     echo "install-deps: installing python3 and pip"
     apt_install python3 python3-pip
 fi
+# tests/test_python_api.py installs the Python package into a virtual environment: Debian's
+# own Python makes one with pip only with python3-venv (ensurepip).
+if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    echo "install-deps: installing python3-venv"
+    apt_install python3-venv
+fi
 # The validators of the exports (pajeng's pj_dump, otf2-print), the OTF2 library the OTF2
 # export links, the headless browser the page tests drive, and GlusterFS.
 missing=()
@@ -102,10 +108,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
     apt_install "${missing[@]}"
 fi
 
-if ! "$python" -c 'import pytest, pyarrow, pandas, duckdb, playwright' >/dev/null 2>&1; then
-    echo "install-deps: installing Python modules (pytest pyarrow pandas duckdb playwright)"
+# matplotlib and polars are the Python package's dependencies (python/pyproject.toml):
+# tests/test_python_api.py installs the package into a virtual environment that takes them from
+# here, built by this setuptools and wheel (no download).
+if ! "$python" -c 'import pytest, pyarrow, pandas, duckdb, playwright, matplotlib, polars, setuptools, wheel' >/dev/null 2>&1; then
+    echo "install-deps: installing Python modules (pytest pyarrow pandas duckdb playwright matplotlib polars setuptools wheel)"
     # playwright drives the system's Chromium (no browser download).
-    modules=(pytest pyarrow pandas duckdb playwright)
+    modules=(pytest pyarrow pandas duckdb playwright matplotlib polars setuptools wheel)
     # A distribution's own Python refuses plain pip installs (PEP 668); these are test tools.
     "$python" -m pip install -q "${modules[@]}" ||
         "$python" -m pip install -q --break-system-packages "${modules[@]}"
