@@ -1,5 +1,5 @@
 """Running the `pioscope` binary: the package reimplements no analysis, it asks the binary for
-the report's profile, the colour table (through the viewer's `/api/rows`) and Darshan imports.
+the report's profile, the colour table (`pioscope colours --json`) and Darshan imports.
 """
 import importlib.util
 import json
@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
 
@@ -60,26 +59,6 @@ def import_darshan(log: Path, out: Path) -> None:
     run("import", "darshan", log, "-o", out, *python)
 
 
-def viewer_rows(trace: Path) -> dict:
-    """The viewer's `/api/rows` answer for `trace` (rows, layers, functions with their colours):
-    `pioscope view` is started on a free loopback port, asked once and stopped."""
-    cmd = [str(find_binary()), "view", str(trace), "--port", "0", "--no-open"]
-    server = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    try:
-        # "pioscope view: serving http://127.0.0.1:PORT/ (Ctrl-C to stop)"; end of output
-        # first means the server gave up (its stderr says why).
-        line = server.stdout.readline()
-        url = next((w for w in line.split() if w.startswith("http://")), None)
-        if url is None:
-            server.kill()
-            _, err = server.communicate()
-            raise PioscopeError(f"{' '.join(cmd)} did not serve: {err.strip() or line.strip()}")
-        # Straight to the loopback server, whatever proxy the environment names.
-        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with direct.open(url + "api/rows?trace=0", timeout=60) as answer:
-            return json.load(answer)
-    finally:
-        if server.poll() is None:
-            server.terminate()
-        server.communicate()
+def colour_table() -> dict:
+    """`pioscope colours --json`: {"layers": {layer: css}, "functions": [{name, layer, colour}]}."""
+    return json.loads(run("colours", "--json"))

@@ -1,5 +1,5 @@
 """The colours of layers and functions, as the viewer draws them: the one table of
-crates/pioscope-trace/src/colours.rs, received from the binary (the viewer's `/api/rows`), never
+crates/pioscope-trace/src/colours.rs, received from the binary (`pioscope colours --json`), never
 a copy; converted from CSS `hsl()` to the RGB triples matplotlib takes.
 """
 import colorsys
@@ -28,10 +28,10 @@ class Colours:
     functions: Dict[str, RGB]
 
     @classmethod
-    def from_viewer_rows(cls, rows: dict) -> "Colours":
-        """From the viewer's `/api/rows` answer: `layer_colours` and `functions[].colour`."""
-        return cls(layers={name: css_to_rgb(c) for name, c in rows["layer_colours"].items()},
-                   functions={f["name"]: css_to_rgb(f["colour"]) for f in rows["functions"]})
+    def from_table(cls, table: dict) -> "Colours":
+        """From `pioscope colours --json`: `layers` and `functions[].colour`."""
+        return cls(layers={name: css_to_rgb(c) for name, c in table["layers"].items()},
+                   functions={f["name"]: css_to_rgb(f["colour"]) for f in table["functions"]})
 
     def of_function(self, func: str, layer: str) -> RGB:
         """A function's shade, or its layer's colour for a function the table lacks."""

@@ -126,7 +126,7 @@ class Trace:
     def colours(self) -> Colours:
         """The colours the viewer draws this trace's layers and functions in."""
         if self._colours is None:
-            self._colours = Colours.from_viewer_rows(binary.viewer_rows(self.path))
+            self._colours = Colours.from_table(binary.colour_table())
         return self._colours
 
     def plot_timeline(self, ranks: Union[int, range, Iterable[int]] = range(0, 4),

@@ -58,6 +58,7 @@ enum Command {
     Bounds(commands::bounds::Args),
     Export(commands::export::Args),
     View(commands::view::Args),
+    Colours(commands::colours::Args),
 }
 
 fn main() -> ExitCode {
@@ -95,6 +96,7 @@ fn main() -> ExitCode {
         Command::Bounds(args) => commands::bounds::run(args),
         Command::Export(args) => commands::export::run(args),
         Command::View(args) => commands::view::run(args),
+        Command::Colours(args) => commands::colours::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

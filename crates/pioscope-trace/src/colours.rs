@@ -3,9 +3,9 @@
 //! layer and a closer look the call.
 //!
 //! Design note: the pages never hold a copy. The viewer's server sends the table with each
-//! trace's rows (`/api/rows`, which the Python package asks too), the report page carries it
-//! beside its data, the exports convert it to RGB; a test of each checks that it draws what this
-//! module says.
+//! trace's rows (`/api/rows`), `pioscope colours` prints it (for the Python package), the report
+//! page carries it beside its data, the exports convert it to RGB; a test of each checks that it
+//! draws what this module says.
 
 use std::collections::BTreeMap;
 

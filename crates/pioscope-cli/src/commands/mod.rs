@@ -32,6 +32,7 @@ pub mod bench;
 pub mod bench_tas;
 pub mod bounds;
 pub mod calibrate;
+pub mod colours;
 pub mod compare;
 pub mod dump;
 pub mod export;
