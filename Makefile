@@ -4,7 +4,11 @@ BUILD := build
 CARGO ?= cargo
 PYTHON ?= python3
 
-.PHONY: all deps runtime bench cli demo test lint test-runtime test-bench test-rust test-e2e test-fuzz clean
+# `make install PREFIX=DIR` (docs/INSTALL.md): no root needed, and no scripts/install-deps.sh.
+PREFIX ?= $(HOME)/.local
+DOCDIR ?= $(PREFIX)/share/doc/pioscope
+
+.PHONY: all deps runtime bench cli demo test lint test-runtime test-bench test-rust test-e2e test-fuzz clean install
 
 all: runtime bench cli
 
@@ -22,6 +26,19 @@ cli:
 	install -D -m 755 target/release/pioscope $(BUILD)/bin/pioscope
 	# The GlusterFS lab of `pioscope bench tas`, found from bin/ as ../share/pioscope/.
 	install -D -m 755 scripts/gluster-lab.sh $(BUILD)/share/pioscope/gluster-lab.sh
+
+# Builds with what is installed (a C compiler, an MPI or two, Rust, OTF2) and copies the tree
+# pioscope finds its parts in: bin/ (pioscope, the benchmarks), lib/ (one MPI runtime per MPI
+# library, libpioscope.so the link to the default, the POSIX runtime, the Fortran module's
+# library), include/ (pioscope.h, pioscope.mod), share/pioscope/ and the documentation.
+install: all
+	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include $(PREFIX)/share/pioscope $(DOCDIR)
+	install -m 755 $(BUILD)/bin/* $(PREFIX)/bin/
+	cp -P --remove-destination $(BUILD)/lib/libpioscope*.so $(PREFIX)/lib/
+	$(if $(wildcard $(BUILD)/lib/*.a),install -m 644 $(wildcard $(BUILD)/lib/*.a) $(PREFIX)/lib/)
+	install -m 644 $(BUILD)/include/* $(PREFIX)/include/
+	install -m 755 $(BUILD)/share/pioscope/* $(PREFIX)/share/pioscope/
+	install -m 644 README.md docs/*.md $(DOCDIR)/
 
 demo: deps
 	$(MAKE) all

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing pioscope needs and is missing on a Debian machine:
-# MPICH (compiler wrappers, launcher), a Rust toolchain with rustfmt, clippy and cargo-fuzz, and
+# MPICH (compiler wrappers, launcher) and Open MPI beside it, a Rust toolchain with rustfmt, clippy and cargo-fuzz, and
 # the Python modules the end-to-end tests read traces with. Safe to run again: it only installs
 # what is absent.
 set -euo pipefail
@@ -16,9 +16,28 @@ apt_install() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
 }
 
-if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpiexec >/dev/null 2>&1; then
+if ! command -v mpicc.mpich >/dev/null 2>&1 || ! command -v mpiexec.mpich >/dev/null 2>&1; then
     echo "install-deps: installing MPICH (mpich, libmpich-dev)"
     apt_install mpich libmpich-dev
+fi
+# Open MPI too: the runtime is built once per MPI library and the MPI tests run under both
+# (docs/RUNTIME.md). Its packages rank their alternatives above MPICH's, so the plain mpicc,
+# mpiexec and mpi.h are pinned to MPICH first (a manual choice survives later installs): the
+# rest of the build and the tests keep MPICH as the default MPI.
+pins=(mpi:/usr/bin/mpicc.mpich mpirun:/usr/bin/mpirun.mpich)
+for include in /usr/include/*/mpich; do # the header alternative is per architecture
+    [ -d "$include" ] && pins+=("mpi-$(basename "$(dirname "$include")"):$include")
+done
+for pin in "${pins[@]}"; do
+    name=${pin%%:*} choice=${pin#*:}
+    state=$(update-alternatives --query "$name" 2>/dev/null | sed -n 's/^\(Status\|Value\): //p')
+    if [ -e "$choice" ] && [ "$state" != "$(printf 'manual\n%s' "$choice")" ]; then
+        as_root update-alternatives --quiet --set "$name" "$choice"
+    fi
+done
+if ! command -v mpicc.openmpi >/dev/null 2>&1 || ! command -v mpiexec.openmpi >/dev/null 2>&1; then
+    echo "install-deps: installing Open MPI (openmpi-bin, libopenmpi-dev)"
+    apt_install openmpi-bin libopenmpi-dev
 fi
 
 # The conformance suite (tests/conformance/): parallel HDF5 built for MPICH; ROMIO's tests and

@@ -26,6 +26,10 @@ HDF5_PROGRAMS = {"h5_trace", "h5_findings", "h5_chunks"}
 # pnetcdf_program.
 OWN_BUILD_PROGRAMS = {"pnc_trace", "pnc_findings"}
 PNETCDF = BUILD / "conformance" / "pnetcdf" / "install"
+# Open MPI refuses to run as root (CI) and more ranks than cores without these (MPICH's Hydra
+# needs neither).
+OMPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+            "OMPI_MCA_rmaps_base_oversubscribe": "1"}
 
 
 class Trace:

@@ -62,6 +62,19 @@ def test_two_phase_writes_happen_only_on_aggregators(collective):
     assert (posix_writes.depth == writes.depth.iloc[0] + 1).all()
 
 
+def test_the_report_names_romio_and_its_collective_buffering(collective):
+    s = collective.settings
+    first_file = s[s.key == "cb_nodes"].file_id.min()
+    on_file = s[s.file_id == first_file]
+    # The lowest rank's first value of each key, as the report takes it.
+    hints = on_file[on_file["rank"] == on_file["rank"].min()].sort_values("time_ns")
+    value = dict(zip(hints.key[::-1], hints.value[::-1]))
+    report = pioscope("report", collective.path).stdout
+    line = next(l for l in report.splitlines() if l.startswith("MPI-IO"))
+    assert line == (f"MPI-IO   ROMIO; {collective.path_of(first_file)}: "
+                    f"cb_nodes={value['cb_nodes']}, cb_buffer_size={value['cb_buffer_size']}")
+
+
 def test_collective_instance_is_shared_by_all_ranks(collective):
     writes = collective.calls("MPI_File_write_all")
     assert writes.instance.notna().all()
@@ -113,6 +126,9 @@ def test_rank_facts_and_clock_sync(programs, tmp_path):
     assert ranks == list(range(RANKS))
     assert set(trace.events["rank"]) == set(range(RANKS))
     assert "MPICH" in trace.meta["job"]["mpi_library"]
+    # MPICH's MPI-IO is ROMIO; no ROMIO_HINTS file tunes it here.
+    assert {(p["facts"]["mpi_io"], p["facts"]["mpi_io_params"])
+            for p in trace.meta["processes"]} == {("ROMIO", "")}
     # One host: every rank reads rank 0's own CLOCK_MONOTONIC, no offset is applied.
     assert {p["clock"]["offset_source"] for p in trace.meta["processes"]} == {"shared_clock"}
 

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <mpi.h>
+#include "mpi_large_count.h"
 #include "tracer.h"
 
 #ifndef PIOSCOPE_EXPORT

@@ -2,8 +2,11 @@
  * tracer sets up after init (rank, job facts, communicator cache, private communicator, clock
  * sync) and winds down before finalize. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "mpi_common.h"
+
+extern char **environ;
 
 static int started;  /* the post-init work ran */
 static int finished; /* the pre-finalize work ran */
@@ -19,6 +22,62 @@ static const char *thread_level_name(int level)
     default: return "unknown";
     }
 }
+
+#ifdef OPEN_MPI
+/* Open MPI's MCA frameworks that make up its MPI-IO: the io component (ompio or romio321) and
+ * OMPIO's own parts (collective algorithm, file-system and byte-transfer layers, shared file
+ * pointers). A variable OMPI_MCA_<framework> or OMPI_MCA_<framework>_<param> sets them. */
+static const char *const OMPI_IO_FRAMEWORKS[] = {"io", "fcoll", "fbtl", "fs", "sharedfp"};
+
+/* True when the environment entry `entry` (NAME=value) sets a parameter of an MPI-IO framework:
+ * what `mpirun --mca io romio321` or `export OMPI_MCA_fcoll=vulcan` become in each rank. */
+static int sets_ompi_io_parameter(const char *entry)
+{
+    static const char prefix[] = "OMPI_MCA_";
+    if (strncmp(entry, prefix, sizeof prefix - 1) != 0)
+        return 0;
+    const char *name = entry + sizeof prefix - 1;
+    for (size_t i = 0; i < sizeof OMPI_IO_FRAMEWORKS / sizeof *OMPI_IO_FRAMEWORKS; i++) {
+        size_t n = strlen(OMPI_IO_FRAMEWORKS[i]);
+        if (strncmp(name, OMPI_IO_FRAMEWORKS[i], n) == 0 && (name[n] == '=' || name[n] == '_'))
+            return 1;
+    }
+    return 0;
+}
+#endif
+
+/* The MPI-IO implementation in force and the parameters that chose or tuned it, as the JOB
+ * facts mpi_io and mpi_io_params (docs/RUNTIME.md). MPICH's MPI-IO is ROMIO, tuned by the file
+ * of default hints named in ROMIO_HINTS. Open MPI picks a component of its io framework when a
+ * file is opened: OMPIO (the highest priority) unless the selection excludes it, as
+ * `--mca io romio321` or `--mca io ^ompio` do. The hints each file got are SETTINGS records. */
+#ifdef OPEN_MPI
+static void write_mpi_io_facts(void)
+{
+    char params[1024] = "";
+    size_t used = 0;
+    const char *io = getenv("OMPI_MCA_io");
+    int excluding = io && io[0] == '^';
+    int names_ompio = io && strstr(io, "ompio") != NULL;
+    int ompio = !io || !io[0] || (excluding ? !names_ompio : names_ompio);
+    pioscope_write_job_fact("mpi_io", ompio ? "OMPIO" : "ROMIO");
+    for (char **e = environ; e && *e; e++)
+        if (sets_ompi_io_parameter(*e) && used + strlen(*e) + 2 < sizeof params)
+            used += (size_t)snprintf(params + used, sizeof params - used, "%s%s",
+                                     used ? " " : "", *e);
+    pioscope_write_job_fact("mpi_io_params", params);
+}
+#else
+static void write_mpi_io_facts(void)
+{
+    char params[1024] = "";
+    const char *hints = getenv("ROMIO_HINTS");
+    if (hints)
+        snprintf(params, sizeof params, "ROMIO_HINTS=%s", hints);
+    pioscope_write_job_fact("mpi_io", "ROMIO");
+    pioscope_write_job_fact("mpi_io_params", params);
+}
+#endif
 
 static void write_job_facts(void)
 {
@@ -36,6 +95,7 @@ static void write_job_facts(void)
     pioscope_write_job_fact("mpi_version", version);
     pioscope_write_job_fact("thread_level", thread_level_name(level));
     pioscope_write_job_fact("processor_name", name);
+    write_mpi_io_facts();
 }
 
 /* After a successful MPI_Init or MPI_Init_thread (once, whichever the program called). */

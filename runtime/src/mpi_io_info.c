@@ -74,20 +74,18 @@ static void append_hints(text_buffer *b, MPI_File fh)
     PMPI_Info_get_nkeys(info, &nkeys);
     for (int i = 0; i < nkeys; i++) {
         char key[MPI_MAX_INFO_KEY + 1];
+        int length = 0, flag = 0;
+        if (PMPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS ||
+            PMPI_Info_get_valuelen(info, key, &length, &flag) != MPI_SUCCESS || !flag)
+            continue;
+        /* MPI_Info_get rather than MPI-4's MPI_Info_get_string, which Open MPI 4 lacks; the
+         * length excludes the NUL. */
         char small[256];
-        int length = (int)sizeof small, flag = 0;
-        if (PMPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS)
-            continue;
-        if (PMPI_Info_get_string(info, key, &length, small, &flag) != MPI_SUCCESS || !flag)
-            continue;
-        if (length <= (int)sizeof small) {
-            append_pair(b, key, small);
-            continue;
-        }
-        char *large = malloc((size_t)length); /* length includes the NUL */
-        if (large && PMPI_Info_get_string(info, key, &length, large, &flag) == MPI_SUCCESS && flag)
-            append_pair(b, key, large);
-        free(large);
+        char *value = length < (int)sizeof small ? small : malloc((size_t)length + 1);
+        if (value && PMPI_Info_get(info, key, length, value, &flag) == MPI_SUCCESS && flag)
+            append_pair(b, key, value);
+        if (value != small)
+            free(value);
     }
     PMPI_Info_free(&info);
 }

@@ -88,6 +88,17 @@ impl Hints {
             .and_then(|(_, v)| v.first().map(|(_, x)| x.as_str()))
     }
 
+    /// The lowest-numbered file with a value of `key`, and that value (the lowest rank's
+    /// first), for a job-wide line such as the report's MPI-IO one.
+    pub fn first_file_with(&self, key: &str) -> Option<(i32, &str)> {
+        let k = *self.keys.get(key)?;
+        self.values
+            .iter()
+            .filter(|((_, _, kk), _)| *kk == k)
+            .min_by_key(|((r, f, _), _)| (*f, *r))
+            .and_then(|((_, f, _), v)| v.first().map(|(_, x)| (*f, x.as_str())))
+    }
+
     /// Whether the view in force is noncontiguous in the file (filetype size below its
     /// extent), if known.
     pub fn noncontiguous_view(&self, rank: i32, file: i32, t: i64) -> Option<bool> {

@@ -2,6 +2,7 @@
 //! breakdown, access patterns, aggregation, and the findings of every rule, gathered in one
 //! serializable `Profile` (the `--json` output).
 
+use pioscope_trace::store::meta::{FACT_MPI_IO, FACT_MPI_IO_PARAMS};
 use pioscope_trace::store::{StoreError, Trace};
 use serde::Serialize;
 
@@ -11,6 +12,7 @@ use crate::counters::{summarize, CounterSummary};
 use crate::darshan::{self, DarshanSummary};
 use crate::findings::{self, AsVisitor, Finding};
 use crate::heatmap::{Heatmap, HeatmapVisitor};
+use crate::hints;
 use crate::pass::{self, Visitor};
 use crate::patterns::{self, Patterns, PatternsVisitor};
 use crate::scope::Scope;
@@ -35,6 +37,11 @@ pub struct Job {
     pub command: Option<String>,
     /// MPI library.
     pub mpi_library: Option<String>,
+    /// MPI-IO implementation, the environment settings that chose or tuned it (the lowest
+    /// rank's JOB facts) and the collective buffering hints of the first file that reports
+    /// them (`OMPIO (OMPI_MCA_fcoll=vulcan)`, `ROMIO; /f: cb_nodes=2, cb_buffer_size=65536`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mpi_io: Option<String>,
     /// Tracer version.
     pub tracer_version: Option<String>,
     /// MPI ranks (0 without MPI).
@@ -109,6 +116,32 @@ pub struct Profile {
     pub darshan: Option<DarshanSummary>,
 }
 
+/// The MPI-IO line of the job: the lowest rank's (processes are sorted by rank) implementation
+/// and its environment settings, then ROMIO's collective buffering hints as the first file that
+/// reports them got them (MPICH reports every hint in force; Open MPI 4.1 only the program's
+/// own). None for a trace without the facts (no MPI, older traces).
+fn mpi_io(ctx: &pass::Context<'_>) -> Option<String> {
+    let facts = &ctx
+        .trace
+        .meta
+        .processes
+        .iter()
+        .find(|p| p.facts.contains_key(FACT_MPI_IO))?
+        .facts;
+    let mut line = facts[FACT_MPI_IO].clone();
+    if let Some(params) = facts.get(FACT_MPI_IO_PARAMS).filter(|p| !p.is_empty()) {
+        line.push_str(&format!(" ({params})"));
+    }
+    if let Some((file, nodes)) = ctx.hints.first_file_with(hints::CB_NODES) {
+        let path = ctx.trace.file_path(file).unwrap_or("?");
+        line.push_str(&format!("; {path}: {}={nodes}", hints::CB_NODES));
+        if let Some(size) = ctx.hints.any(file, hints::CB_BUFFER_SIZE) {
+            line.push_str(&format!(", {}={size}", hints::CB_BUFFER_SIZE));
+        }
+    }
+    Some(line)
+}
+
 /// Reads the trace once and computes everything. `progress(done, total)` follows the row
 /// groups.
 pub fn profile(
@@ -165,6 +198,7 @@ pub fn profile(
         job: Job {
             command: m.job.command.clone(),
             mpi_library: m.job.mpi_library.clone(),
+            mpi_io: mpi_io(&ctx),
             tracer_version: m.tracer_version.clone(),
             ranks: m.job.ranks,
             processes: m.counts.processes,

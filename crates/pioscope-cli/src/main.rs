@@ -5,6 +5,7 @@ mod commands;
 mod elf;
 mod human;
 mod launch;
+mod mpi_flavour;
 mod output_file;
 mod report_html;
 mod sampler;

@@ -229,6 +229,9 @@ fn job(t: &mut String, p: &Profile) {
         let first = m.split_whitespace().collect::<Vec<_>>().join(" ");
         let _ = writeln!(t, "MPI      {first}");
     }
+    if let Some(io) = &j.mpi_io {
+        let _ = writeln!(t, "MPI-IO   {io}");
+    }
     if j.left_out > 0 {
         let _ = writeln!(
             t,

@@ -16,6 +16,7 @@ use pioscope_trace::raw::format::RAW_SUFFIX;
 
 use crate::elf;
 use crate::launch::{self, JobEnd, StopSignals, MPI_RUNTIME, POSIX_RUNTIME, STOP_GRACE};
+use crate::mpi_flavour::{self, MpiFlavour};
 use crate::sampler::{self, SamplerThread, Targets};
 
 /// Which runtime library to preload.
@@ -23,8 +24,13 @@ use crate::sampler::{self, SamplerThread, Targets};
 pub enum RuntimeKind {
     /// mpi when -n is given or the program links an MPI library, else posix
     Auto,
-    /// libpioscope.so: MPI-IO, MPI, POSIX, STDIO and regions
+    /// MPI-IO, MPI, POSIX, STDIO and regions, built for the program's MPI library (mpich or
+    /// openmpi, from the library it links or else the launcher; libpioscope.so if neither tells)
     Mpi,
+    /// libpioscope-mpich.so: the MPI runtime built for MPICH
+    Mpich,
+    /// libpioscope-openmpi.so: the MPI runtime built for Open MPI
+    Openmpi,
     /// libpioscope-posix.so: POSIX, STDIO and regions, for programs without MPI
     Posix,
 }
@@ -48,7 +54,10 @@ pub enum RuntimeKind {
 /// pioscope waits for the servers' periodic flush (until their raw files stay unchanged for 2 s,
 /// at most 15 s) before merging.
 ///
-/// Libraries are found in $PIOSCOPE_LIB_DIR, or else in <dir of pioscope>/../lib.
+/// Libraries are found in $PIOSCOPE_LIB_DIR, or else in <dir of pioscope>/../lib. The MPI
+/// runtime is built once per MPI library (libpioscope-mpich.so, libpioscope-openmpi.so): the
+/// one preloaded matches the libmpi the program links (libmpich.so.12: MPICH, libmpi.so.40:
+/// Open MPI), or else the launcher (mpiexec.hydra: MPICH, orterun: Open MPI).
 ///
 /// Examples:
 ///   pioscope run -n 64 -- ./app input.nml
@@ -200,6 +209,44 @@ fn clear_raw_dir(dir: &Path, force: bool) -> Result<()> {
     fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))
 }
 
+/// The runtime library to preload for `kind` (Auto already resolved): for the MPI runtime, the
+/// flavour of the program's libmpi, else of the launcher, else the default libpioscope.so.
+fn runtime_library(kind: RuntimeKind, program: &Path, launcher: Option<&Path>) -> Result<PathBuf> {
+    let (flavour, why) = match kind {
+        RuntimeKind::Posix => return launch::runtime_library(POSIX_RUNTIME),
+        RuntimeKind::Mpich => (MpiFlavour::Mpich, "--runtime mpich".to_string()),
+        RuntimeKind::Openmpi => (MpiFlavour::OpenMpi, "--runtime openmpi".to_string()),
+        RuntimeKind::Mpi | RuntimeKind::Auto => {
+            let linked = mpi_flavour::of_program(program)
+                .map(|(f, lib)| (f, format!("{} links {lib}", program.display())));
+            let launched = || {
+                let l = launcher?;
+                let f = mpi_flavour::of_launcher(l)?;
+                Some((
+                    f,
+                    format!("the launcher {} is {}'s", l.display(), f.title()),
+                ))
+            };
+            match linked.or_else(launched) {
+                Some(found) => found,
+                None => return launch::runtime_library(MPI_RUNTIME),
+            }
+        }
+    };
+    let name = flavour.runtime_library();
+    let dir = launch::lib_dir()?;
+    if !dir.join(&name).is_file() {
+        bail!(
+            "{why}, but the runtime for {} ({name}) is not in {}: build pioscope where {}'s \
+             mpicc is installed (docs/INSTALL.md), or set PIOSCOPE_LIB_DIR",
+            flavour.title(),
+            dir.display(),
+            flavour.title()
+        );
+    }
+    launch::runtime_library(&name)
+}
+
 /// Traces one program run (see `Args`); returns the program's exit code.
 pub fn execute(o: RunOptions) -> Result<u8> {
     let name = o.program.to_string_lossy().into_owned();
@@ -220,11 +267,7 @@ pub fn execute(o: RunOptions) -> Result<u8> {
         RuntimeKind::Auto => RuntimeKind::Posix,
         k => k,
     };
-    let library = launch::runtime_library(if runtime == RuntimeKind::Mpi {
-        MPI_RUNTIME
-    } else {
-        POSIX_RUNTIME
-    })?;
+    let library = runtime_library(runtime, &program, launcher.as_deref())?;
 
     let trace = match &o.output {
         Some(t) => t.clone(),

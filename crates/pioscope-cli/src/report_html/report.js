@@ -224,6 +224,7 @@
       ["MPI share", fmtPct(b.shares.mpi)],
       ["findings", R.findings.length + (R.findings.length ? " (" + counts.high + " high, " + counts.medium + " medium, " + counts.low + " low)" : "")],
       ["MPI library", j.mpi_library ? j.mpi_library.split(/\s+/).join(" ") : "-"],
+      ["MPI-IO", j.mpi_io || "-"],
       ["tracer", j.tracer_version || "-"],
       ["scope", j.scope + (j.left_out ? ", " + fmtInt(j.left_out) + " records left out" : "")],
       ["start", j.start_unix_ns ? new Date(j.start_unix_ns / 1e6).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC") : "-"],

@@ -105,6 +105,14 @@ pub struct ProcessMeta {
     pub facts: BTreeMap<String, String>,
 }
 
+/// JOB fact: the MPI-IO implementation in force (`ROMIO`, `OMPIO`), written by the runtime after
+/// MPI_Init (docs/RUNTIME.md, "MPI flavours").
+pub const FACT_MPI_IO: &str = "mpi_io";
+/// JOB fact: the environment settings that chose or tuned the MPI-IO implementation
+/// (`OMPI_MCA_io=romio321 OMPI_MCA_fcoll=vulcan`, `ROMIO_HINTS=/path`), space-separated; empty
+/// when there are none.
+pub const FACT_MPI_IO_PARAMS: &str = "mpi_io_params";
+
 /// The clock conversion of one process: ticks → CLOCK_MONOTONIC → reference clock.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClockMeta {
