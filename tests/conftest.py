@@ -17,7 +17,7 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 # is, "threads" writes from 4 threads.
 SHARED_PROGRAMS = [ROOT / "runtime" / "tests" / "prog_lifecycle.c",
                    ROOT / "runtime" / "tests" / "prog_threads.c"]
-MPI_PROGRAMS = {"mpi_abort", "mpi_checksum", "mpi_hints", "mpi_messages", "mpi_sleep",
+MPI_PROGRAMS = {"mpi_abort", "mpi_checksum", "mpi_hints", "mpi_messages", "mpi_multihost", "mpi_sleep",
                 "mpi_comm_self", "mpi_write_shared"}
 # Parallel HDF5 programs, built with HDF5's MPICH compiler wrapper against the shared library
 # (libhdf5-mpich-dev, scripts/install-deps.sh): the tracer finds HDF5's functions with dlsym.

@@ -1,6 +1,7 @@
 /* clock.c: owns the record clock: which one (TSC or CLOCK_MONOTONIC) and the ns clocks that
  * chunk headers pair with it so a reader can fit ticks to ns. */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -15,6 +16,38 @@ uint64_t pioscope_mono_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The test-only skew of PIOSCOPE_TEST_CLOCK_SKEW (0, 0 when unset). */
+static int64_t skew_offset_ns, skew_drift_ppm;
+
+uint64_t pioscope_host_ns(void)
+{
+    /* No branch: unset, both terms are 0. The record clock never comes here (a MONOTONIC
+     * record clock reads pioscope_mono_ns), so the skew reaches the events through the
+     * (ticks, ns) pairs of the chunk headers, as a real other host's clock would. */
+    uint64_t mono = pioscope_mono_ns();
+    int64_t drift = (int64_t)((__int128)mono * skew_drift_ppm / 1000000);
+    return mono + (uint64_t)(skew_offset_ns + drift);
+}
+
+int pioscope_clock_test_skew(const char *spec)
+{
+    if (!spec || !*spec) return 0;
+    char *end;
+    long long offset = strtoll(spec, &end, 10);
+    if (end == spec || *end != ',') return -1;
+    const char *ppm_text = end + 1;
+    long long ppm = strtoll(ppm_text, &end, 10);
+    if (end == ppm_text || *end) return -1;
+    /* Within +-1 day and +-10 %, and never below 0 now: the skewed clock stays a clock. */
+    if (offset < -86400000000000LL || offset > 86400000000000LL || ppm < -100000 || ppm > 100000)
+        return -1;
+    uint64_t mono = pioscope_mono_ns();
+    if ((int64_t)mono + offset + (int64_t)((__int128)mono * ppm / 1000000) < 0) return -1;
+    skew_offset_ns = offset;
+    skew_drift_ppm = ppm;
+    return 1;
 }
 
 uint64_t pioscope_unix_ns(void)

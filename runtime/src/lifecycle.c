@@ -408,6 +408,8 @@ __attribute__((constructor)) static void pioscope_init(void)
 
     pioscope_pid = (uint32_t)pio_getpid();
     pioscope_clock_init(getenv("PIOSCOPE_CLOCK"));
+    s = getenv("PIOSCOPE_TEST_CLOCK_SKEW");
+    if (pioscope_clock_test_skew(s) < 0) debug_say("ignoring PIOSCOPE_TEST_CLOCK_SKEW", s, 0);
     size_t bytes = PIOSCOPE_DEFAULT_BUFFER_BYTES;
     s = getenv("PIOSCOPE_BUFFER_BYTES");
     if (s && *s) {

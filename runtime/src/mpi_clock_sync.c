@@ -25,22 +25,22 @@ void pioscope_mpi_clock_sync(MPI_Comm comm, uint32_t phase)
             for (int round = 0; round < ROUNDS; round++) {
                 uint64_t now;
                 recv(NULL, 0, MPI_BYTE, peer, TAG, comm, MPI_STATUS_IGNORE);
-                now = pioscope_mono_ns();
+                now = pioscope_host_ns();
                 send(&now, 1, MPI_UINT64_T, peer, TAG, comm);
             }
         }
         pioscope_internal_end();
-        pioscope_write_clock_sync(phase, 0, 0, pioscope_mono_ns());
+        pioscope_write_clock_sync(phase, 0, 0, pioscope_host_ns());
         return;
     }
     uint64_t best_rtt = UINT64_MAX, best_mid = 0;
     int64_t best_offset = 0;
     for (int round = 0; round < ROUNDS; round++) {
         uint64_t reference = 0;
-        uint64_t sent = pioscope_mono_ns();
+        uint64_t sent = pioscope_host_ns();
         send(NULL, 0, MPI_BYTE, 0, TAG, comm);
         recv(&reference, 1, MPI_UINT64_T, 0, TAG, comm, MPI_STATUS_IGNORE);
-        uint64_t received = pioscope_mono_ns();
+        uint64_t received = pioscope_host_ns();
         uint64_t rtt = received - sent;
         if (rtt < best_rtt) {
             best_rtt = rtt;

@@ -242,7 +242,7 @@ void pioscope_raw_fill_header(pioscope_raw_chunk_header *h, uint16_t kind, uint3
     h->thread = thread;
     h->payload_bytes = payload_bytes;
     h->sync_ticks = pioscope_ticks();
-    h->sync_mono_ns = pioscope_mono_ns();
+    h->sync_mono_ns = pioscope_host_ns();
 }
 
 /* One chunk to `fd`: header, parts, zero padding, in one writev. */
@@ -614,7 +614,7 @@ static long new_file(uint32_t from, uint32_t k, uint32_t *n_out)
     h.pid = pioscope_pid;
     h.ppid = (uint32_t)pio_getppid();
     h.start_ticks = pioscope_ticks();
-    h.start_mono_ns = pioscope_mono_ns();
+    h.start_mono_ns = pioscope_host_ns();
     h.start_unix_ns = pioscope_unix_ns();
     h.endian_check = PIOSCOPE_RAW_ENDIAN_CHECK;
 

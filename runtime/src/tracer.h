@@ -77,6 +77,9 @@ extern int pioscope_clock_tsc PIOSCOPE_HIDDEN;
 
 /* Clocks. */
 uint64_t pioscope_mono_ns(void); /* CLOCK_MONOTONIC in ns */
+/* This host's CLOCK_MONOTONIC in ns, as the chunk headers' (ticks, ns) pairs and the clock sync
+ * record it: pioscope_mono_ns, unless the test-only PIOSCOPE_TEST_CLOCK_SKEW skews it (clock.h). */
+uint64_t pioscope_host_ns(void);
 static inline uint64_t pioscope_ticks(void) /* the record clock */
 {
 #if defined(__x86_64__) || defined(__i386__)

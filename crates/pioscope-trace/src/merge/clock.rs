@@ -57,11 +57,6 @@ impl TickFit {
         self.base_ns as i64 + rel.round() as i64
     }
 
-    /// A duration of `ticks` in ns.
-    pub fn duration_ns(&self, ticks: u64) -> i64 {
-        (ticks as f64 * self.ns_per_tick).round() as i64
-    }
-
     /// The line of slope `ns_per_tick` through the mean of `pairs` (which must not be empty).
     pub fn through_mean(pairs: &[(u64, u64)], ns_per_tick: f64, method: FitMethod) -> TickFit {
         let (base_ticks, base_ns) = pairs.first().copied().unwrap_or((0, 0));
@@ -354,7 +349,6 @@ mod tests {
         assert!(fit.max_residual_ns <= 4.0);
         let t = t0 + 1_000_000_000;
         assert!((fit.mono_ns(t) - (m0 as i64 + 400_000_000)).abs() <= 3);
-        assert_eq!(fit.duration_ns(2500), 1000);
     }
 
     #[test]

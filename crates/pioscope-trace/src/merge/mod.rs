@@ -197,6 +197,17 @@ impl Proc {
         mono + self.offset.offset_at(mono)
     }
 
+    /// Reference-clock start and duration of a call of `duration` ticks from `start`. Its end
+    /// goes through the same line as its start: a clock that drifts against the reference's
+    /// (the offset moving between MPI_Init and MPI_Finalize) gives durations in the reference's
+    /// ns, and calls that follow or nest on one thread keep doing so after the merge (0 if a
+    /// wildly measured drift would run the clock backwards).
+    fn abs_span(&self, start: u64, duration: u64) -> (i64, i64) {
+        let from = self.abs_ns(start);
+        let to = self.abs_ns(start.saturating_add(duration));
+        (from, (to - from).max(0))
+    }
+
     /// Who this is, for messages: `server NAME`, `rank-N` or `pid-N`.
     fn who(&self) -> String {
         if let Some(s) = &self.server {
@@ -793,9 +804,10 @@ fn write_events(
                 if row_of[i] == NONE {
                     continue;
                 }
+                let (start_ns, duration_ns) = p.abs_span(e.start, e.duration);
                 rows.push(Row {
-                    start_ns: p.abs_ns(e.start) - job_start,
-                    duration_ns: p.fit.duration_ns(e.duration),
+                    start_ns: start_ns - job_start,
+                    duration_ns,
                     process: p.index as u32,
                     thread: e.thread,
                     depth: e.depth,
@@ -1534,6 +1546,51 @@ mod tests {
         let stat = rows.iter().find(|r| r.func == "stat").expect("stat");
         assert_eq!((stat.start, stat.dur), (25_000_050, 200));
         assert_eq!(rows.iter().filter(|r| r.rank == -1).count(), 6);
+    }
+
+    /// Issue 19: a drifting clock's calls end on the reference clock too, so a call and the
+    /// one that follows it 100 µs later on the same thread stay in order.
+    #[test]
+    fn durations_follow_the_drift_of_another_hosts_clock() {
+        let t = setup();
+        let raw = t.path().join("raw");
+        for (rank, host, offset, drift) in [(0u32, "n1", 0i64, 0i64), (1, "n2", 0, -2_000_000)] {
+            let t0 = 1_000_000_000u64;
+            let mut b = RawFileBuilder::monotonic(100 + rank, 1, t0);
+            b.job(&[("rank", &rank.to_string()), ("size", "2"), ("host", host)]);
+            b.clock_sync(sync_phase::INIT, offset, 500, t0);
+            // 0.5 s of barrier, then the next call 100 µs after it ended.
+            b.events(
+                0,
+                &[
+                    E::new(BARRIER, t0 + 1_000, 500_000_000),
+                    E::new(STAT, t0 + 500_101_000, 1_000),
+                ],
+            );
+            // Reference minus ours drifts by -2 ms per second: our clock runs 0.2 % fast.
+            b.clock_sync(
+                sync_phase::FINALIZE,
+                offset + drift,
+                500,
+                t0 + 1_000_000_000,
+            );
+            b.end();
+            b.write_to(&raw.join(format!("{host}-{rank}.praw")))
+                .expect("write");
+        }
+        let (_, trace) = merged(t.path());
+        let rows = rows(&trace);
+        let of = |rank: i32, func: &str| {
+            rows.iter()
+                .find(|r| r.rank == rank && r.func == func)
+                .map(|r| (r.start, r.dur))
+                .expect("row")
+        };
+        assert_eq!(of(0, "MPI_Barrier").1, 500_000_000);
+        let (start, dur) = of(1, "MPI_Barrier");
+        assert_eq!(dur, 499_000_000, "0.5 s of a 0.2 % fast clock");
+        let (next, _) = of(1, "stat");
+        assert_eq!(next - (start + dur), 99_800, "100 µs of a 0.2 % fast clock");
     }
 
     #[test]
