@@ -138,3 +138,19 @@ def test_rotation_keeps_the_disk_use_under_the_cap_and_counts_what_it_drops(tmp_
     assert len(t.events[t.events.process == server["process"]]) == kept
     assert (f"server {server['host']}: {dropped} records ({facts['dropped_bytes']} bytes)"
             f" dropped by rotation") in merge.stderr
+
+
+def test_a_buffer_restarted_after_each_flush_loses_and_repeats_no_record(tmp_path, programs):
+    """The flusher runs every millisecond while a thread records 200000 pwrites: each flush
+    that empties the buffer lets the thread start it again from its beginning (buffer.c), so
+    the records of one buffer go out over many chunks; every pwrite is in the merge exactly
+    once, at its own offset, in order."""
+    raw, data = tmp_path / "raw", tmp_path / "data.bin"
+    n = 200000
+    subprocess.run([str(programs["pwrite_loop"]), str(data), str(n)], check=True,
+                   env=server_env(raw, PIOSCOPE_FLUSH_MS="1"))
+    t = merged(tmp_path, raw)
+    w = t.on_file("data.bin")
+    writes = w[w.func.isin(["pwrite", "pwrite64"])].sort_values("start_ns")
+    assert list(writes.offset) == list(range(n))
+    assert len(w) == n + 2  # open and close too

@@ -181,6 +181,21 @@ static __attribute__((noinline)) char *spill(struct pioscope_tbuf *b)
     return !kept && __atomic_load_n(&pioscope_recording, __ATOMIC_RELAXED) ? b->data : NULL;
 }
 
+/* Every record of the owner's buffer has gone out (a periodic flush, server mode): it starts
+ * again at the buffer's start. Without this a thread's records walk the whole buffer (8 MiB
+ * by default), each one on a line, often a page, not touched since the last spill: in a
+ * daemon of dozens of threads that cache miss or page fault was most of the record's cost. */
+static __attribute__((noinline)) char *rewind_flushed(struct pioscope_tbuf *b)
+{
+    tbuf_lock(b);
+    if (b->flushed == b->cur) {
+        b->flushed = b->data;
+        __atomic_store_n(&b->cur, b->data, __ATOMIC_RELEASE);
+    }
+    tbuf_unlock(b);
+    return b->cur;
+}
+
 /* The record path, inlined into pioscope_leave: no lock, no allocation, no formatting. */
 static inline __attribute__((always_inline)) void append(uint64_t start, uint64_t duration,
                                                          uint32_t depth,
@@ -190,6 +205,8 @@ static inline __attribute__((always_inline)) void append(uint64_t start, uint64_
     struct pioscope_tbuf *b = pioscope_thread.buf;
     if (__builtin_expect(!b, 0) && !(b = pioscope_thread_buffer())) return;
     char *p = b->cur;
+    if (__builtin_expect(p != b->data && p == __atomic_load_n(&b->flushed, __ATOMIC_RELAXED), 0))
+        p = rewind_flushed(b);
     if (__builtin_expect(p + 2 * sizeof(pioscope_raw_event) > b->end, 0) && !(p = spill(b)))
         return;
 
@@ -259,7 +276,7 @@ void pioscope_flush_all(void)
         char *cur = __atomic_load_n(&b->cur, __ATOMIC_ACQUIRE);
         if (cur > b->flushed) {
             cut_chunk(b, b->flushed, cur);
-            b->flushed = cur;
+            __atomic_store_n(&b->flushed, cur, __ATOMIC_RELAXED);  /* the owner reads it */
         }
         tbuf_unlock(b);
     }

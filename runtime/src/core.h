@@ -36,7 +36,7 @@ struct pioscope_tbuf {
     char *data;                  /* first record (base + chunk header) */
     char *end;                   /* end of record room */
     char *cur;                   /* atomic: end of published records (owner stores) */
-    char *flushed;               /* records before this are in the file (under lock) */
+    char *flushed;               /* records before this are in the file (set under lock) */
     struct pioscope_region_frame regions[PIOSCOPE_REGION_MAX];
 };
 
