@@ -178,11 +178,11 @@ impl LoadImbalance {
             )
         } else {
             format!(
-                "The bytes are even but rank {slow} ({}) takes {:.1}x the mean time: look at \
-                 what that host shares (other jobs, a slow node, its network link) and where \
-                 its data lands (on Lustre lfs getstripe shows the targets; a slow or crowded \
-                 OST slows the ranks writing to it).",
-                util::host_of(ctx, slow),
+                "The bytes are even but {} takes {:.1}x the mean time: look at what that \
+                 host shares (other jobs, a slow node, its network link) and where its data \
+                 lands (on Lustre lfs getstripe shows the targets; a slow or crowded OST slows \
+                 the ranks writing to it).",
+                util::rank_name(ctx, slow),
                 time_ratio
             )
         };
