@@ -12,8 +12,11 @@
 
 use std::collections::BTreeMap;
 
+use pioscope_trace::units;
+
 use super::counters::Record;
 use super::util::{self, Keyed};
+use crate::pass::Context;
 
 /// Disjoint half-open intervals, sorted.
 #[derive(Clone, Debug, Default)]
@@ -153,6 +156,42 @@ impl Tally {
             );
         }
         t
+    }
+
+    /// (moved, again, share moved again) when the bytes moved again reach `min_bytes` and
+    /// `min_share` of the bytes moved.
+    pub(crate) fn again(&self, min_bytes: u64, min_share: f64) -> Option<(u64, u64, f64)> {
+        let (moved, within, across) = self.totals();
+        let again = within + across;
+        let share = util::ratio(again as f64, moved as f64);
+        (again >= min_bytes && again > 0 && share >= min_share).then_some((moved, again, share))
+    }
+
+    /// The worst files and ranks by bytes moved again, `k` of each; `verb` says how the
+    /// bytes moved ("read", "written").
+    pub(crate) fn worst(&self, ctx: &Context<'_>, k: usize, verb: &str) -> Vec<String> {
+        let mut worst = Vec::new();
+        for (f, s) in util::top(self.files.iter().collect(), k, |(_, s)| s.again()) {
+            worst.push(format!(
+                "file {}: {} {verb} by {} rank(s) for {} distinct bytes",
+                util::file_name(ctx, *f),
+                units::bytes(s.moved),
+                s.ranks,
+                units::bytes(s.distinct)
+            ));
+        }
+        for (r, b) in util::top(
+            self.by_rank.iter().filter(|(_, b)| **b > 0).collect(),
+            k,
+            |(_, b)| **b,
+        ) {
+            worst.push(format!(
+                "{}: {} {verb} again",
+                util::rank_name(ctx, *r),
+                units::bytes(*b)
+            ));
+        }
+        worst
     }
 
     /// Files with bytes moved again.

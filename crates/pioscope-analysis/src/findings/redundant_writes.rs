@@ -46,12 +46,10 @@ impl RedundantWrites {
 
     /// The finding, if enough of the bytes written were written again.
     fn judge(&self, t: &Tally, source: &str, ctx: &Context<'_>) -> Vec<Finding> {
-        let (written, within, across) = t.totals();
-        let again = within + across;
-        let share = util::ratio(again as f64, written as f64);
-        if again < self.min_bytes || again == 0 || share < self.min_share {
+        let Some((written, again, share)) = t.again(self.min_bytes, self.min_share) else {
             return Vec::new();
-        }
+        };
+        let (_, within, across) = t.totals();
         let cost = util::per_rank(t.again_ns(), ctx);
         let mut n = Numbers::default();
         n.int("written_bytes", written as i64)
@@ -62,27 +60,7 @@ impl RedundantWrites {
             .int("files", t.files_again() as i64)
             .int("untracked_rank_files", t.untracked_rank_files as i64)
             .text("source", source);
-        let k = self.general.worst;
-        let mut worst = Vec::new();
-        for (f, s) in util::top(t.files.iter().collect(), k, |(_, s)| s.again()) {
-            worst.push(format!(
-                "file {}: {} written for {} distinct bytes",
-                util::file_name(ctx, *f),
-                units::bytes(s.moved),
-                units::bytes(s.distinct)
-            ));
-        }
-        for (r, b) in util::top(
-            t.by_rank.iter().filter(|(_, b)| **b > 0).collect(),
-            k,
-            |(_, b)| **b,
-        ) {
-            worst.push(format!(
-                "{}: {} written again",
-                util::rank_name(ctx, *r),
-                units::bytes(*b)
-            ));
-        }
+        let worst = t.worst(ctx, self.general.worst, "written");
         let remedy = if across > within {
             "Several ranks write the same bytes and only the last write survives: let one rank \
              write each shared piece (the header, the overlapping halo) and the others skip it, \

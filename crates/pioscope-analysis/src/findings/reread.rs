@@ -79,12 +79,10 @@ impl Rule for Reread {
 impl Reread {
     /// The finding, if enough of the bytes read were read again.
     fn judge(&self, t: &Tally, source: &str, ctx: &Context<'_>) -> Vec<Finding> {
-        let (read, within, across) = t.totals();
-        let again = within + across;
-        let share = util::ratio(again as f64, read as f64);
-        if again < self.min_bytes || again == 0 || share < self.min_share {
+        let Some((read, again, share)) = t.again(self.min_bytes, self.min_share) else {
             return Vec::new();
-        }
+        };
+        let (_, within, across) = t.totals();
         let cost = util::per_rank(t.again_ns(), ctx);
         let mut n = Numbers::default();
         n.int("read_bytes", read as i64)
@@ -95,28 +93,7 @@ impl Reread {
             .int("files", t.files_again() as i64)
             .int("untracked_rank_files", t.untracked_rank_files as i64)
             .text("source", source);
-        let k = self.general.worst;
-        let mut worst = Vec::new();
-        for (f, s) in util::top(t.files.iter().collect(), k, |(_, s)| s.again()) {
-            worst.push(format!(
-                "file {}: {} read by {} rank(s) for {} distinct bytes",
-                util::file_name(ctx, *f),
-                units::bytes(s.moved),
-                s.ranks,
-                units::bytes(s.distinct)
-            ));
-        }
-        for (r, b) in util::top(
-            t.by_rank.iter().filter(|(_, b)| **b > 0).collect(),
-            k,
-            |(_, b)| **b,
-        ) {
-            worst.push(format!(
-                "{}: {} read again",
-                util::rank_name(ctx, *r),
-                units::bytes(*b)
-            ));
-        }
+        let worst = t.worst(ctx, self.general.worst, "read");
         let remedy = if across > within {
             "Several ranks read the same data: read it once (on one rank, or one rank per node) \
              and share it with MPI_Bcast, or read it with a collective MPI_File_read_all so \
