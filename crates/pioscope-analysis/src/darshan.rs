@@ -1,6 +1,7 @@
 //! What an imported Darshan log says beyond its DXT events: per module, the operations, bytes
 //! and time of Darshan's counters (darshan.parquet), and what the store cannot support (a log
-//! without DXT has no calls, so no rule that needs them can be judged). docs/IMPORT.md.
+//! without DXT has no calls: the rules judge its counters, and those that need calls cannot
+//! be judged). docs/IMPORT.md.
 
 use std::collections::BTreeMap;
 
@@ -99,7 +100,8 @@ pub struct ModuleTotals {
 pub struct DarshanSummary {
     /// Per module with I/O counters, in the order of `MODULE_COUNTERS`.
     pub modules: Vec<ModuleTotals>,
-    /// Whether the store has DXT events (calls to judge findings on).
+    /// Whether the store has DXT events (calls to judge findings on; without them the
+    /// findings come from the counters).
     pub has_dxt_events: bool,
     /// What the store cannot support, one sentence each.
     pub cannot_support: Vec<String>,
@@ -127,8 +129,10 @@ pub fn summarize(
         );
     } else {
         cannot_support.push(
-            "the log has no DXT trace: no call was recorded, so no finding rule could be \
-             judged (run the job with DXT_ENABLE_IO_TRACE=1, or under pioscope run)"
+            "the log has no DXT trace: the findings are judged from Darshan's counters, which \
+             have no timeline, so rules that need calls (collective buffering, exchange, \
+             sieving, close and sync) are not judged (run the job with \
+             DXT_ENABLE_IO_TRACE=1, or under pioscope run)"
                 .to_string(),
         );
     }

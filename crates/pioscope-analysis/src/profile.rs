@@ -174,7 +174,14 @@ pub fn profile(
         }
         pass::run(&ctx, &mut visitors, progress)?
     };
-    let found = findings::conclude(&rules, &ctx);
+    let darshan = darshan::summarize(trace)?;
+    // A Darshan log without DXT has no calls for the pass: the rules judge its counters.
+    let found = if darshan.as_ref().is_some_and(|d| !d.has_dxt_events) {
+        let counters = findings::Counters::new(&trace.darshan_counters()?);
+        findings::conclude_from_counters(&rules, &counters, &ctx)
+    } else {
+        findings::conclude(&rules, &ctx)
+    };
     let counter_rows = trace.counters()?;
     let server_table = servers
         .has_servers()
@@ -219,7 +226,7 @@ pub fn profile(
         heatmap: heatmap.result(),
         servers: server_table,
         counters: summarize(&counter_rows),
-        darshan: darshan::summarize(trace)?,
+        darshan,
     })
 }
 

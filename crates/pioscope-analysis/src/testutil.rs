@@ -193,6 +193,13 @@ pub fn findings(trace: &Trace, config: &Config) -> Vec<Finding> {
     findings::conclude(&rules, &ctx)
 }
 
+/// The findings of every rule (default thresholds) judged from Darshan `counters`, with
+/// `trace` giving the job (ranks, elapsed time, file names), ranked.
+pub fn findings_from_counters(trace: &Trace, counters: &findings::Counters) -> Vec<Finding> {
+    let ctx = pass::context(trace, Scope::Application).expect("context");
+    findings::conclude_from_counters(&findings::rules(&Config::default()), counters, &ctx)
+}
+
 /// The one finding of rule `id` with the default thresholds (panics if there is not exactly one).
 pub fn one(trace: &Trace, id: &str) -> Finding {
     let mut v = of_rule(trace, id);

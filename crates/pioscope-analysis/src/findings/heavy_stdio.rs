@@ -2,12 +2,13 @@
 //! (fwrite, fread, fflush, ...): many small calls through a small stream buffer, each
 //! flush a system call, with no way to express parallel access to a shared file.
 
-use pioscope_trace::functions::kind_of;
+use pioscope_trace::functions::{by_name, kind_of};
 use pioscope_trace::store::Event;
 use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
+use super::counters::{names, Counters};
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -89,17 +90,112 @@ impl Visitor for HeavyStdio {
     }
 }
 
+/// What a judgment reads, from events or counters.
+struct Seen<'a> {
+    /// The application's I/O time, ns summed over ranks.
+    io_ns: i64,
+    stdio: Acc,
+    /// The application's own POSIX data requests.
+    posix: Acc,
+    by: &'a Keyed<(i32, i32, u16), Acc>,
+    source: &'a str,
+}
+
+/// Darshan's STDIO counters: (calls, the call they stand for, its time counter or None for
+/// a share of `STDIO_F_META_TIME` by count, bytes counter).
+const COUNTERS: [(&str, &str, Option<&str>, Option<&str>); 5] = [
+    (
+        "STDIO_READS",
+        "fread",
+        Some("STDIO_F_READ_TIME"),
+        Some("STDIO_BYTES_READ"),
+    ),
+    (
+        "STDIO_WRITES",
+        "fwrite",
+        Some("STDIO_F_WRITE_TIME"),
+        Some("STDIO_BYTES_WRITTEN"),
+    ),
+    ("STDIO_OPENS", "fopen", None, None),
+    ("STDIO_FLUSHES", "fflush", None, None),
+    ("STDIO_SEEKS", "fseek", None, None),
+];
+
 impl Rule for HeavyStdio {
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
-        let s = self.stdio;
-        let share = util::ratio(s.ns as f64, self.io_ns as f64);
+        self.judge(
+            &Seen {
+                io_ns: self.io_ns,
+                stdio: self.stdio,
+                posix: self.posix,
+                by: &self.by,
+                source: "traced calls",
+            },
+            ctx,
+        )
+    }
+
+    fn judge_counters(&self, c: &Counters, ctx: &Context<'_>) -> Vec<Finding> {
+        let mut by: Keyed<(i32, i32, u16), Acc> = Keyed::default();
+        let mut stdio = Acc::default();
+        for r in c.records(names::STDIO) {
+            let meta_calls: f64 = COUNTERS
+                .iter()
+                .filter(|k| k.2.is_none())
+                .map(|k| r.get(k.0))
+                .sum();
+            for (calls, func, time, bytes) in COUNTERS {
+                let n = r.get(calls);
+                if n <= 0.0 {
+                    continue;
+                }
+                let ns = match time {
+                    Some(t) => r.ns(t),
+                    None => r.ns("STDIO_F_META_TIME") * util::ratio(n, meta_calls),
+                };
+                let a = Acc {
+                    ops: n as u64,
+                    bytes: bytes.map_or(0.0, |b| r.get(b)) as u64,
+                    ns: ns.round() as i64,
+                };
+                stdio.merge(&a);
+                by.at((r.rank, r.file, by_name(func).map_or(0, |f| f.id)))
+                    .merge(&a);
+            }
+        }
+        let mut posix = Acc::default();
+        for r in c.own_posix() {
+            posix.merge(&Acc {
+                ops: r.sum(&["POSIX_READS", "POSIX_WRITES"]) as u64,
+                bytes: r.sum(&["POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN"]) as u64,
+                ns: (r.ns("POSIX_F_READ_TIME") + r.ns("POSIX_F_WRITE_TIME")).round() as i64,
+            });
+        }
+        self.judge(
+            &Seen {
+                io_ns: c.io_ns().round() as i64,
+                stdio,
+                posix,
+                by: &by,
+                source: "Darshan counters STDIO_*, the metadata time shared by count",
+            },
+            ctx,
+        )
+    }
+}
+
+impl HeavyStdio {
+    /// The finding, if STDIO calls are many and take much of the I/O time.
+    fn judge(&self, seen: &Seen<'_>, ctx: &Context<'_>) -> Vec<Finding> {
+        let s = seen.stdio;
+        let share = util::ratio(s.ns as f64, seen.io_ns as f64);
         if s.ops < self.min_ops || s.ops == 0 || share < self.min_share {
             return Vec::new();
         }
         // The STDIO time beyond what its bytes take through the application's POSIX
         // requests (all of it when there are none to compare with).
-        let needed = if self.posix.bytes > 0 {
-            s.bytes as f64 * self.posix.ns as f64 / self.posix.bytes as f64
+        let needed = if seen.posix.bytes > 0 {
+            s.bytes as f64 * seen.posix.ns as f64 / seen.posix.bytes as f64
         } else {
             0.0
         };
@@ -109,11 +205,12 @@ impl Rule for HeavyStdio {
             .int("stdio_bytes", s.bytes as i64)
             .int("stdio_time_ns", s.ns)
             .float("io_time_share", share)
-            .float("mean_bytes", util::ratio(s.bytes as f64, s.ops as f64));
-        let by_func = self.by.group(|k| util::func_name(k.2), Acc::merge);
-        let mut by_file = self.by.group(|k| k.1, Acc::merge);
+            .float("mean_bytes", util::ratio(s.bytes as f64, s.ops as f64))
+            .text("source", seen.source);
+        let by_func = seen.by.group(|k| util::func_name(k.2), Acc::merge);
+        let mut by_file = seen.by.group(|k| k.1, Acc::merge);
         by_file.remove(&-1);
-        let by_rank = self.by.group(|k| k.0, Acc::merge);
+        let by_rank = seen.by.group(|k| k.0, Acc::merge);
         let k = self.general.worst;
         let mut worst = Vec::new();
         let funcs = util::top(by_func.iter().collect(), k, |(_, a)| a.ns);
@@ -133,7 +230,12 @@ impl Rule for HeavyStdio {
                 units::duration_prose(a.ns)
             ));
         }
-        for (r, a) in util::top(by_rank.iter().collect(), k, |(_, a)| a.ns) {
+        // Rank -1: a Darshan record reduced over every rank, no rank to name.
+        for (r, a) in util::top(
+            by_rank.iter().filter(|(r, _)| **r >= 0).collect(),
+            k,
+            |(_, a)| a.ns,
+        ) {
             worst.push(format!(
                 "{}: {} STDIO calls, {}",
                 util::rank_name(ctx, *r),
@@ -154,12 +256,13 @@ impl Rule for HeavyStdio {
             Evidence {
                 summary: format!(
                     "{} STDIO calls ({} moved, {} per call on average; mostly {top}) took {} \
-                     of the application's {} of I/O time (summed over ranks).",
+                     of the application's {} of I/O time (summed over ranks; {}).",
                     s.ops,
                     units::bytes(s.bytes),
                     units::bytes(util::ratio(s.bytes as f64, s.ops as f64) as u64),
                     units::duration_prose(s.ns),
-                    units::duration_prose(self.io_ns)
+                    units::duration_prose(seen.io_ns),
+                    seen.source
                 ),
                 numbers: n.0,
                 worst,
@@ -185,8 +288,9 @@ impl Rule for HeavyStdio {
 
 #[cfg(test)]
 mod tests {
+    use super::super::counters::testing::counters;
     use super::*;
-    use crate::testutil::{ev, flt, none, num, one, Fx};
+    use crate::testutil::{ev, findings_from_counters, flt, none, num, one, Fx};
 
     /// 1 rank: `n` fwrites of 80 B (5 us each) to a log and one 1 MiB pwrite of 1 ms.
     fn job(n: u64) -> Fx {
@@ -227,5 +331,42 @@ mod tests {
     fn near_miss_few_calls() {
         let dir = tempfile::tempdir().expect("tmp");
         none(&job(150).build(dir.path()), ID);
+    }
+
+    /// 1 rank (1 s job): `n` fwrites of 80 B in 0.2 s, and 1 MiB written by POSIX in 1 ms.
+    fn from_counters(n: f64) -> Vec<Finding> {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut fx = Fx::new(1);
+        let log = fx.file("/scratch/run.log");
+        let out = fx.file("/scratch/out.dat");
+        fx.push(0, ev("MPI_Barrier", 0, 1_000_000_000));
+        let t = fx.build(dir.path());
+        let c = counters(&[
+            ("STDIO", 0, log, "STDIO_WRITES", n),
+            ("STDIO", 0, log, "STDIO_BYTES_WRITTEN", n * 80.0),
+            ("STDIO", 0, log, "STDIO_F_WRITE_TIME", 0.2),
+            ("POSIX", 0, out, "POSIX_WRITES", 1.0),
+            ("POSIX", 0, out, "POSIX_BYTES_WRITTEN", 1048576.0),
+            ("POSIX", 0, out, "POSIX_F_WRITE_TIME", 0.001),
+        ]);
+        findings_from_counters(&t, &c)
+            .into_iter()
+            .filter(|x| x.id == ID)
+            .collect()
+    }
+
+    #[test]
+    fn counters_many_fwrites_fire_and_few_do_not() {
+        let f = from_counters(5000.0);
+        assert_eq!(f.len(), 1);
+        assert_eq!(num(&f[0], "stdio_calls"), 5000);
+        assert_eq!(num(&f[0], "stdio_bytes"), 400_000);
+        // 0.2 s less 400 kB at the POSIX speed (1 ms per MiB).
+        assert_eq!(
+            f[0].cost_ns,
+            (2e8 - 400_000.0 * 1e6 / 1048576.0_f64).round() as i64
+        );
+        assert!(f[0].evidence.worst[0].starts_with("call fwrite: 5000 calls"));
+        assert!(from_counters(500.0).is_empty());
     }
 }

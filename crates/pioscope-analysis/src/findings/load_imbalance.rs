@@ -12,6 +12,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::units;
 
 use super::config::Config;
+use super::counters::Counters;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -74,6 +75,38 @@ impl Rule for LoadImbalance {
             .into_iter()
             .map(|(r, a)| (r, *a))
             .collect();
+        self.judge(&by_rank, "traced calls", ctx)
+    }
+
+    fn judge_counters(&self, c: &Counters, ctx: &Context<'_>) -> Vec<Finding> {
+        let ranks = util::rank_count(ctx) as i32;
+        let mut by_rank: BTreeMap<i32, (f64, f64)> = BTreeMap::new();
+        for ((rank, _), l) in c.per_rank_file(ranks) {
+            let a = by_rank.entry(rank).or_default();
+            a.0 += l.ns;
+            a.1 += l.bytes;
+        }
+        let by_rank = by_rank
+            .into_iter()
+            .map(|(r, (ns, b))| (r, (ns.round() as i64, b.round() as u64)))
+            .collect();
+        self.judge(
+            &by_rank,
+            "Darshan counters: per-rank records, and for shared files *_SLOWEST_RANK, \
+             *_FASTEST_RANK with their time and bytes, the other ranks taken as even",
+            ctx,
+        )
+    }
+}
+
+impl LoadImbalance {
+    /// The finding, if the busiest rank's I/O time or bytes stand out.
+    fn judge(
+        &self,
+        by_rank: &BTreeMap<i32, (i64, u64)>,
+        source: &str,
+        ctx: &Context<'_>,
+    ) -> Vec<Finding> {
         let ranks = (ctx.trace.meta.job.ranks as u64).max(by_rank.len() as u64);
         if ranks < self.min_ranks || by_rank.is_empty() {
             return Vec::new();
@@ -121,7 +154,8 @@ impl Rule for LoadImbalance {
             .int("max_bytes", max_b as i64)
             .int("mean_bytes", mean_b.round() as i64)
             .float("bytes_ratio", bytes_ratio)
-            .int("heaviest_rank", heavy as i64);
+            .int("heaviest_rank", heavy as i64)
+            .text("source", source);
         let k = self.general.worst;
         let mut worst = Vec::new();
         for (r, (ns, b)) in util::top(by_rank.iter().collect(), k, |(_, (ns, _))| *ns) {
@@ -144,11 +178,11 @@ impl Rule for LoadImbalance {
             )
         } else {
             format!(
-                "The bytes are even but rank {slow} ({}) takes {:.1}x the mean time: look at \
-                 what that host shares (other jobs, a slow node, its network link) and where \
-                 its data lands (on Lustre lfs getstripe shows the targets; a slow or crowded \
-                 OST slows the ranks writing to it).",
-                util::host_of(ctx, slow),
+                "The bytes are even but {} takes {:.1}x the mean time: look at what that \
+                 host shares (other jobs, a slow node, its network link) and where its data \
+                 lands (on Lustre lfs getstripe shows the targets; a slow or crowded OST slows \
+                 the ranks writing to it).",
+                util::rank_name(ctx, slow),
                 time_ratio
             )
         };
@@ -187,8 +221,9 @@ impl Rule for LoadImbalance {
 
 #[cfg(test)]
 mod tests {
+    use super::super::counters::testing::counters;
     use super::*;
-    use crate::testutil::{coll, ev, flt, none, num, one, Fx};
+    use crate::testutil::{coll, ev, findings_from_counters, flt, none, num, one, Fx};
 
     /// 4 ranks writing 1 MiB each; rank 3's write takes `slow` ns, the others 10 ms.
     fn job(slow: u64) -> Fx {
@@ -261,5 +296,54 @@ mod tests {
     fn near_miss_mild_imbalance() {
         let dir = tempfile::tempdir().expect("tmp");
         none(&job(16_000_000).build(dir.path()), ID);
+    }
+
+    /// 4 ranks (1 s job) sharing one file through POSIX: 0.8 s summed over ranks, rank 2
+    /// the slowest with `slowest` s, rank 0 the fastest with 0.1 s; 4 MiB each.
+    fn from_counters(slowest: f64) -> Vec<Finding> {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut fx = Fx::new(4);
+        let f = fx.file("/scratch/out.dat");
+        fx.push(0, ev("MPI_Barrier", 0, 1_000_000_000));
+        let t = fx.build(dir.path());
+        let c = counters(&[
+            ("POSIX", -1, f, "POSIX_F_WRITE_TIME", 0.8),
+            ("POSIX", -1, f, "POSIX_BYTES_WRITTEN", (16u64 << 20) as f64),
+            ("POSIX", -1, f, "POSIX_SLOWEST_RANK", 2.0),
+            ("POSIX", -1, f, "POSIX_F_SLOWEST_RANK_TIME", slowest),
+            (
+                "POSIX",
+                -1,
+                f,
+                "POSIX_SLOWEST_RANK_BYTES",
+                (4u64 << 20) as f64,
+            ),
+            ("POSIX", -1, f, "POSIX_FASTEST_RANK", 0.0),
+            ("POSIX", -1, f, "POSIX_F_FASTEST_RANK_TIME", 0.1),
+            (
+                "POSIX",
+                -1,
+                f,
+                "POSIX_FASTEST_RANK_BYTES",
+                (4u64 << 20) as f64,
+            ),
+        ]);
+        findings_from_counters(&t, &c)
+            .into_iter()
+            .filter(|x| x.id == ID)
+            .collect()
+    }
+
+    #[test]
+    fn counters_slowest_rank_of_a_shared_file_fires() {
+        let f = from_counters(0.5);
+        assert_eq!(f.len(), 1);
+        assert_eq!(num(&f[0], "slowest_rank"), 2);
+        assert_eq!(num(&f[0], "max_time_ns"), 500_000_000);
+        // Ranks 1 and 3 share the other 0.2 s; the mean is 0.2 s, the slowest waits 0.3 s.
+        assert_eq!(num(&f[0], "mean_time_ns"), 200_000_000);
+        assert_eq!(f[0].cost_ns, 300_000_000);
+        // Even: 0.25, 0.1 and 0.225 each for the others.
+        assert!(from_counters(0.25).is_empty());
     }
 }

@@ -6,10 +6,12 @@
 //! close must not hide seconds of rmdir); the cost is the metadata time actually spent, the
 //! waiting for other ranks inside `MPI_File_open`/`close` taken out (`Facts::wait`).
 
+use pioscope_trace::functions::by_name;
 use pioscope_trace::store::Event;
 use pioscope_trace::units;
 
 use super::config::Config;
+use super::counters::Counters;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::class;
@@ -84,20 +86,116 @@ impl Visitor for MetadataStorm {
     }
 }
 
+/// Metadata calls and time per (rank, file or -1, function id).
+type ByRankFileFunc = Keyed<(i32, i32, u16), (u64, i64)>;
+
+/// What a judgment reads, from events or counters.
+struct Seen<'a> {
+    /// The application's I/O time, ns summed over ranks.
+    io_ns: i64,
+    /// Metadata calls.
+    ops: u64,
+    /// Their time, ns summed over ranks.
+    ns: i64,
+    by: &'a ByRankFileFunc,
+    /// The time from the first metadata call to the end of the last, ns.
+    window_ns: i64,
+    source: &'a str,
+}
+
+/// Darshan's metadata counters of one module (by counter prefix): its counters of calls with
+/// the call each stands for, and its metadata time (shared among the calls by their count).
+struct ModuleCounters {
+    prefix: &'static str,
+    calls: &'static [(&'static str, &'static str)],
+    meta: &'static str,
+}
+
+const COUNTERS: [ModuleCounters; 3] = [
+    ModuleCounters {
+        prefix: "MPIIO",
+        calls: &[("MPIIO_OPENS", "MPI_File_open")],
+        meta: "MPIIO_F_META_TIME",
+    },
+    ModuleCounters {
+        prefix: "POSIX",
+        calls: &[("POSIX_OPENS", "open"), ("POSIX_STATS", "stat")],
+        meta: "POSIX_F_META_TIME",
+    },
+    ModuleCounters {
+        prefix: "STDIO",
+        calls: &[("STDIO_OPENS", "fopen")],
+        meta: "STDIO_F_META_TIME",
+    },
+];
+
 impl Rule for MetadataStorm {
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
-        let share = util::ratio(self.ns as f64, self.io_ns as f64);
-        if self.ops < self.min_ops || self.ops == 0 || share < self.min_share {
+        self.judge(
+            &Seen {
+                io_ns: self.io_ns,
+                ops: self.ops,
+                ns: self.ns,
+                by: &self.by,
+                window_ns: self.last - self.first.unwrap_or(0),
+                source: "traced calls",
+            },
+            ctx,
+        )
+    }
+
+    fn judge_counters(&self, c: &Counters, ctx: &Context<'_>) -> Vec<Finding> {
+        let mut by = ByRankFileFunc::default();
+        let (mut ops, mut ns) = (0u64, 0.0);
+        // The application's own records (POSIX beneath MPI-IO is ROMIO's).
+        for (prefix, r) in c.application() {
+            for m in COUNTERS.iter().filter(|m| m.prefix == prefix) {
+                let meta_ns = r.ns(m.meta);
+                let n: f64 = m.calls.iter().map(|(k, _)| r.get(k)).sum();
+                for (k, func) in m.calls {
+                    let count = r.get(k);
+                    if count <= 0.0 {
+                        continue;
+                    }
+                    let t = meta_ns * util::ratio(count, n);
+                    let a = by.at((r.rank, r.file, by_name(func).map_or(0, |f| f.id)));
+                    a.0 += count as u64;
+                    a.1 += t.round() as i64;
+                    ops += count as u64;
+                    ns += t;
+                }
+            }
+        }
+        self.judge(
+            &Seen {
+                io_ns: c.io_ns().round() as i64,
+                ops,
+                ns: ns.round() as i64,
+                by: &by,
+                window_ns: util::job_ns(ctx),
+                source: "Darshan counters *_OPENS, *_STATS, *_F_META_TIME (the time shared by \
+                         count)",
+            },
+            ctx,
+        )
+    }
+}
+
+impl MetadataStorm {
+    /// The finding, if the metadata calls are many and take much of the I/O time.
+    fn judge(&self, s: &Seen<'_>, ctx: &Context<'_>) -> Vec<Finding> {
+        let share = util::ratio(s.ns as f64, s.io_ns as f64);
+        if s.ops < self.min_ops || s.ops == 0 || share < self.min_share {
             return Vec::new();
         }
         let add = |s: &mut (u64, i64), a: &(u64, i64)| {
             s.0 += a.0;
             s.1 += a.1;
         };
-        let by_func = self.by.group(|k| util::func_name(k.2), add);
-        let mut by_file = self.by.group(|k| k.1, add);
+        let by_func = s.by.group(|k| util::func_name(k.2), add);
+        let mut by_file = s.by.group(|k| k.1, add);
         by_file.remove(&-1);
-        let by_rank = self.by.group(|k| k.0, add);
+        let by_rank = s.by.group(|k| k.0, add);
         let pairs = self
             .by
             .group(|k| (k.0, k.1), |_: &mut (), _| ())
@@ -106,18 +204,19 @@ impl Rule for MetadataStorm {
             .count();
         // The remedies remove the calls (fewer files, files kept open, one rank doing the
         // namespace work): the time they took is what the storm costs.
-        let cost = util::per_rank(self.ns as f64, ctx);
-        let per_pair = util::ratio(self.ops as f64, pairs as f64);
-        let window = (self.last - self.first.unwrap_or(0)).max(1);
-        let rate = self.ops as f64 / (window as f64 / 1e9);
+        let cost = util::per_rank(s.ns as f64, ctx);
+        let per_pair = util::ratio(s.ops as f64, pairs as f64);
+        let window = s.window_ns.max(1);
+        let rate = s.ops as f64 / (window as f64 / 1e9);
         let mut n = Numbers::default();
-        n.int("metadata_ops", self.ops as i64)
-            .int("metadata_time_ns", self.ns)
+        n.int("metadata_ops", s.ops as i64)
+            .int("metadata_time_ns", s.ns)
             .float("io_time_share", share)
             .float("ops_per_second", rate)
             .int("files", by_file.len() as i64)
             .int("rank_file_pairs", pairs as i64)
-            .float("ops_per_rank_file", per_pair);
+            .float("ops_per_rank_file", per_pair)
+            .text("source", s.source);
         let k = self.general.worst;
         let mut worst = Vec::new();
         let funcs = util::top(by_func.iter().collect(), k, |(_, (_, ns))| *ns);
@@ -134,7 +233,12 @@ impl Rule for MetadataStorm {
                 units::duration_prose(*ns)
             ));
         }
-        for (r, (c, ns)) in util::top(by_rank.iter().collect(), k, |(_, (_, ns))| *ns) {
+        // Rank -1: a Darshan record reduced over every rank, no rank to name.
+        for (r, (c, ns)) in util::top(
+            by_rank.iter().filter(|(r, _)| **r >= 0).collect(),
+            k,
+            |(_, (_, ns))| *ns,
+        ) {
             worst.push(format!(
                 "{}: {c} metadata calls, {}",
                 util::rank_name(ctx, *r),
@@ -146,7 +250,7 @@ impl Rule for MetadataStorm {
         let most = format!(
             "Most of the metadata time ({} of {}) is {top}",
             units::duration_prose(top_ns),
-            units::duration_prose(self.ns)
+            units::duration_prose(s.ns)
         );
         let remedy = if class::is_stat(top) {
             format!(
@@ -187,18 +291,19 @@ impl Rule for MetadataStorm {
             cost,
             format!(
                 "Metadata storm: {} metadata calls take {} of the I/O time",
-                self.ops,
+                s.ops,
                 units::pct(share)
             ),
             Evidence {
                 summary: format!(
                     "{} metadata calls ({:.0} per second while they lasted) took {} of the \
-                     application's {} of I/O time (summed over ranks), on {} file(s).",
-                    self.ops,
+                     application's {} of I/O time (summed over ranks), on {} file(s) ({}).",
+                    s.ops,
                     rate,
-                    units::duration_prose(self.ns),
-                    units::duration_prose(self.io_ns),
-                    by_file.len()
+                    units::duration_prose(s.ns),
+                    units::duration_prose(s.io_ns),
+                    by_file.len(),
+                    s.source
                 ),
                 numbers: n.0,
                 worst,
@@ -210,8 +315,9 @@ impl Rule for MetadataStorm {
 
 #[cfg(test)]
 mod tests {
+    use super::super::counters::testing::counters;
     use super::*;
-    use crate::testutil::{coll, ev, flt, none, num, one, Fx};
+    use crate::testutil::{coll, ev, findings_from_counters, flt, none, num, one, Fx};
 
     /// 1 rank: `n` rounds of stat + open + pwrite 1 KiB + close on one file; stat and open
     /// 20 us each, close 10 us, pwrite `write` ns.
@@ -358,5 +464,38 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         none(&job(300, 10_000).build(&dir.path().join("few")), ID);
         none(&job(400, 200_000).build(&dir.path().join("data")), ID);
+    }
+
+    /// A POSIX record of rank 0 (1 rank, 1 s job): `opens` opens and `stats` stats in 0.5 s
+    /// of metadata time, 0.1 s of writes.
+    fn from_counters(opens: f64, stats: f64) -> Vec<Finding> {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut fx = Fx::new(1);
+        let f = fx.file("/scratch/log.txt");
+        fx.push(0, ev("MPI_Barrier", 0, 1_000_000_000));
+        let t = fx.build(dir.path());
+        let c = counters(&[
+            ("POSIX", 0, f, "POSIX_OPENS", opens),
+            ("POSIX", 0, f, "POSIX_STATS", stats),
+            ("POSIX", 0, f, "POSIX_F_META_TIME", 0.5),
+            ("POSIX", 0, f, "POSIX_F_WRITE_TIME", 0.1),
+        ]);
+        findings_from_counters(&t, &c)
+            .into_iter()
+            .filter(|x| x.id == ID)
+            .collect()
+    }
+
+    #[test]
+    fn counters_many_opens_fire_and_few_do_not() {
+        let f = from_counters(3000.0, 1000.0);
+        assert_eq!(f.len(), 1);
+        assert_eq!(num(&f[0], "metadata_ops"), 4000);
+        assert_eq!(num(&f[0], "metadata_time_ns"), 500_000_000);
+        assert_eq!(flt(&f[0], "io_time_share"), 0.8333);
+        // Opens took 3/4 of the metadata time: they lead the evidence.
+        assert!(f[0].evidence.worst[0].starts_with("call open: 3000 calls"));
+        assert_eq!(f[0].cost_ns, 500_000_000);
+        assert!(from_counters(100.0, 100.0).is_empty());
     }
 }

@@ -24,6 +24,8 @@ use serde::Serialize;
 use crate::pass::{Context, Visitor};
 
 mod config;
+mod counters;
+mod overlap;
 mod util;
 
 mod aggregator_placement;
@@ -42,11 +44,13 @@ mod library;
 mod load_imbalance;
 mod metadata_storm;
 mod misaligned;
+mod mpiio_blocking;
 mod noncontiguous_independent;
 mod pnetcdf_blocking;
 mod pnetcdf_redef_moves;
 mod random_access;
 mod rank0_io;
+mod redundant_writes;
 mod reread;
 mod server_cpu;
 mod server_imbalance;
@@ -56,6 +60,7 @@ mod small_storage_accesses;
 mod split_requests;
 
 pub use config::{Config, FindingsError, DEFAULTS};
+pub use counters::Counters;
 
 /// How much a finding matters: its estimated cost as a share of the job's elapsed time
 /// (thresholds in `[general]` of findings.toml).
@@ -113,6 +118,13 @@ pub struct Finding {
 pub trait Rule: Visitor {
     /// The findings, after `finish`.
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding>;
+
+    /// The findings of an imported Darshan log without DXT events, judged from its counters
+    /// (the rule's second input path; docs/FINDINGS.md says which counters each rule reads).
+    /// None for a rule the counters cannot judge.
+    fn judge_counters(&self, _counters: &Counters, _ctx: &Context<'_>) -> Vec<Finding> {
+        Vec::new()
+    }
 }
 
 /// A rule seen as a plain visitor of the pass (turning `&mut dyn Rule` into `&mut dyn Visitor`
@@ -156,6 +168,8 @@ pub const RULE_IDS: &[&str] = &[
     random_access::ID,
     misaligned::ID,
     reread::ID,
+    redundant_writes::ID,
+    mpiio_blocking::ID,
     heavy_stdio::ID,
     exchange_time::ID,
     server_imbalance::ID,
@@ -222,6 +236,14 @@ pub fn rules(config: &Config) -> Vec<Box<dyn Rule>> {
     if on(reread::ID) {
         v.push(Box::new(reread::Reread::new(config, &sh)));
     }
+    if on(redundant_writes::ID) {
+        v.push(Box::new(redundant_writes::RedundantWrites::new(
+            config, &sh,
+        )));
+    }
+    if on(mpiio_blocking::ID) {
+        v.push(Box::new(mpiio_blocking::MpiioBlocking::new(config, &sh)));
+    }
     if on(heavy_stdio::ID) {
         v.push(Box::new(heavy_stdio::HeavyStdio::new(config, &sh)));
     }
@@ -280,6 +302,21 @@ pub fn rules(config: &Config) -> Vec<Box<dyn Rule>> {
 /// id, so the order is stable.
 pub fn conclude(rules: &[Box<dyn Rule>], ctx: &Context<'_>) -> Vec<Finding> {
     let mut all: Vec<Finding> = rules.iter().flat_map(|r| r.conclude(ctx)).collect();
+    rank(&mut all);
+    all
+}
+
+/// The findings of `rules` judged from the counters of an imported Darshan log without DXT
+/// events (no pass ran), ranked as `conclude` ranks them.
+pub fn conclude_from_counters(
+    rules: &[Box<dyn Rule>],
+    counters: &Counters,
+    ctx: &Context<'_>,
+) -> Vec<Finding> {
+    let mut all: Vec<Finding> = rules
+        .iter()
+        .flat_map(|r| r.judge_counters(counters, ctx))
+        .collect();
     rank(&mut all);
     all
 }

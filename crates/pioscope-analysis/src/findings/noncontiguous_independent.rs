@@ -12,6 +12,7 @@ use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
+use super::counters::{names, Counters};
 use super::data_sieving::collective_form;
 use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
 use super::{Evidence, Finding, Rule};
@@ -122,8 +123,94 @@ impl Visitor for NoncontiguousIndependent {
 
 impl Rule for NoncontiguousIndependent {
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
-        let files: Vec<(&i32, &FileAcc)> = self
-            .by_file
+        self.judge(&self.by_file, &self.by_rank, "traced calls", ctx)
+    }
+
+    fn judge_counters(&self, c: &Counters, ctx: &Context<'_>) -> Vec<Finding> {
+        let all_ranks: BTreeSet<i32> = (0..util::rank_count(ctx) as i32).collect();
+        let mut by_file: BTreeMap<i32, FileAcc> = BTreeMap::new();
+        let mut by_rank: BTreeMap<i32, (u64, i64)> = BTreeMap::new();
+        // Per file and direction: independent calls where the file has no collective one.
+        let mut posix: BTreeMap<i32, Requests> = BTreeMap::new();
+        for r in c.records(names::POSIX) {
+            posix.entry(r.file).or_default().merge(&Requests {
+                count: r.sum(&["POSIX_READS", "POSIX_WRITES"]) as u64,
+                bytes: r.sum(&["POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN"]) as u64,
+                ns: (r.ns("POSIX_F_READ_TIME") + r.ns("POSIX_F_WRITE_TIME")).round() as i64,
+            });
+        }
+        let mut collective: BTreeMap<(i32, bool), f64> = BTreeMap::new();
+        for r in c.records(names::MPIIO) {
+            *collective.entry((r.file, true)).or_default() += r.get("MPIIO_COLL_READS");
+            *collective.entry((r.file, false)).or_default() += r.get("MPIIO_COLL_WRITES");
+        }
+        for r in c.records(names::MPIIO) {
+            for (reading, calls, bytes, time, func) in [
+                (
+                    true,
+                    "MPIIO_INDEP_READS",
+                    "MPIIO_BYTES_READ",
+                    "MPIIO_F_READ_TIME",
+                    "MPI_File_read",
+                ),
+                (
+                    false,
+                    "MPIIO_INDEP_WRITES",
+                    "MPIIO_BYTES_WRITTEN",
+                    "MPIIO_F_WRITE_TIME",
+                    "MPI_File_write",
+                ),
+            ] {
+                let n = r.get(calls);
+                if n <= 0.0 || collective.get(&(r.file, reading)).copied().unwrap_or(0.0) > 0.0 {
+                    continue;
+                }
+                let ns = r.ns(time).round() as i64;
+                let a = by_file.entry(r.file).or_default();
+                a.calls += n as u64;
+                a.requested += r.get(bytes) as u64;
+                a.call_ns += ns;
+                if reading {
+                    a.reads += n as u64;
+                    a.read_ns += ns;
+                }
+                *a.by_func.entry(func).or_default() += ns;
+                if r.shared() {
+                    a.ranks.extend(all_ranks.iter().copied());
+                } else {
+                    a.ranks.insert(r.rank);
+                    let b = by_rank.entry(r.rank).or_default();
+                    b.0 += n as u64;
+                    b.1 += ns;
+                }
+            }
+        }
+        // Noncontiguous: ROMIO split the calls into several POSIX requests each (Darshan
+        // records no views).
+        by_file.retain(|f, a| {
+            a.posix = posix.get(f).copied().unwrap_or_default();
+            a.posix.count >= 2 * a.calls
+        });
+        self.judge(
+            &by_file,
+            &by_rank,
+            "Darshan counters MPIIO_INDEP_*, MPIIO_COLL_* (none on the file), POSIX requests \
+             beneath",
+            ctx,
+        )
+    }
+}
+
+impl NoncontiguousIndependent {
+    /// The finding, if enough independent noncontiguous calls hit shared files.
+    fn judge(
+        &self,
+        by_file: &BTreeMap<i32, FileAcc>,
+        by_rank: &BTreeMap<i32, (u64, i64)>,
+        source: &str,
+        ctx: &Context<'_>,
+    ) -> Vec<Finding> {
+        let files: Vec<(&i32, &FileAcc)> = by_file
             .iter()
             .filter(|(_, a)| a.ranks.len() >= self.min_ranks)
             .collect();
@@ -159,7 +246,8 @@ impl Rule for NoncontiguousIndependent {
                 "posix_per_call",
                 util::ratio(posix_req as f64, calls as f64),
             )
-            .int("posix_bytes", posix_bytes as i64);
+            .int("posix_bytes", posix_bytes as i64)
+            .text("source", source);
         let k = self.general.worst;
         let read_ns: i64 = files.iter().map(|(_, a)| a.read_ns).sum();
         let reading = read_ns * 2 > call_ns;
@@ -182,10 +270,7 @@ impl Rule for NoncontiguousIndependent {
             ));
         }
         for (r, (c, ns)) in util::top(
-            self.by_rank
-                .iter()
-                .filter(|(r, _)| ranks.contains(r))
-                .collect(),
+            by_rank.iter().filter(|(r, _)| ranks.contains(r)).collect(),
             k,
             |(_, (_, ns))| *ns,
         ) {
@@ -230,7 +315,7 @@ impl Rule for NoncontiguousIndependent {
                 summary: format!(
                     "{} ranks access {} shared file(s) through noncontiguous views with \
                      independent calls: {calls} calls asking {} took {} summed over ranks, \
-                     with {posix_req} POSIX requests beneath ({:.1} per call).",
+                     with {posix_req} POSIX requests beneath ({:.1} per call; {source}).",
                     ranks.len(),
                     top_files.len(),
                     units::bytes(requested),
@@ -252,8 +337,9 @@ impl Rule for NoncontiguousIndependent {
 
 #[cfg(test)]
 mod tests {
+    use super::super::counters::testing::counters;
     use super::*;
-    use crate::testutil::{ev, flt, none, num, one, Fx};
+    use crate::testutil::{ev, findings_from_counters, flt, none, num, one, Fx};
 
     /// `ranks` ranks x 5 MPI_File_write of 1 KiB through a view of density 1/4, each split
     /// into 4 pwrites of 256 B (1 us each).
@@ -345,5 +431,42 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         none(&job(2, 5, false).build(&dir.path().join("contig")), ID);
         none(&job(1, 10, true).build(&dir.path().join("one")), ID);
+    }
+
+    /// 4 ranks (2 s job) sharing a file: 100 independent MPI-IO writes of 100 MiB in 2 s
+    /// summed over ranks, `coll` collective ones, 400 POSIX writes beneath in 0.4 s.
+    fn from_counters(coll: f64) -> Vec<Finding> {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut fx = Fx::new(4);
+        let f = fx.file("/scratch/shared.dat");
+        fx.push(0, ev("MPI_Barrier", 0, 2_000_000_000));
+        let t = fx.build(dir.path());
+        let mib100 = (100u64 << 20) as f64;
+        let c = counters(&[
+            ("MPI-IO", -1, f, "MPIIO_INDEP_WRITES", 100.0),
+            ("MPI-IO", -1, f, "MPIIO_COLL_WRITES", coll),
+            ("MPI-IO", -1, f, "MPIIO_BYTES_WRITTEN", mib100),
+            ("MPI-IO", -1, f, "MPIIO_F_WRITE_TIME", 2.0),
+            ("POSIX", -1, f, "POSIX_WRITES", 400.0),
+            ("POSIX", -1, f, "POSIX_BYTES_WRITTEN", mib100),
+            ("POSIX", -1, f, "POSIX_F_WRITE_TIME", 0.4),
+        ]);
+        findings_from_counters(&t, &c)
+            .into_iter()
+            .filter(|x| x.id == ID)
+            .collect()
+    }
+
+    #[test]
+    fn counters_independent_split_writes_fire_and_collective_files_do_not() {
+        let f = from_counters(0.0);
+        assert_eq!(f.len(), 1);
+        assert_eq!(num(&f[0], "calls"), 100);
+        assert_eq!(num(&f[0], "ranks"), 4);
+        assert_eq!(num(&f[0], "posix_requests"), 400);
+        // 2 s of calls less 0.4 s the storage took for the bytes, over 4 ranks.
+        assert_eq!(f[0].cost_ns, 400_000_000);
+        assert!(f[0].remedy.contains("MPI_File_write_all"));
+        assert!(from_counters(1.0).is_empty());
     }
 }

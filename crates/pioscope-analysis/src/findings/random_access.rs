@@ -9,6 +9,7 @@ use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
+use super::counters::Counters;
 use super::util::{self, General, Keyed, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -98,17 +99,114 @@ impl Visitor for RandomAccess {
     }
 }
 
+/// What a judgment reads, from events or counters.
+struct Seen<'a> {
+    random: Requests,
+    sequential: Requests,
+    /// Random requests per (rank, file).
+    by: &'a Keyed<(i32, i32), Requests>,
+    /// Random reads and their time.
+    reads: u64,
+    read_ns: i64,
+    source: &'a str,
+}
+
 impl Rule for RandomAccess {
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
-        let r = self.random;
-        let classified = r.count + self.sequential.count;
+        self.judge(
+            &Seen {
+                random: self.random,
+                sequential: self.sequential,
+                by: &self.by,
+                reads: self.reads,
+                read_ns: self.read_ns,
+                source: "traced requests",
+            },
+            ctx,
+        )
+    }
+
+    fn judge_counters(&self, c: &Counters, ctx: &Context<'_>) -> Vec<Finding> {
+        let (mut random, mut sequential) = (Requests::default(), Requests::default());
+        let mut by: Keyed<(i32, i32), Requests> = Keyed::default();
+        let (mut reads, mut read_ns) = (0.0, 0.0);
+        // The application's own POSIX requests (beneath MPI-IO they are ROMIO's).
+        for r in c.own_posix() {
+            for (ops, seq, hist, bytes, time, reading) in [
+                (
+                    "POSIX_READS",
+                    "POSIX_SEQ_READS",
+                    "POSIX_SIZE_READ_",
+                    "POSIX_BYTES_READ",
+                    "POSIX_F_READ_TIME",
+                    true,
+                ),
+                (
+                    "POSIX_WRITES",
+                    "POSIX_SEQ_WRITES",
+                    "POSIX_SIZE_WRITE_",
+                    "POSIX_BYTES_WRITTEN",
+                    "POSIX_F_WRITE_TIME",
+                    false,
+                ),
+            ] {
+                let n = r.get(ops);
+                if n <= 0.0 {
+                    continue;
+                }
+                // Darshan: SEQ counts requests at a higher offset than the previous one
+                // (contiguous or forward strides); the others are random. Only the share
+                // below max_bytes (the size histogram) counts, each request taking the
+                // record's mean size and time.
+                let small: f64 = r
+                    .histogram(hist)
+                    .iter()
+                    .filter(|(_, lo, _)| *lo < self.max_bytes as u64)
+                    .map(|(k, _, _)| k)
+                    .sum();
+                let rnd = ((n - r.get(seq)).max(0.0) * util::ratio(small, n)).round();
+                let (size, ns) = (r.get(bytes) / n, r.ns(time) / n);
+                let part = |k: f64| Requests {
+                    count: k as u64,
+                    bytes: (k * size).round() as u64,
+                    ns: (k * ns).round() as i64,
+                };
+                random.merge(&part(rnd));
+                sequential.merge(&part(n - rnd));
+                by.at((r.rank, r.file)).merge(&part(rnd));
+                if reading {
+                    reads += rnd;
+                    read_ns += rnd * ns;
+                }
+            }
+        }
+        self.judge(
+            &Seen {
+                random,
+                sequential,
+                by: &by,
+                reads: reads as u64,
+                read_ns: read_ns.round() as i64,
+                source: "Darshan counters POSIX_SEQ_*, the size histograms, each request at \
+                         its record's mean size and time",
+            },
+            ctx,
+        )
+    }
+}
+
+impl RandomAccess {
+    /// The finding, if enough small requests are random.
+    fn judge(&self, s: &Seen<'_>, ctx: &Context<'_>) -> Vec<Finding> {
+        let r = s.random;
+        let classified = r.count + s.sequential.count;
         let share = util::ratio(r.count as f64, classified as f64);
         if r.count < self.min_requests || r.count == 0 || share < self.min_share {
             return Vec::new();
         }
         // Against the sequential requests of the same run: the random ones' time beyond what
         // their bytes take at the sequential speed. No sequential requests: no estimate.
-        let seq = self.sequential;
+        let seq = s.sequential;
         let cost = if seq.bytes > 0 {
             let needed = r.bytes as f64 * seq.ns as f64 / seq.bytes as f64;
             util::per_rank((r.ns as f64 - needed).max(0.0), ctx)
@@ -125,7 +223,8 @@ impl Rule for RandomAccess {
                 util::ratio(r.bytes as f64, r.count as f64),
             )
             .int("random_time_ns", r.ns)
-            .int("random_reads", self.reads as i64);
+            .int("random_reads", s.reads as i64)
+            .text("source", s.source);
         if seq.bytes > 0 {
             n.float(
                 "random_ns_per_byte",
@@ -136,8 +235,8 @@ impl Rule for RandomAccess {
                 util::ratio(seq.ns as f64, seq.bytes as f64),
             );
         }
-        let by_file = self.by.group(|k| k.1, Requests::merge);
-        let by_rank = self.by.group(|k| k.0, Requests::merge);
+        let by_file = s.by.group(|k| k.1, Requests::merge);
+        let by_rank = s.by.group(|k| k.0, Requests::merge);
         let k = self.general.worst;
         let mut worst = Vec::new();
         for (f, a) in util::top(by_file.iter().collect(), k, |(_, a)| a.ns) {
@@ -148,7 +247,12 @@ impl Rule for RandomAccess {
                 units::duration_prose(a.ns)
             ));
         }
-        for (rk, a) in util::top(by_rank.iter().collect(), k, |(_, a)| a.ns) {
+        // Rank -1: a Darshan record reduced over every rank, no rank to name.
+        for (rk, a) in util::top(
+            by_rank.iter().filter(|(r, _)| **r >= 0).collect(),
+            k,
+            |(_, a)| a.ns,
+        ) {
             worst.push(format!(
                 "{}: {} random requests, {}",
                 util::rank_name(ctx, *rk),
@@ -157,7 +261,7 @@ impl Rule for RandomAccess {
             ));
         }
         // The remedy follows the direction that took most of the random requests' time.
-        let reads = self.read_ns * 2 > r.ns;
+        let reads = s.read_ns * 2 > r.ns;
         let remedy = if reads {
             "Read in offset order: sort the requests by offset before issuing them, or read \
              the needed range in one large request and index it in memory; through MPI-IO, a \
@@ -179,7 +283,7 @@ impl Rule for RandomAccess {
             Evidence {
                 summary: format!(
                     "{} of {classified} requests below {} neither continue the previous one \
-                     nor keep its stride ({} on average, {} summed over ranks){}.",
+                     nor keep its stride ({} on average, {} summed over ranks){} ({}).",
                     r.count,
                     units::bytes(self.max_bytes as u64),
                     units::bytes(util::ratio(r.bytes as f64, r.count as f64) as u64),
@@ -194,7 +298,8 @@ impl Rule for RandomAccess {
                         )
                     } else {
                         "; no sequential requests to compare, so no cost estimate".into()
-                    }
+                    },
+                    s.source
                 ),
                 numbers: n.0,
                 worst,
@@ -206,8 +311,9 @@ impl Rule for RandomAccess {
 
 #[cfg(test)]
 mod tests {
+    use super::super::counters::testing::counters;
     use super::*;
-    use crate::testutil::{ev, flt, none, num, one, Fx};
+    use crate::testutil::{ev, findings_from_counters, flt, none, num, one, Fx};
 
     /// 1 rank: 20 sequential preads of 4 KiB (2 us each), then 200 preads of 4 KiB (20 us)
     /// at scattered offsets (or in order when `random` is false).
@@ -259,5 +365,46 @@ mod tests {
     fn near_miss_in_order() {
         let dir = tempfile::tempdir().expect("tmp");
         none(&job(false).build(dir.path()), ID);
+    }
+
+    /// 1 rank (1 s job): a record of 1000 reads of 4 KiB, `seq` of them sequential, in 0.1 s,
+    /// and another file read sequentially (500 reads) at 10x the speed per byte.
+    fn from_counters(seq: f64) -> Vec<Finding> {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut fx = Fx::new(1);
+        let f = fx.file("/scratch/index.db");
+        let g = fx.file("/scratch/data.bin");
+        fx.push(0, ev("MPI_Barrier", 0, 1_000_000_000));
+        let t = fx.build(dir.path());
+        let c = counters(&[
+            ("POSIX", 0, f, "POSIX_READS", 1000.0),
+            ("POSIX", 0, f, "POSIX_SEQ_READS", seq),
+            ("POSIX", 0, f, "POSIX_SIZE_READ_1K_10K", 1000.0),
+            ("POSIX", 0, f, "POSIX_BYTES_READ", 4096000.0),
+            ("POSIX", 0, f, "POSIX_F_READ_TIME", 0.1),
+            ("POSIX", 0, g, "POSIX_READS", 500.0),
+            ("POSIX", 0, g, "POSIX_SEQ_READS", 500.0),
+            ("POSIX", 0, g, "POSIX_SIZE_READ_1K_10K", 500.0),
+            ("POSIX", 0, g, "POSIX_BYTES_READ", 2048000.0),
+            ("POSIX", 0, g, "POSIX_F_READ_TIME", 0.005),
+        ]);
+        findings_from_counters(&t, &c)
+            .into_iter()
+            .filter(|x| x.id == ID)
+            .collect()
+    }
+
+    #[test]
+    fn counters_random_reads_fire_and_sequential_do_not() {
+        let f = from_counters(100.0);
+        assert_eq!(f.len(), 1);
+        assert_eq!(num(&f[0], "random_requests"), 900);
+        assert_eq!(num(&f[0], "sequential_requests"), 600);
+        assert_eq!(num(&f[0], "random_reads"), 900);
+        // 90 ms of random reads; the sequential ones (100 of the first file at 100 us, 500
+        // of the second at 10 us: 15 ms for 600 x 4 KiB) would move their bytes in 22.5 ms.
+        assert_eq!(num(&f[0], "random_time_ns"), 90_000_000);
+        assert_eq!(f[0].cost_ns, 67_500_000);
+        assert!(from_counters(990.0).is_empty());
     }
 }

@@ -7,6 +7,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::units;
 
 use super::config::Config;
+use super::counters::Counters;
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -52,15 +53,40 @@ impl Visitor for Rank0Io {
     }
 }
 
+/// Per (rank, file or -1): data bytes, data time, data calls.
+type ByRankFile = Keyed<(i32, i32), (u64, i64, u64)>;
+
 impl Rule for Rank0Io {
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
+        self.judge(&self.by, "traced calls", ctx)
+    }
+
+    fn judge_counters(&self, c: &Counters, ctx: &Context<'_>) -> Vec<Finding> {
+        let mut by = ByRankFile::default();
+        for (k, l) in c.per_rank_file(util::rank_count(ctx) as i32) {
+            let a = by.at(k);
+            a.0 += l.bytes.round() as u64;
+            a.1 += l.ns.round() as i64;
+            a.2 += l.ops.round() as u64;
+        }
+        self.judge(
+            &by,
+            "Darshan counters: per-rank records, the slowest and fastest rank of shared ones",
+            ctx,
+        )
+    }
+}
+
+impl Rank0Io {
+    /// The finding, if one rank moves most of the bytes.
+    fn judge(&self, by: &ByRankFile, source: &str, ctx: &Context<'_>) -> Vec<Finding> {
         let add = |s: &mut (u64, i64, u64), a: &(u64, i64, u64)| {
             s.0 += a.0;
             s.1 += a.1;
             s.2 += a.2;
         };
-        let by_rank = self.by.group(|k| k.0, add);
-        let mut by_file = self.by.group(|k| k.1, add);
+        let by_rank = by.group(|k| k.0, add);
+        let mut by_file = by.group(|k| k.1, add);
         by_file.remove(&-1);
         let ranks = ctx.trace.meta.job.ranks as u64;
         let total: u64 = by_rank.values().map(|a| a.0).sum();
@@ -89,7 +115,8 @@ impl Rule for Rank0Io {
             .int(
                 "ranks_with_io",
                 by_rank.values().filter(|a| a.0 > 0).count() as i64,
-            );
+            )
+            .text("source", source);
         let k = self.general.worst;
         let mut worst = vec![format!(
             "{}: {} in {calls} calls, {}",
@@ -139,8 +166,9 @@ impl Rule for Rank0Io {
 
 #[cfg(test)]
 mod tests {
+    use super::super::counters::testing::counters;
     use super::*;
-    use crate::testutil::{ev, flt, none, num, one, Fx};
+    use crate::testutil::{ev, findings_from_counters, flt, none, num, one, Fx};
 
     /// 4 ranks; rank 0 writes 16 x 1 MiB (1 ms each), the others write `other` bytes once.
     fn job(other: u64) -> Fx {
@@ -184,5 +212,23 @@ mod tests {
     fn near_miss_others_write_a_share() {
         let dir = tempfile::tempdir().expect("tmp");
         none(&job(1 << 20).build(dir.path()), ID);
+    }
+
+    #[test]
+    fn counters_rank_0_writing_alone_fires() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut fx = Fx::new(4);
+        let f = fx.file("/scratch/all.dat");
+        fx.push(0, ev("MPI_Barrier", 0, 1_000_000_000));
+        let t = fx.build(dir.path());
+        let c = counters(&[
+            ("POSIX", 0, f, "POSIX_WRITES", 16.0),
+            ("POSIX", 0, f, "POSIX_BYTES_WRITTEN", (16u64 << 20) as f64),
+            ("POSIX", 0, f, "POSIX_F_WRITE_TIME", 0.016),
+        ]);
+        let found = findings_from_counters(&t, &c);
+        let x = found.iter().find(|x| x.id == ID).expect("fires");
+        assert_eq!(num(x, "rank_bytes"), 16 << 20);
+        assert_eq!(x.cost_ns, 12_000_000);
     }
 }

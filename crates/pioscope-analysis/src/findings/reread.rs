@@ -3,70 +3,29 @@
 //! application and on POSIX reads beneath MPI-IO reads; reads beneath MPI-IO writes are
 //! ROMIO's read-modify-write (`data-sieving`), not rereads.
 //!
-//! The ranges read are kept per rank and file as a sorted set of disjoint intervals, at most
-//! `max_ranges` of them: a rank and file past that stop being tracked (their reads still
-//! count, as unique), so memory stays bounded on scattered reads.
-
-use std::collections::BTreeMap;
+//! The ranges read are tracked by `overlap` (bounded by `max_ranges` per rank and file).
 
 use pioscope_trace::store::Event;
 use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
-use super::util::{self, General, Keyed, Numbers, Shared};
+use super::counters::Counters;
+use super::overlap::{Overlap, Tally};
+use super::util::{self, General, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
 
 /// Rule id.
 pub(crate) const ID: &str = "reread";
 
-/// Disjoint half-open intervals, sorted.
-#[derive(Clone, Debug, Default)]
-struct Ranges(Vec<(i64, i64)>);
-
-impl Ranges {
-    /// Adds [lo, hi), merging what it touches.
-    fn add(&mut self, lo: i64, hi: i64) {
-        if hi <= lo {
-            return;
-        }
-        let v = &mut self.0;
-        // The first interval that ends at or after lo may merge.
-        let i = v.partition_point(|r| r.1 < lo);
-        let mut j = i;
-        let (mut a, mut b) = (lo, hi);
-        while j < v.len() && v[j].0 <= b {
-            a = a.min(v[j].0);
-            b = b.max(v[j].1);
-            j += 1;
-        }
-        v.splice(i..j, [(a, b)]);
-    }
-
-    fn bytes(&self) -> u64 {
-        self.0.iter().map(|r| (r.1 - r.0) as u64).sum()
-    }
-}
-
-#[derive(Clone, Debug, Default)]
-struct Acc {
-    ranges: Ranges,
-    overflow: bool,
-    read: u64,
-    /// Bytes read once the ranges overflowed (counted as unique).
-    untracked: u64,
-    ns: i64,
-}
-
 /// See the module doc.
 pub(crate) struct Reread {
     general: General,
     min_bytes: u64,
     min_share: f64,
-    max_ranges: usize,
     shared: Shared,
-    by_rank_file: Keyed<(i32, i32), Acc>,
+    read: Overlap,
 }
 
 impl Reread {
@@ -76,9 +35,8 @@ impl Reread {
             general: General::new(config),
             min_bytes: s.u64("min_bytes"),
             min_share: s.f64("min_share"),
-            max_ranges: s.u64("max_ranges").max(1) as usize,
             shared: shared.clone(),
-            by_rank_file: Keyed::default(),
+            read: Overlap::new(s.u64("max_ranges") as usize),
         }
     }
 }
@@ -93,103 +51,49 @@ impl Visitor for Reread {
         let (true, Some(file), Some(off)) = (counted, e.file_id, e.offset) else {
             return;
         };
-        let b = util::moved(e);
-        let a = self.by_rank_file.at((e.rank, file));
-        a.read += b;
-        a.ns += e.duration_ns;
-        if a.overflow {
-            a.untracked += b;
-            return;
-        }
-        a.ranges.add(off, off + b as i64);
-        if a.ranges.0.len() > self.max_ranges {
-            a.overflow = true;
-        }
+        self.read
+            .add(e.rank, file, off, util::moved(e), e.duration_ns);
     }
-}
-
-/// Rereads of one file.
-#[derive(Debug, Default)]
-struct FileSum {
-    read: u64,
-    within: u64,
-    across: u64,
-    ns: i64,
-    ranks: u64,
 }
 
 impl Rule for Reread {
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
-        let mut files: BTreeMap<i32, (FileSum, Ranges)> = BTreeMap::new();
-        let mut by_rank: BTreeMap<i32, u64> = BTreeMap::new();
-        let all = self.by_rank_file.entries();
-        for ((r, f), a) in &all {
-            let unique = a.ranges.bytes() + a.untracked;
-            let within = a.read.saturating_sub(unique);
-            let (s, union) = files.entry(*f).or_default();
-            s.read += a.read;
-            s.within += within;
-            s.ns += a.ns;
-            s.ranks += 1;
-            // Ranks' unique bytes beyond the file's union were read by another rank first.
-            let before = union.bytes();
-            for (lo, hi) in &a.ranges.0 {
-                union.add(*lo, *hi);
-            }
-            s.across += a.ranges.bytes() - (union.bytes() - before);
-            *by_rank.entry(*r).or_default() += within;
-        }
-        let read: u64 = files.values().map(|(s, _)| s.read).sum();
-        let within: u64 = files.values().map(|(s, _)| s.within).sum();
-        let across: u64 = files.values().map(|(s, _)| s.across).sum();
-        let again = within + across;
-        let share = util::ratio(again as f64, read as f64);
-        if again < self.min_bytes || again == 0 || share < self.min_share {
+        self.judge(&self.read.tally(), "traced reads", ctx)
+    }
+
+    fn judge_counters(&self, c: &Counters, ctx: &Context<'_>) -> Vec<Finding> {
+        let t = Tally::from_counters(
+            c.own_posix(),
+            "POSIX_BYTES_READ",
+            "POSIX_MAX_BYTE_READ",
+            "POSIX_F_READ_TIME",
+        );
+        self.judge(
+            &t,
+            "lower bound from Darshan counters POSIX_BYTES_READ, POSIX_MAX_BYTE_READ",
+            ctx,
+        )
+    }
+}
+
+impl Reread {
+    /// The finding, if enough of the bytes read were read again.
+    fn judge(&self, t: &Tally, source: &str, ctx: &Context<'_>) -> Vec<Finding> {
+        let Some((read, again, share)) = t.again(self.min_bytes, self.min_share) else {
             return Vec::new();
-        }
-        // The reread share of each file's read time.
-        let saved: f64 = files
-            .values()
-            .map(|(s, _)| s.ns as f64 * util::ratio((s.within + s.across) as f64, s.read as f64))
-            .sum();
-        let cost = util::per_rank(saved, ctx);
-        let overflowed = all.iter().filter(|(_, a)| a.overflow).count();
+        };
+        let (_, within, across) = t.totals();
+        let cost = util::per_rank(t.again_ns(), ctx);
         let mut n = Numbers::default();
         n.int("read_bytes", read as i64)
             .int("reread_bytes", again as i64)
             .float("reread_share", share)
             .int("reread_same_rank_bytes", within as i64)
             .int("reread_other_rank_bytes", across as i64)
-            .int(
-                "files",
-                files
-                    .values()
-                    .filter(|(s, _)| s.within + s.across > 0)
-                    .count() as i64,
-            )
-            .int("untracked_rank_files", overflowed as i64);
-        let k = self.general.worst;
-        let mut worst = Vec::new();
-        for (f, (s, u)) in util::top(files.iter().collect(), k, |(_, (s, _))| s.within + s.across) {
-            worst.push(format!(
-                "file {}: {} read by {} rank(s) for {} distinct bytes",
-                util::file_name(ctx, *f),
-                units::bytes(s.read),
-                s.ranks,
-                units::bytes(u.bytes())
-            ));
-        }
-        for (r, b) in util::top(
-            by_rank.iter().filter(|(_, b)| **b > 0).collect(),
-            k,
-            |(_, b)| **b,
-        ) {
-            worst.push(format!(
-                "{}: {} read again",
-                util::rank_name(ctx, *r),
-                units::bytes(*b)
-            ));
-        }
+            .int("files", t.files_again() as i64)
+            .int("untracked_rank_files", t.untracked_rank_files as i64)
+            .text("source", source);
+        let worst = t.worst(ctx, self.general.worst, "read");
         let remedy = if across > within {
             "Several ranks read the same data: read it once (on one rank, or one rank per node) \
              and share it with MPI_Bcast, or read it with a collective MPI_File_read_all so \
@@ -210,7 +114,7 @@ impl Rule for Reread {
             Evidence {
                 summary: format!(
                     "Of {} read, {} were read before: {} again by the same rank, {} by another \
-                     rank.",
+                     rank ({source}).",
                     units::bytes(read),
                     units::bytes(again),
                     units::bytes(within),
@@ -228,19 +132,6 @@ impl Rule for Reread {
 mod tests {
     use super::*;
     use crate::testutil::{ev, flt, none, num, one, Fx};
-
-    #[test]
-    fn ranges_merge() {
-        let mut r = Ranges::default();
-        r.add(10, 20);
-        r.add(30, 40);
-        r.add(15, 35);
-        assert_eq!(r.0, vec![(10, 40)]);
-        r.add(40, 50);
-        r.add(0, 5);
-        assert_eq!(r.0, vec![(0, 5), (10, 50)]);
-        assert_eq!(r.bytes(), 45);
-    }
 
     /// `ranks` ranks each reading the same 8 MiB input in 1 MiB preads (1 ms each), `passes`
     /// times.

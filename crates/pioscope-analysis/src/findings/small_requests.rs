@@ -10,6 +10,7 @@ use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
+use super::counters::{names, Counters};
 use super::util::{self, func_layer, func_name, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -46,10 +47,12 @@ pub(crate) struct SmallRequests {
     target_bytes: u64,
     shared: Shared,
     requests: u64,
-    total: Acc,
     /// Small requests per (rank, file, function id).
     by: Keyed<(i32, i32, u16), Acc>,
 }
+
+/// Small requests per (rank, file, function id).
+type ByRankFileFunc = Keyed<(i32, i32, u16), Acc>;
 
 impl SmallRequests {
     pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
@@ -62,7 +65,6 @@ impl SmallRequests {
             target_bytes: s.u64("target_bytes").max(1),
             shared: shared.clone(),
             requests: 0,
-            total: Acc::default(),
             by: Keyed::default(),
         }
     }
@@ -79,7 +81,6 @@ impl Visitor for SmallRequests {
         if size >= self.max_bytes {
             return;
         }
-        self.total.add(size, e.duration_ns);
         self.by
             .at((e.rank, e.file_id.unwrap_or(-1), fx.id()))
             .add(size, e.duration_ns);
@@ -88,17 +89,126 @@ impl Visitor for SmallRequests {
 
 impl Rule for SmallRequests {
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
-        let t = self.total;
-        let share = util::ratio(t.small as f64, self.requests as f64);
+        self.judge(self.requests, &self.by, "traced requests", ctx)
+    }
+
+    fn judge_counters(&self, c: &Counters, ctx: &Context<'_>) -> Vec<Finding> {
+        // The application's requests: MPI-IO calls on files it opened with MPI-IO (the POSIX
+        // requests beneath are ROMIO's), POSIX requests on the others. STDIO has no size
+        // histogram.
+        let posix = c.own_posix();
+        let mut requests = 0.0;
+        let mut by = ByRankFileFunc::default();
+        for (r, k) in c
+            .records(names::MPIIO)
+            .iter()
+            .flat_map(|r| MPIIO_COUNTERS.iter().map(move |k| (r, k)))
+            .chain(
+                posix
+                    .into_iter()
+                    .flat_map(|r| POSIX_COUNTERS.iter().map(move |k| (r, k))),
+            )
+        {
+            let ops = r.sum(k.ops);
+            requests += ops;
+            let mut small = Acc::default();
+            for (n, lo, hi) in r.histogram(k.histogram) {
+                // A bin counts as small when it starts below max_bytes; its requests are
+                // taken at the bin's middle size.
+                if lo < self.max_bytes && n > 0.0 {
+                    small.small += n as u64;
+                    small.small_bytes += (n * (lo + hi) as f64 / 2.0) as u64;
+                }
+            }
+            if small.small == 0 {
+                continue;
+            }
+            // Darshan has one time per direction: the small requests' share of it by count.
+            small.small_ns = (r.ns(k.time) * util::ratio(small.small as f64, ops)).round() as i64;
+            let func = by_name(k.func).map_or(0, |f| f.id);
+            by.at((r.rank, r.file, func)).merge(&small);
+        }
+        self.judge(
+            requests as u64,
+            &by,
+            "Darshan counters: size histograms, sizes taken at the bin middle",
+            ctx,
+        )
+    }
+}
+
+/// The counters of one module and direction: operations, size histogram prefix, time, and
+/// the call the evidence names for them.
+struct DirectionCounters {
+    ops: &'static [&'static str],
+    histogram: &'static str,
+    time: &'static str,
+    func: &'static str,
+}
+
+const POSIX_COUNTERS: [DirectionCounters; 2] = [
+    DirectionCounters {
+        ops: &["POSIX_READS"],
+        histogram: "POSIX_SIZE_READ_",
+        time: "POSIX_F_READ_TIME",
+        func: "read",
+    },
+    DirectionCounters {
+        ops: &["POSIX_WRITES"],
+        histogram: "POSIX_SIZE_WRITE_",
+        time: "POSIX_F_WRITE_TIME",
+        func: "write",
+    },
+];
+
+const MPIIO_COUNTERS: [DirectionCounters; 2] = [
+    DirectionCounters {
+        ops: &[
+            "MPIIO_INDEP_READS",
+            "MPIIO_COLL_READS",
+            "MPIIO_SPLIT_READS",
+            "MPIIO_NB_READS",
+        ],
+        histogram: "MPIIO_SIZE_READ_AGG_",
+        time: "MPIIO_F_READ_TIME",
+        func: "MPI_File_read",
+    },
+    DirectionCounters {
+        ops: &[
+            "MPIIO_INDEP_WRITES",
+            "MPIIO_COLL_WRITES",
+            "MPIIO_SPLIT_WRITES",
+            "MPIIO_NB_WRITES",
+        ],
+        histogram: "MPIIO_SIZE_WRITE_AGG_",
+        time: "MPIIO_F_WRITE_TIME",
+        func: "MPI_File_write",
+    },
+];
+
+impl SmallRequests {
+    /// The finding, if enough of the `requests` are small (`by`).
+    fn judge(
+        &self,
+        requests: u64,
+        by: &ByRankFileFunc,
+        source: &str,
+        ctx: &Context<'_>,
+    ) -> Vec<Finding> {
+        let mut t = Acc::default();
+        for (_, a) in by.entries() {
+            t.merge(a);
+        }
+        let share = util::ratio(t.small as f64, requests as f64);
         if t.small < self.min_requests || t.small == 0 || share < self.min_share {
             return Vec::new();
         }
-        let by_rank = self.by.group(|k| k.0, Acc::merge);
-        let by_file = self.by.group(|k| k.1, Acc::merge);
-        let by_func = self.by.group(|k| func_name(k.2), Acc::merge);
-        let by_rank_file = self.by.group(|k| (k.0, k.1), Acc::merge);
+        let by_rank = by.group(|k| k.0, Acc::merge);
+        let by_file = by.group(|k| k.1, Acc::merge);
+        let by_func = by.group(|k| func_name(k.2), Acc::merge);
+        let by_rank_file = by.group(|k| (k.0, k.1), Acc::merge);
         let mut by_layer: BTreeMap<Layer, i64> = BTreeMap::new();
-        for (k, a) in self.by.entries() {
+        for (k, a) in by.entries() {
             *by_layer.entry(func_layer(k.2)).or_default() += a.small_ns;
         }
         // Small requests are latency-bound: their time goes with their count. Merged into
@@ -112,7 +222,7 @@ impl Rule for SmallRequests {
         let mean = t.small_bytes as f64 / t.small as f64;
 
         let mut n = Numbers::default();
-        n.int("requests", self.requests as i64)
+        n.int("requests", requests as i64)
             .int("small_requests", t.small as i64)
             .float("small_share", share)
             .int("small_bytes", t.small_bytes as i64)
@@ -120,7 +230,8 @@ impl Rule for SmallRequests {
             .int("small_time_ns", t.small_ns)
             .int("max_bytes", self.max_bytes as i64)
             .int("requests_after_merge", after as i64)
-            .int("ranks", by_rank.len() as i64);
+            .int("ranks", by_rank.len() as i64)
+            .text("source", source);
 
         let k = self.general.worst;
         let mut worst = Vec::new();
@@ -137,7 +248,12 @@ impl Rule for SmallRequests {
                 units::duration_prose(a.small_ns)
             ));
         }
-        for (r, a) in util::top(by_rank.iter().collect(), k, |(_, a)| a.small_ns) {
+        // Rank -1: a Darshan record reduced over every rank, no rank to name.
+        for (r, a) in util::top(
+            by_rank.iter().filter(|(r, _)| **r >= 0).collect(),
+            k,
+            |(_, a)| a.small_ns,
+        ) {
             worst.push(format!(
                 "{}: {} small requests in {}",
                 util::rank_name(ctx, *r),
@@ -211,7 +327,7 @@ impl Rule for SmallRequests {
                      total) and take {} summed over ranks; merged into {} requests they \
                      would need about {}.",
                     t.small,
-                    self.requests,
+                    requests,
                     units::bytes(self.max_bytes),
                     units::bytes(mean as u64),
                     units::bytes(t.small_bytes),
@@ -233,8 +349,9 @@ impl Rule for SmallRequests {
 
 #[cfg(test)]
 mod tests {
+    use super::super::counters::testing::counters;
     use super::*;
-    use crate::testutil::{ev, none, num, one, Fx};
+    use crate::testutil::{ev, findings_from_counters, none, num, one, Fx};
 
     /// 2 ranks each writing `n` records of `size` bytes, 1 us each, to their own file.
     fn job(n: u64, size: u64) -> Fx {
@@ -331,5 +448,43 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         none(&job(499, 100).build(&dir.path().join("few")), ID);
         none(&job(600, 65536).build(&dir.path().join("large")), ID);
+    }
+
+    /// A POSIX record of rank 1 writing 2000 requests of the histogram bin `bin` in 0.2 s
+    /// (4 ranks, a 1 s job).
+    fn from_counters(bin: &str) -> Vec<Finding> {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut fx = Fx::new(4);
+        let f = fx.file("/scratch/a.dat");
+        fx.push(0, ev("MPI_Barrier", 0, 1_000_000_000));
+        let t = fx.build(dir.path());
+        let hist = format!("POSIX_SIZE_WRITE_{bin}");
+        let c = counters(&[
+            ("POSIX", 1, f, "POSIX_WRITES", 2000.0),
+            ("POSIX", 1, f, hist.as_str(), 2000.0),
+            ("POSIX", 1, f, "POSIX_F_WRITE_TIME", 0.2),
+        ]);
+        findings_from_counters(&t, &c)
+            .into_iter()
+            .filter(|x| x.id == ID)
+            .collect()
+    }
+
+    #[test]
+    fn counters_size_histogram_fires_and_large_bins_do_not() {
+        let f = from_counters("100_1K");
+        assert_eq!(f.len(), 1);
+        assert_eq!(num(&f[0], "small_requests"), 2000);
+        assert_eq!(num(&f[0], "requests"), 2000);
+        // 2000 requests at the bin middle (562 bytes): about 1.1 MB, one 4 MiB request.
+        assert_eq!(num(&f[0], "small_bytes"), 2000 * 562);
+        assert_eq!(num(&f[0], "requests_after_merge"), 1);
+        // 0.2 s, all but one of 2000 calls saved, over 4 ranks.
+        assert_eq!(
+            f[0].cost_ns,
+            (2e8 * (1.0 - 1.0 / 2000.0) / 4.0_f64).round() as i64
+        );
+        assert!(f[0].evidence.worst.iter().any(|w| w.contains("call write")));
+        assert!(from_counters("1M_4M").is_empty());
     }
 }

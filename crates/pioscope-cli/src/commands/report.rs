@@ -383,20 +383,19 @@ fn time(t: &mut String, p: &Profile) {
 
 fn findings_text(t: &mut String, p: &Profile) {
     let f = &p.findings;
-    if p.darshan.as_ref().is_some_and(|d| !d.has_dxt_events) {
-        let _ = writeln!(
-            t,
-            "\nFindings: not judged (the store has no calls: see below)"
-        );
-        return;
-    }
+    // A Darshan log without DXT: the rules judged its counters, not calls.
+    let source = if p.darshan.as_ref().is_some_and(|d| !d.has_dxt_events) {
+        " (judged from the Darshan counters: see below)"
+    } else {
+        ""
+    };
     if f.is_empty() {
-        let _ = writeln!(t, "\nFindings: none");
+        let _ = writeln!(t, "\nFindings: none{source}");
         return;
     }
     let _ = writeln!(
         t,
-        "\nFindings: {}, most costly first{}",
+        "\nFindings{source}: {}, most costly first{}",
         f.len(),
         if f.len() > TOP_FINDINGS {
             format!(" (top {TOP_FINDINGS} here, --json lists all)")
