@@ -15,17 +15,15 @@ usage: bench/perf/view_rows.py [--events 10M] [--ranks 1024] [--windows 20] [--p
 import argparse
 import json
 import random
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
-from view_scale import PIOSCOPE, Server, parse_count, seconds
+from view_scale import PIOSCOPE, Server, parse_count, synthesize
 
 
 def fetch(url: str) -> tuple:
@@ -73,17 +71,7 @@ def main() -> None:
         base = args.dir or Path(tempfile.mkdtemp(prefix="pioscope-view-rows-"))
         tmp = None if args.dir else base
         trace = base / f"synth-{events}-{args.ranks}"
-        t0 = time.perf_counter()
-        p = subprocess.run([str(PIOSCOPE), "synth", "-o", str(trace), "--events", str(events),
-                            "--ranks", str(args.ranks), "--seed", str(args.seed), "--force"],
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            sys.exit(f"synth failed: {p.stderr}")
-        figures["synth_s"] = time.perf_counter() - t0
-        m = re.search(r"level-of-detail index: (\d+) buckets in (\d+) levels.*wall (.*)", p.stdout)
-        if m:
-            figures["lod_buckets"] = int(m.group(1))
-            figures["lod_build_s"] = seconds(m.group(3))
+        figures.update(synthesize(trace, events, args.ranks, args.seed))
     try:
         meta = json.loads((trace / "meta.json").read_text())
         figures["events"] = meta["counts"]["events"]
@@ -126,7 +114,7 @@ def main() -> None:
     print(f"{figures['events']:,} events, {figures['rows']} rows; store {figures['store_bytes'] / 2**20:.1f} MiB, "
           f"index (lod*.parquet) {figures['lod_bytes'] / 2**20:.1f} MiB "
           f"(+{100 * figures['lod_bytes'] / max(1, figures['store_bytes'] - figures['lod_bytes']):.0f} %), "
-          f"built in {figures.get('lod_build_s', float('nan')):.1f} s")
+          f"built in {figures.get('lod_build_s (synth)', float('nan')):.1f} s")
     for k, label in (("all_rows", f"all rows, height={args.height}"), ("screen_rows", f"{args.screen_rows} rows")):
         r = figures[k]
         print(f"  {label:24} median {r['median_ms']:7.1f} ms  worst {r['worst_ms']:7.1f} ms  "
