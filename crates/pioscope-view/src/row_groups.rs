@@ -13,7 +13,7 @@ use crate::model::TraceView;
 use crate::window::{level_for, scan_lod, AnyRow, WindowOut, WindowQuery};
 
 /// Group buckets one answer carries at most (about): the level is chosen coarse enough.
-pub const CELL_BUDGET: i64 = 30_000;
+pub const CELL_BUDGET: i64 = 20_000;
 /// Messages between groups are listed per pair of groups, at most this many pairs.
 pub const GROUP_MESSAGE_BUDGET: usize = 2_000;
 
