@@ -62,7 +62,7 @@ def main() -> None:
     if not PIOSCOPE.exists():
         sys.exit(f"{PIOSCOPE} not found: build it first (make cli)")
 
-    figures = {"ranks": args.ranks}
+    figures = {}
     tmp = None
     if args.trace:
         trace = args.trace
@@ -83,6 +83,7 @@ def main() -> None:
             _, _, info = fetch(srv.url + "api/traces")
             d = info[0]["duration_ns"]
             nrows = info[0]["rows"]
+            figures["ranks"] = info[0]["ranks"]
             figures["rows"] = nrows
             rng = random.Random(args.seed)
             overview, screen = ([], []), ([], [])
