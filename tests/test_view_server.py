@@ -63,14 +63,19 @@ def test_view_builds_the_index_serves_and_stops(tmp_path):
     assert proc.returncode == 0, errtext
     assert "building the level-of-detail index" in errtext
 
-    # The index, read as plain Parquet: every level counts every call once.
+    # The index, read as plain Parquet: every level and every grade of row groups counts
+    # every call once (issue 18).
     lod = pd.read_parquet(trace / "lod.parquet")
-    assert (lod.groupby("level")["count"].sum() == 4982).all()
-    assert list(lod.columns[:3]) == ["level", "row", "start_ns"]
-    keys = list(zip(lod.level, lod.row, lod.start_ns))
-    assert keys == sorted(keys), "sorted (level, row, start_ns)"
+    assert (lod.groupby(["level", "grade"])["count"].sum() == 4982).all()
+    assert sorted(set(lod.grade)) == [0, 1], "8 rows: the rows, then one group of 8"
+    assert list(lod.columns[:4]) == ["level", "grade", "row", "start_ns"]
+    keys = list(zip(lod.level, lod.grade, lod.row, lod.start_ns))
+    assert keys == sorted(keys), "sorted (level, grade, row, start_ns)"
+    assert lod[lod.grade == 0].worst_row.isna().all()
+    groups = lod[lod.grade == 1]
+    assert (groups.worst_busy_ns <= groups.busy0_ns).all()
     meta = json.loads(pq.ParquetFile(trace / "lod.parquet").metadata.metadata[b"pioscope.lod"])
-    assert meta["events"] == 4982 and len(meta["rows"]) == 8
+    assert meta["events"] == 4982 and len(meta["rows"]) == 8 and meta["grades"] == 2
 
 
 def test_synth_writes_the_index_and_two_traces_serve(tmp_path):
@@ -78,7 +83,7 @@ def test_synth_writes_the_index_and_two_traces_serve(tmp_path):
     subprocess.run([str(PIOSCOPE), "synth", "-o", str(trace), "--events", "20k", "--ranks", "4"],
                    check=True, capture_output=True)
     lod = pd.read_parquet(trace / "lod.parquet")
-    top = lod[lod.level == lod.level.max()]
+    top = lod[(lod.level == lod.level.max()) & (lod.grade == 0)]
     assert len(top) == 4, "one bucket per row at the last level"
     assert top["count"].sum() == 20000
     # A second trace side by side: both answer, each with its own rows.

@@ -60,12 +60,17 @@ export class Api {
 
   rows() { return getJSON(this.url("rows", {})); }
 
-  /** States or buckets of `rows` in [t0, t1] for a plot `px` wide; `group` asks for the
-   * aggregated density rows of whole host groups instead. */
-  window(t0, t1, px, rows, group) {
-    const p = { t0: String(t0), t1: String(t1), px: String(px) };
-    if (group) p.group = "1"; else p.rows = rowsParam(rows);
-    return this.latest(group ? "density" : "window", this.url("window", p), true);
+  /** States or buckets of `rows` in [t0, t1] for a plot `px` wide. */
+  window(t0, t1, px, rows) {
+    const p = { t0: String(t0), t1: String(t1), px: String(px), rows: rowsParam(rows) };
+    return this.latest("window", this.url("window", p), true);
+  }
+
+  /** `rows` merged into row groups that fit `height` pixel rows (issue 18): per group, mean
+   * and worst busy fraction per bucket. */
+  groups(t0, t1, px, rows, height) {
+    const p = { t0: String(t0), t1: String(t1), px: String(px), rows: rowsParam(rows), height: String(height) };
+    return this.latest("groups", this.url("window", p), true);
   }
 
   counters(t0, t1, px) {

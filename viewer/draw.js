@@ -6,6 +6,7 @@ import { LABEL_W, LANES, LANE_H, COUNTER_H, DENSITY_H } from "./layout.js";
 import { fmtBytes, fmtTime, fmtThroughput, tickLabels } from "./units.js";
 
 const FADED = "hsl(0, 0%, 86%)";
+const WORST_MARK = "hsl(0, 70%, 30%)"; // the busy fraction of a row group's worst row
 const DEEP_LANE = ["", "hsl(220, 12%, 52%)", "hsl(220, 12%, 62%)", "hsl(220, 12%, 70%)"];
 
 /** Rectangles grouped by fill colour, filled with one path each. A rectangle that continues
@@ -117,7 +118,7 @@ export function paintPane(pane, model) {
   const s = xScale(model, w);
   const top = pane.scrollTop;
   const yOf = (contentY) => COUNTER_H + contentY - top;
-  const counts = { rows: 0, states: 0, buckets: 0, density: 0, arrows: 0 };
+  const counts = { rows: 0, states: 0, buckets: 0, density: 0, arrows: 0, groupCells: 0, worstMarks: 0 };
   const drawn = [];
   const batch = new Batch();
   const hl = model.highlight && model.highlight.pane === pane.index ? model.highlight.func : null;
@@ -146,7 +147,7 @@ export function paintPane(pane, model) {
 
   const entries = pane.layout.visible(top, h - COUNTER_H);
   const rowAnswer = pane.rowAnswers;
-  const density = pane.densityAnswers;
+
   for (const e of entries) {
     const y = yOf(e.y);
     if (e.type === "header") {
@@ -154,17 +155,7 @@ export function paintPane(pane, model) {
     } else if (e.type === "density") {
       counts.density++;
       batch.rect("#f6f7f9", LABEL_W, y, w - LABEL_W, e.h - 1);
-      const d = density.get(e.group.host);
-      if (!d) continue;
-      const bw = d.bucket_ns || (d.buckets.length > 1 ? d.buckets[1].start - d.buckets[0].start : 1);
-      for (const b of d.buckets) {
-        const x0 = s.x(b.start);
-        const x1 = s.x(b.start + bw);
-        if (x1 < LABEL_W || x0 > w) continue;
-        const bh = Math.max(1, b.busy * (DENSITY_H - 3));
-        batch.rect(pane.colours.layer(b.layer), x0, y + DENSITY_H - 1 - bh, Math.max(1, x1 - x0), bh);
-        counts.buckets++;
-      }
+      paintGroups(batch, pane, e, y, s, w, hl, counts);
     } else {
       counts.rows++;
       const a = rowAnswer.get(e.row);
@@ -221,6 +212,38 @@ export function paintPane(pane, model) {
   if (model.range) paintRange(ctx, model, s, h);
   pane.drawn = drawn;
   return counts;
+}
+
+/** A density row (a collapsed host) from the row groups answered for its rows: per bucket a
+ * bar of the group's mean busy fraction in its function's colour, and a dark tick at the
+ * busy fraction of its worst row. Groups sharing the row split its height. */
+function paintGroups(batch, pane, e, y, s, w, hl, counts) {
+  const groups = [];
+  for (const r of e.group.rows) {
+    const g = pane.groupAnswers.get(r.row);
+    if (g && groups[groups.length - 1] !== g) groups.push(g);
+  }
+  if (!groups.length) return;
+  const gh = (DENSITY_H - 3) / groups.length;
+  groups.forEach((g, k) => {
+    const base = y + 1 + gh * (k + 1);
+    for (let i = 0; i < g.index.length; i++) {
+      const start = g.index[i] * g.bucket_ns;
+      const x0 = s.x(start);
+      const x1 = s.x(start + g.bucket_ns);
+      if (x1 < LABEL_W || x0 > w) continue;
+      const bw = Math.max(1, x1 - x0);
+      const f = g.func[i];
+      const colour = hl != null && f !== hl ? FADED : pane.colours.func(f, null);
+      const bh = Math.max(1, (g.busy[i] / 1000) * gh);
+      batch.rect(colour, x0, base - bh, bw, bh);
+      counts.groupCells++;
+      if (g.worst[i] > g.busy[i]) {
+        batch.rect(WORST_MARK, x0, base - Math.max(1, (g.worst[i] / 1000) * gh), bw, 1);
+        counts.worstMarks++;
+      }
+    }
+  });
 }
 
 /** MPI messages as arrows from send to receive; only those touching a visible row. */

@@ -20,6 +20,7 @@ const AXIS_H = 24;
 
 const facts = {
   rows: 0, rowsDrawn: 0, statesDrawn: 0, bucketsDrawn: 0, densityRowsDrawn: 0, arrowsDrawn: 0,
+  groupCellsDrawn: 0, worstMarksDrawn: 0,
   t0: 0, t1: 0, selected: null, range: null, frames: 0, requests: 0, errors: [], readyMs: null, frameMs: 0,
 };
 
@@ -77,7 +78,7 @@ async function main() {
     const started = performance.now();
     // Scrollbars are always shown (style.css), so every pane's plot has the axis's width.
     paintAxis(axis, model, panes[0].width, AXIS_H);
-    const total = { rows: 0, states: 0, buckets: 0, density: 0, arrows: 0 };
+    const total = { rows: 0, states: 0, buckets: 0, density: 0, arrows: 0, groupCells: 0, worstMarks: 0 };
     for (const p of panes) {
       const c = paintPane(p, model);
       for (const k of Object.keys(total)) total[k] += c[k];
@@ -85,6 +86,7 @@ async function main() {
     Object.assign(facts, {
       rowsDrawn: total.rows, statesDrawn: total.states, bucketsDrawn: total.buckets,
       densityRowsDrawn: total.density, arrowsDrawn: total.arrows, t0: model.t0, t1: model.t1,
+      groupCellsDrawn: total.groupCells, worstMarksDrawn: total.worstMarks,
       selected: model.selected ? model.selected.id : null,
       range: model.range ? { t0: model.range.t0, t1: model.range.t1 } : null,
     });

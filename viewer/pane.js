@@ -21,7 +21,7 @@ export class Pane {
     this.layers = rowsDoc.layers;
     this.colours = new Palette(rowsDoc);
     this.rowAnswers = new Map(); // row id -> last answer row (states or buckets)
-    this.densityAnswers = new Map(); // host -> last density row
+    this.groupAnswers = new Map(); // display row -> the last row group answered holding it
     this.messages = [];
     this.counters = null;
     this.drawn = [];
@@ -56,15 +56,21 @@ export class Pane {
 
   plotWidth() { return Math.max(1, this.width - LABEL_W); }
 
-  /** Rows (and whether density rows) the current scroll position shows, with a margin. */
+  /** Rows the current scroll position shows (with a margin), and the rows of the visible
+   * collapsed groups with how many density rows show them. */
   wanted() {
     const vis = this.layout.visible(this.scrollTop, this.height - COUNTER_H);
     const rows = [];
-    let density = false;
+    const dense = [];
+    let denseRows = 0;
     for (const e of vis) {
       if (e.type === "row") rows.push(e.row);
-      else if (e.type === "density") density = true;
+      else if (e.type === "density") {
+        denseRows++;
+        for (const r of e.group.rows) dense.push(r.row);
+      }
     }
+    dense.sort((a, b) => a - b);
     if (rows.length) {
       const all = this.layout.entries;
       const first = all.indexOf(vis[0]);
@@ -73,7 +79,7 @@ export class Pane {
       for (let i = last + 1; i < Math.min(all.length, last + 1 + ROW_MARGIN); i++) if (all[i].type === "row") rows.push(all[i].row);
       rows.sort((a, b) => a - b);
     }
-    return { rows: [...new Set(rows)], density };
+    return { rows: [...new Set(rows)], dense, denseRows };
   }
 
   /** Asks the server for the window around [t0, t1]; the answers replace the drawn ones as
@@ -87,16 +93,16 @@ export class Pane {
     const b = Math.min(duration, Math.ceil((t1 + span * TIME_MARGIN) / q) * q);
     if (!(b > a)) {
       this.rowAnswers.clear();
-      this.densityAnswers.clear();
+      this.groupAnswers.clear();
       this.messages = [];
       this.answered = true;
       this.onChange("answer", this);
       return;
     }
     const px = Math.max(1, Math.round(this.plotWidth() * (b - a) / Math.max(1, span)));
-    const { rows, density } = this.wanted();
+    const { rows, dense, denseRows } = this.wanted();
     if (rows.length) {
-      this.track(this.api.window(a, b, px, rows, false), (ans) => {
+      this.track(this.api.window(a, b, px, rows), (ans) => {
         const keep = new Set(rows);
         const next = new Map();
         for (const [r, v] of this.rowAnswers) if (keep.has(r)) next.set(r, v);
@@ -106,11 +112,14 @@ export class Pane {
         this.answered = true;
       });
     } else {
-      this.answered = this.answered || !density;
+      this.answered = this.answered || !dense.length;
     }
-    if (density) {
-      this.track(this.api.window(a, b, px, null, true), (ans) => {
-        this.densityAnswers = new Map(ans.rows.map((r) => [r.group, r]));
+    if (dense.length) {
+      // One pixel row per density row: the server merges the rows into groups that fit.
+      this.track(this.api.groups(a, b, px, dense, denseRows), (ans) => {
+        const byRow = new Map();
+        for (const g of ans.rows) if (g.mode === "groups") for (let r = g.first; r <= g.last; r++) byRow.set(r, g);
+        this.groupAnswers = byRow;
         this.answered = true;
       });
     }

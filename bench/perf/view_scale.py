@@ -78,6 +78,24 @@ class Server:
             self.proc.kill()
 
 
+def synthesize(trace: Path, events: int, ranks: int, seed: int) -> dict:
+    """`pioscope synth` into `trace`; its time and what it says of the index it built."""
+    figures = {}
+    t0 = time.perf_counter()
+    p = subprocess.run([str(PIOSCOPE), "synth", "-o", str(trace), "--events", str(events),
+                        "--ranks", str(ranks), "--seed", str(seed), "--force"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"synth failed: {p.stderr}")
+    figures["synth_s"] = time.perf_counter() - t0
+    m = re.search(r"level-of-detail index: (\d+) buckets in (\d+) levels.*wall (.*)", p.stdout)
+    if m:
+        figures["lod_buckets"] = int(m.group(1))
+        figures["lod_levels"] = int(m.group(2))
+        figures["lod_build_s (synth)"] = seconds(m.group(3))
+    return figures
+
+
 def summarize(ans: dict) -> str:
     rows = ans.get("rows", [])
     states = sum(len(r.get("states") or []) for r in rows)
@@ -110,18 +128,7 @@ def main() -> None:
         base = args.dir or Path(tempfile.mkdtemp(prefix="pioscope-view-scale-"))
         tmp = None if args.dir else base
         trace = base / f"synth-{events}"
-        t0 = time.perf_counter()
-        p = subprocess.run([str(PIOSCOPE), "synth", "-o", str(trace), "--events", str(events),
-                            "--ranks", str(args.ranks), "--seed", str(args.seed), "--force"],
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            sys.exit(f"synth failed: {p.stderr}")
-        figures["synth_s"] = time.perf_counter() - t0
-        m = re.search(r"level-of-detail index: (\d+) buckets in (\d+) levels.*wall (.*)", p.stdout)
-        if m:
-            figures["lod_buckets"] = int(m.group(1))
-            figures["lod_levels"] = int(m.group(2))
-            figures["lod_build_s (synth)"] = seconds(m.group(3))
+        figures.update(synthesize(trace, events, args.ranks, args.seed))
     try:
         meta = json.loads((trace / "meta.json").read_text())
         figures["events"] = meta["counts"]["events"]

@@ -122,6 +122,7 @@ pub fn view_store(dir: &Path) {
         "/api/window?px=1",
         "/api/window?px=100",
         "/api/window?px=100000",
+        "/api/window?px=100&height=1",
         "/api/event?id=0",
         "/api/stats",
         "/api/search?q=write",

@@ -249,12 +249,22 @@ async fn window_h(State(state): State<AppState>, Query(p): Params) -> Result<Res
     }
     let rows = rows_of(&v, &p)?;
     let group = matches!(p.get("group").map(String::as_str), Some("1" | "true"));
+    let height = match int_param(&p, "height")? {
+        None => None,
+        Some(h) if (1..=100_000).contains(&h) => Some(h as usize),
+        Some(h) => {
+            return Err(ApiError::bad(format!(
+                "height must be in 1..100000, not {h}"
+            )))
+        }
+    };
     let q = window::WindowQuery {
         t0,
         t1,
         px,
         rows,
         group,
+        height,
     };
     // Serialized straight to bytes in the worker: an answer holds up to ~20,000 states.
     let work = move || -> Result<Vec<u8>, ApiError> {

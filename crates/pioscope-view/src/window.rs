@@ -11,6 +11,7 @@ use pioscope_trace::store::{Pred, StoreError};
 use serde::Serialize;
 
 use crate::model::{func_keys, in_window, layer_name, TraceView};
+use crate::row_groups::{GroupMessage, GroupRowOut};
 
 /// Most states one answer carries; rows beyond it are summarised.
 pub const STATE_BUDGET: u64 = 20_000;
@@ -112,6 +113,9 @@ pub struct WindowOut {
     /// Messages between the asked rows in the window, when few enough.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<crate::model::Message>>,
+    /// With row groups: the messages summed per pair of groups, when few enough pairs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_messages: Option<Vec<GroupMessage>>,
     /// How the answer was made: `events`, `lod` (with `level`) or `binned`.
     pub source: &'static str,
     /// The index level used, if any.
@@ -119,7 +123,8 @@ pub struct WindowOut {
     pub level: Option<u32>,
 }
 
-/// A row of an answer: a timeline row or, with group=1, a host row.
+/// A row of an answer: a timeline row, with group=1 a host row, or a row group when more
+/// rows were asked than the screen has pixel rows.
 #[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
 pub enum AnyRow {
@@ -127,6 +132,8 @@ pub enum AnyRow {
     Row(RowOut),
     /// One host.
     Group(GroupOut),
+    /// Consecutive rows merged (issue 18).
+    Groups(GroupRowOut),
 }
 
 /// Summaries of one row at one width.
@@ -220,30 +227,43 @@ pub fn bin_states(states: &[State], width: i64, t0: i64, t1: i64) -> RowBuckets 
     out
 }
 
-/// Reads the buckets of display `rows` at `level` overlapping [t0, t1), per asked row.
-pub fn read_lod(
+/// One bucket of lod.parquet as [`scan_lod`] hands it over.
+#[derive(Clone, Copy, Debug)]
+pub struct LodRecord {
+    /// Bucket start, ns.
+    pub start: i64,
+    /// Busy ns per depth (summed over the rows of a group).
+    pub busy_ns: [i64; DEPTHS],
+    /// Calls starting in the bucket.
+    pub count: u64,
+    /// Data bytes moved.
+    pub bytes: i64,
+    /// Dominant function id, if any.
+    pub func: Option<u32>,
+    /// A group's worst row (canonical) and its busy ns at depth 0; None for a row.
+    pub worst: Option<(u32, i64)>,
+}
+
+/// Reads the buckets at `level` of grade `grade` (0: rows; g: groups of 8^g rows, named by
+/// their first canonical row) overlapping [t0, t1), for the canonical `rows` (ascending, no
+/// duplicates): `f(index into rows, bucket)`.
+pub fn scan_lod(
     view: &TraceView,
     level: u32,
+    grade: u32,
     rows: &[u32],
     t0: i64,
     t1: i64,
-) -> Result<Vec<RowBuckets>, StoreError> {
-    let mut out: Vec<RowBuckets> = vec![Vec::new(); rows.len()];
+    f: &mut dyn FnMut(usize, LodRecord),
+) -> Result<(), StoreError> {
     let Some(lod) = &view.lod else {
-        return Ok(out);
+        return Ok(());
     };
     let width = lod.meta.width(level);
-    let mut slot: HashMap<u32, usize> = HashMap::new();
-    let mut canon: Vec<i64> = Vec::new();
-    for (i, &r) in rows.iter().enumerate() {
-        if let Some(&c) = view.display_to_canon.get(r as usize) {
-            slot.insert(c, i);
-            canon.push(c as i64);
-        }
-    }
-    canon.sort_unstable();
+    let slot: HashMap<u32, usize> = rows.iter().enumerate().map(|(i, &r)| (r, i)).collect();
     let mut ranges: Vec<(i64, i64)> = Vec::new();
-    for c in canon {
+    for &c in rows {
+        let c = c as i64;
         match ranges.last_mut() {
             Some(last) if last.1 + 1 == c => last.1 = c,
             _ => ranges.push((c, c)),
@@ -251,6 +271,7 @@ pub fn read_lod(
     }
     let preds = [
         Pred::range(lc::LEVEL, level as i64, level as i64),
+        Pred::range(lc::GRADE, grade as i64, grade as i64),
         Pred {
             column: lc::ROW,
             ranges,
@@ -264,13 +285,15 @@ pub fn read_lod(
     for sel in lod.table.select(&preds) {
         for b in lod.table.read(&sel, &[])? {
             let c = lod.table.columns(&b);
-            let (lv, row, start, count, bytes) = (
+            let (lv, gr, row, start, count, bytes) = (
                 c.int(lc::LEVEL)?,
+                c.int(lc::GRADE)?,
                 c.int(lc::ROW)?,
                 c.int(lc::START_NS)?,
                 c.int(lc::COUNT)?,
                 c.int(lc::BYTES)?,
             );
+            let (worst_row, worst_busy) = (c.int(lc::WORST_ROW)?, c.int(lc::WORST_BUSY)?);
             let busy = [
                 c.int(lc::BUSY0)?,
                 c.int(lc::BUSY1)?,
@@ -280,7 +303,7 @@ pub fn read_lod(
             let func = c.str(lc::FUNC)?;
             let fk = func_keys(view, &func);
             for i in 0..b.num_rows() {
-                if lv.value(i) != level as i64 {
+                if lv.value(i) != level as i64 || gr.value(i) != grade as i64 {
                     continue;
                 }
                 let s = start.value(i);
@@ -290,20 +313,60 @@ pub fn read_lod(
                 let Some(&k) = slot.get(&(row.value(i) as u32)) else {
                     continue;
                 };
-                let mut acc = BucketAcc {
-                    index: s.div_euclid(width),
-                    busy_ns: busy.each_ref().map(|b| b.value(i)),
-                    count: count.value(i).max(0) as u64,
-                    bytes: bytes.value(i) as f64,
-                    funcs: Vec::new(),
-                };
-                if let Some(f) = func.key(i) {
-                    acc.funcs.push((0, fk[f], 1));
-                }
-                out[k].push(acc);
+                f(
+                    k,
+                    LodRecord {
+                        start: s,
+                        busy_ns: busy.each_ref().map(|b| b.value(i)),
+                        count: count.value(i).max(0) as u64,
+                        bytes: bytes.value(i),
+                        func: func.key(i).map(|x| fk[x]),
+                        worst: worst_row
+                            .get(i)
+                            .map(|w| (w.max(0) as u32, worst_busy.get(i).unwrap_or(0))),
+                    },
+                );
             }
         }
     }
+    Ok(())
+}
+
+/// Reads the buckets of display `rows` at `level` overlapping [t0, t1), per asked row.
+pub fn read_lod(
+    view: &TraceView,
+    level: u32,
+    rows: &[u32],
+    t0: i64,
+    t1: i64,
+) -> Result<Vec<RowBuckets>, StoreError> {
+    let mut out: Vec<RowBuckets> = vec![Vec::new(); rows.len()];
+    let Some(lod) = &view.lod else {
+        return Ok(out);
+    };
+    let width = lod.meta.width(level);
+    // Asked row of each canonical row read.
+    let mut canon: Vec<(u32, usize)> = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &r)| view.display_to_canon.get(r as usize).map(|&c| (c, i)))
+        .collect();
+    canon.sort_unstable();
+    canon.dedup_by_key(|c| c.0);
+    let canon_rows: Vec<u32> = canon.iter().map(|c| c.0).collect();
+    scan_lod(view, level, 0, &canon_rows, t0, t1, &mut |k, r| {
+        let mut acc = BucketAcc {
+            index: r.start.div_euclid(width),
+            busy_ns: r.busy_ns,
+            count: r.count,
+            bytes: r.bytes as f64,
+            funcs: Vec::new(),
+        };
+        if let Some(f) = r.func {
+            acc.funcs.push((0, f, 1));
+        }
+        out[canon[k].1].push(acc);
+    })?;
     for v in &mut out {
         v.sort_by_key(|b| b.index);
     }
@@ -358,6 +421,9 @@ pub struct WindowQuery {
     pub rows: Vec<u32>,
     /// Aggregate rows per host.
     pub group: bool,
+    /// Pixel rows the asked rows have on screen: more rows than this are answered as row
+    /// groups (None: always row by row).
+    pub height: Option<usize>,
 }
 
 /// Answers a window query.
@@ -386,6 +452,12 @@ pub fn window(view: &TraceView, q: &WindowQuery) -> Result<WindowOut, StoreError
             None
         };
         return group_window(view, q, level, ns_per_px);
+    }
+    if let Some(height) = q.height {
+        // A damaged index body answers row by row, like everything else.
+        if let Ok(Some(out)) = crate::row_groups::group_window(view, q, height) {
+            return Ok(out);
+        }
     }
     // Estimated calls per row: from the index when there is one.
     // A damaged index body (its footer was read at open) answers from the events instead: the
@@ -477,6 +549,7 @@ pub fn window(view: &TraceView, q: &WindowQuery) -> Result<WindowOut, StoreError
         t1,
         rows,
         messages: messages_in(view, &q.rows, t0, t1),
+        group_messages: None,
         source: if any_lod {
             "lod"
         } else if used_binned {
@@ -591,6 +664,7 @@ fn group_window(
         t1: q.t1,
         rows: groups.into_iter().map(AnyRow::Group).collect(),
         messages: None,
+        group_messages: None,
         source: if binned { "binned" } else { "lod" },
         level: if binned { None } else { level },
     })

@@ -239,6 +239,110 @@ async fn index_levels_add_up() {
     }
     let top = lod.meta.width(lod.meta.levels - 1);
     assert!(top >= view.duration(), "the last level covers the trace");
+    // Every grade of row groups holds the same calls and busy time (issue 18).
+    assert_eq!(lod.meta.grades, 2, "8 rows: one group of all");
+    for level in 0..lod.meta.levels {
+        for grade in 1..lod.meta.grades {
+            let size = lod.meta.group_rows(grade) as u32;
+            let firsts: Vec<u32> = (0..view.rows.len() as u32).step_by(size as usize).collect();
+            let (mut count, mut b0) = (0u64, 0i64);
+            pioscope_view::window::scan_lod(
+                view,
+                level,
+                grade,
+                &firsts,
+                0,
+                view.duration() + 1,
+                &mut |_, r| {
+                    count += r.count;
+                    b0 += r.busy_ns[0];
+                    assert!(r.worst.is_some_and(|(_, w)| w <= r.busy_ns[0]));
+                },
+            )
+            .expect("scan");
+            assert_eq!((count, b0), (4982, busy0), "level {level} grade {grade}");
+        }
+    }
+}
+
+/// Issue 18: a window over more rows than its pixel rows answers row groups whose mean and
+/// worst busy fractions and calls are what the exact states of their rows aggregate to.
+#[tokio::test]
+async fn row_groups_aggregate_the_exact_states() {
+    let (_tmp, dir) = fixture();
+    let st = state(&dir);
+    let view = &st.traces[0];
+    let n = view.rows.len();
+    let d = view.duration();
+    let (s, v) = json(
+        &st,
+        &format!("/api/window?t0=0&t1={d}&px=40&rows=0-{}&height=2", n - 1),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    let groups = v["rows"].as_array().expect("rows");
+    assert_eq!(groups.len(), 1, "{n} rows in one group of 8");
+    let all: Vec<u32> = (0..n as u32).collect();
+    let states = pioscope_view::window::read_states(view, &all, 0, d + 1).expect("states");
+    let mut cells = 0;
+    for g in groups {
+        assert_eq!(g["mode"], "groups");
+        let (first, last) = (
+            g["first"].as_u64().unwrap_or(0),
+            g["last"].as_u64().unwrap_or(0),
+        );
+        let members = (last - first + 1) as f64;
+        assert_eq!(g["rows"].as_u64(), Some(last - first + 1));
+        let width = g["bucket_ns"].as_i64().expect("width");
+        let index = g["index"].as_array().expect("index");
+        for (i, ix) in index.iter().enumerate() {
+            let bs = ix.as_i64().expect("index") * width;
+            let be = bs + width;
+            let mut busy = Vec::new();
+            let mut count = 0u64;
+            for r in first..=last {
+                let row = &states[r as usize];
+                busy.push(
+                    row.iter()
+                        .filter(|s| s.depth == 0)
+                        .map(|s| (s.start + s.dur).min(be) - s.start.max(bs))
+                        .filter(|&o| o > 0)
+                        .sum::<i64>(),
+                );
+                count += row.iter().filter(|s| s.start >= bs && s.start < be).count() as u64;
+            }
+            let per_mille = |ns: f64, w: f64| ((ns / w).clamp(0.0, 1.0) * 1000.0).round() as u64;
+            let total: i64 = busy.iter().sum();
+            let worst = *busy.iter().max().expect("members");
+            assert_eq!(g["count"][i].as_u64(), Some(count), "bucket {bs}");
+            assert_eq!(
+                g["busy"][i].as_u64(),
+                Some(per_mille(total as f64, width as f64 * members)),
+                "bucket {bs}"
+            );
+            assert_eq!(
+                g["worst"][i].as_u64(),
+                Some(per_mille(worst as f64, width as f64))
+            );
+            let worst_row = g["worst_row"][i].as_u64().expect("worst row");
+            assert_eq!(busy[(worst_row - first) as usize], worst, "bucket {bs}");
+            cells += 1;
+        }
+    }
+    assert!(cells > 10, "{cells} cells");
+    // As many pixel rows as rows: row by row, as before.
+    let (_, v) = json(
+        &st,
+        &format!("/api/window?t0=0&t1={d}&px=40&rows=0-{}&height={n}", n - 1),
+    )
+    .await;
+    assert!(v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .all(|r| r["row"].is_u64()));
+    let (s, _) = json(&st, "/api/window?height=0").await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]

@@ -15,8 +15,10 @@
 //!   are events, even when every row is busy all the time: finer windows are answered from
 //!   events.parquet itself (the window then holds few events per pixel), so fine levels would
 //!   only repeat the events at a higher cost.
-//! - Rows are sorted (level, row, start_ns) with page statistics, so a (level, rows, time range)
-//!   query is a range read.
+//! - Across rows too (issue 18): grade g > 0 holds row groups of 8^g consecutive rows, each
+//!   bucket the sum of its rows' with the worst row named (built in `lod_groups`).
+//! - Rows are sorted (level, grade, row, start_ns) with page statistics, so a (level, grade,
+//!   rows, time range) query is a range read.
 //! - A call long enough to start far before a window it covers (duration >= `long_ns`) is also
 //!   listed in lod_spans.parquet, so an exact window read can start at `t0 - long_ns` and still
 //!   see every call covering the window.
@@ -44,6 +46,7 @@ use serde::{Deserialize, Serialize};
 
 use super::columns::{CallColumns, Columns, IntCol, StrCol};
 use super::containers::{ContainerRow, Containers, RowMap};
+pub use super::lod_groups::{grade_count, group_rows, GROUP_FACTOR};
 use super::reader::Trace;
 use super::scan::Table;
 use super::schema::events as ev;
@@ -58,7 +61,7 @@ pub const LOD_SPANS_FILE: &str = "lod_spans.parquet";
 /// Key of the JSON description ([`LodMeta`]) in lod.parquet's key-value metadata.
 pub const LOD_META_KEY: &str = "pioscope.lod";
 /// Version of the index layout; a viewer rebuilds an index of another version.
-pub const LOD_VERSION: u32 = 1;
+pub const LOD_VERSION: u32 = 2;
 /// Depths with a busy column of their own (deeper calls count as the last one).
 pub const DEPTHS: usize = 4;
 /// Width ratio between two consecutive levels.
@@ -76,6 +79,7 @@ const RUN_RECORDS: usize = 8 * 1024;
 pub mod columns {
     #![allow(missing_docs)]
     pub const LEVEL: &str = "level";
+    pub const GRADE: &str = "grade";
     pub const ROW: &str = "row";
     pub const START_NS: &str = "start_ns";
     pub const BUSY0: &str = "busy0_ns";
@@ -86,6 +90,8 @@ pub mod columns {
     pub const BYTES: &str = "bytes";
     pub const FUNC: &str = "func";
     pub const LAYER: &str = "layer";
+    pub const WORST_ROW: &str = "worst_row";
+    pub const WORST_BUSY: &str = "worst_busy_ns";
 }
 
 /// Column names of lod_spans.parquet, in order.
@@ -122,6 +128,9 @@ pub struct LodMeta {
     pub factor: i64,
     /// Number of levels; the last has one bucket per row.
     pub levels: u32,
+    /// Number of row grades, grade 0 (single rows) included: a group of grade g is
+    /// [`GROUP_FACTOR`]^g consecutive rows; the last grade has one group of every row.
+    pub grades: u32,
     /// Calls at least this long are in lod_spans.parquet.
     pub long_ns: i64,
     /// Rows of events.parquet indexed.
@@ -142,6 +151,11 @@ impl LodMeta {
         self.base_ns
             .saturating_mul(self.factor.saturating_pow(level))
             .max(1)
+    }
+
+    /// Rows per group of a grade.
+    pub fn group_rows(&self, grade: u32) -> u64 {
+        group_rows(grade)
     }
 }
 
@@ -367,19 +381,24 @@ impl RowBinner {
     }
 }
 
-/// One stored bucket, as written to the spill files and lod.parquet.
+/// One stored bucket, as written to the spill files and lod.parquet: of one row, or of a row
+/// group (`row` its first row).
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Rec {
-    row: u32,
-    start_ns: i64,
-    busy_ns: [i64; DEPTHS],
-    count: u64,
-    bytes: i64,
+pub(super) struct Rec {
+    pub(super) row: u32,
+    pub(super) start_ns: i64,
+    pub(super) busy_ns: [i64; DEPTHS],
+    pub(super) count: u64,
+    pub(super) bytes: i64,
     /// Index into the builder's function table, u32::MAX for none.
-    func: u32,
+    pub(super) func: u32,
+    /// The member row busiest at depth 0 (the row itself for a row).
+    pub(super) worst_row: u32,
+    /// Its busy time at depth 0.
+    pub(super) worst_ns: i64,
 }
 
-const REC_BYTES: usize = 4 + 8 + 8 * DEPTHS + 8 + 8 + 4;
+pub(super) const REC_BYTES: usize = 4 + 8 + 8 * DEPTHS + 8 + 8 + 4 + 4 + 8;
 
 impl Rec {
     fn encode(&self, out: &mut Vec<u8>) {
@@ -391,9 +410,11 @@ impl Rec {
         out.extend_from_slice(&self.count.to_le_bytes());
         out.extend_from_slice(&self.bytes.to_le_bytes());
         out.extend_from_slice(&self.func.to_le_bytes());
+        out.extend_from_slice(&self.worst_row.to_le_bytes());
+        out.extend_from_slice(&self.worst_ns.to_le_bytes());
     }
 
-    fn decode(b: &[u8]) -> Rec {
+    pub(super) fn decode(b: &[u8]) -> Rec {
         let i64_at = |o: usize| {
             let mut a = [0u8; 8];
             a.copy_from_slice(&b[o..o + 8]);
@@ -416,22 +437,25 @@ impl Rec {
             count: i64_at(o) as u64,
             bytes: i64_at(o + 8),
             func: u32_at(o + 16),
+            worst_row: u32_at(o + 20),
+            worst_ns: i64_at(o + 24),
         }
     }
 }
 
-/// The spill file of one level: runs of records of one row each.
-struct LevelSpill {
-    path: PathBuf,
+/// The spill file of one level (or of one grade of row groups): runs of records of one row (or
+/// group) each.
+pub(super) struct LevelSpill {
+    pub(super) path: PathBuf,
     file: BufWriter<File>,
     /// (row, byte offset, records) of each run, in write order.
-    runs: Vec<(u32, u64, usize)>,
+    pub(super) runs: Vec<(u32, u64, usize)>,
     offset: u64,
     records: u64,
 }
 
 impl LevelSpill {
-    fn create(path: PathBuf) -> Result<LevelSpill, StoreError> {
+    pub(super) fn create(path: PathBuf) -> Result<LevelSpill, StoreError> {
         let file = File::create(&path).map_err(|e| StoreError::io(&path, e))?;
         Ok(LevelSpill {
             path,
@@ -442,7 +466,11 @@ impl LevelSpill {
         })
     }
 
-    fn write_run(&mut self, row: u32, recs: &[Rec]) -> Result<(), StoreError> {
+    pub(super) fn flush(&mut self) -> Result<(), StoreError> {
+        self.file.flush().map_err(|e| StoreError::io(&self.path, e))
+    }
+
+    pub(super) fn write_run(&mut self, row: u32, recs: &[Rec]) -> Result<(), StoreError> {
         if recs.is_empty() {
             return Ok(());
         }
@@ -488,6 +516,8 @@ impl Shared {
             count: b.count,
             bytes: b.bytes.round() as i64,
             func: b.dominant().unwrap_or(u32::MAX),
+            worst_row: row,
+            worst_ns: b.busy_ns[0],
         }
     }
 }
@@ -567,9 +597,11 @@ pub struct LodSummary {
 }
 
 /// The level 0 bucket width for a trace: the finest power-of-4 multiple of [`MIN_BASE_NS`]
-/// such that `rows` fully busy rows over `duration_ns` make at most ~events/2 buckets.
+/// such that `rows` fully busy rows over `duration_ns` make at most ~events/2 buckets. No
+/// floor: the index of a small trace stays small (issue 19), its fine windows are answered from
+/// its few events.
 pub fn choose_base_ns(events: u64, rows: usize, duration_ns: i64) -> i64 {
-    let budget = (events / 2).max(100_000) as f64;
+    let budget = (events / 2).max(1) as f64;
     let mut base = MIN_BASE_NS;
     while (rows.max(1) as f64) * (duration_ns.max(1) as f64) / (base as f64) > budget
         && base < i64::MAX / LEVEL_FACTOR
@@ -822,6 +854,7 @@ fn build_into(
         base_ns,
         factor: LEVEL_FACTOR,
         levels: levels as u32,
+        grades: grade_count(rows.len()),
         long_ns,
         events,
         duration_ns: trace.meta.job.duration_ns,
@@ -829,7 +862,7 @@ fn build_into(
         row_events,
         functions: funcs,
     };
-    let buckets = write_lod(&tmp.join(LOD_FILE), &mut shared, &lod_meta)?;
+    let buckets = write_lod(tmp, &mut shared, &lod_meta)?;
     Ok(LodSummary {
         meta: lod_meta,
         buckets,
@@ -846,6 +879,7 @@ pub fn lod_schema() -> SchemaRef {
     use columns::*;
     Arc::new(Schema::new(vec![
         Field::new(LEVEL, DataType::Int32, false),
+        Field::new(GRADE, DataType::Int32, false),
         Field::new(ROW, DataType::Int32, false),
         Field::new(START_NS, DataType::Int64, false),
         Field::new(BUSY0, DataType::Int64, false),
@@ -856,6 +890,8 @@ pub fn lod_schema() -> SchemaRef {
         Field::new(BYTES, DataType::Int64, false),
         Field::new(FUNC, dict_str(), true),
         Field::new(LAYER, dict_str(), true),
+        Field::new(WORST_ROW, DataType::Int32, true),
+        Field::new(WORST_BUSY, DataType::Int64, true),
     ]))
 }
 
@@ -890,6 +926,7 @@ fn properties(kv: Option<Vec<KeyValue>>) -> WriterProperties {
         columns::BUSY3,
         columns::COUNT,
         columns::BYTES,
+        columns::WORST_BUSY,
         span_columns::ID,
         span_columns::DURATION_NS,
     ] {
@@ -981,9 +1018,11 @@ impl SpanWriter {
     }
 }
 
-/// Copies the spill files into lod.parquet, level by level, each row's runs in order.
-fn write_lod(path: &Path, shared: &mut Shared, meta: &LodMeta) -> Result<u64, StoreError> {
-    let file = File::create(path).map_err(|e| StoreError::io(path, e))?;
+/// Copies the spill files into lod.parquet, level by level: each row's runs in order, then the
+/// row groups of every grade merged from them (see `lod_groups`).
+fn write_lod(tmp: &Path, shared: &mut Shared, meta: &LodMeta) -> Result<u64, StoreError> {
+    let path = tmp.join(LOD_FILE);
+    let file = File::create(&path).map_err(|e| StoreError::io(&path, e))?;
     let kv = vec![KeyValue::new(
         LOD_META_KEY.to_string(),
         serde_json::to_string(meta)?,
@@ -1006,11 +1045,16 @@ fn write_lod(path: &Path, shared: &mut Shared, meta: &LodMeta) -> Result<u64, St
     let layer_values = StringArray::from_iter_values(layer_names.iter().copied());
     let mut total = 0u64;
     let mut batch = LodBatch::default();
+    let mut push = |level: usize, grade: u32, r: &Rec| -> Result<(), StoreError> {
+        batch.push(level as i32, grade as i32, r, &layer_of);
+        total += 1;
+        if batch.len() >= 64 * 1024 {
+            writer.write(&batch.take(&schema, &func_values, &layer_values)?)?;
+        }
+        Ok(())
+    };
     for (level, spill) in shared.spills.iter_mut().enumerate() {
-        spill
-            .file
-            .flush()
-            .map_err(|e| StoreError::io(&spill.path, e))?;
+        spill.flush()?;
         let mut runs = spill.runs.clone();
         // Stable: a row's runs stay in write (= time) order.
         runs.sort_by_key(|r| r.0);
@@ -1020,7 +1064,7 @@ fn write_lod(path: &Path, shared: &mut Shared, meta: &LodMeta) -> Result<u64, St
         );
         let mut pos = 0u64;
         let mut buf = Vec::new();
-        for (_, offset, n) in runs {
+        for &(_, offset, n) in &runs {
             if offset != pos {
                 reader
                     .seek(SeekFrom::Start(offset))
@@ -1032,14 +1076,17 @@ fn write_lod(path: &Path, shared: &mut Shared, meta: &LodMeta) -> Result<u64, St
                 .map_err(|e| StoreError::io(&spill.path, e))?;
             pos = offset + buf.len() as u64;
             for chunk in buf.chunks_exact(REC_BYTES) {
-                let r = Rec::decode(chunk);
-                batch.push(level as i32, &r, &layer_of);
-                total += 1;
-                if batch.len() >= 64 * 1024 {
-                    writer.write(&batch.take(&schema, &func_values, &layer_values)?)?;
-                }
+                push(level, 0, &Rec::decode(chunk))?;
             }
         }
+        super::lod_groups::build_grades(
+            &spill.path,
+            &spill.runs,
+            meta.grades,
+            tmp,
+            level,
+            &mut |grade, r| push(level, grade, r),
+        )?;
     }
     if batch.len() > 0 {
         writer.write(&batch.take(&schema, &func_values, &layer_values)?)?;
@@ -1051,6 +1098,7 @@ fn write_lod(path: &Path, shared: &mut Shared, meta: &LodMeta) -> Result<u64, St
 #[derive(Default)]
 struct LodBatch {
     level: Vec<i32>,
+    grade: Vec<i32>,
     row: Vec<i32>,
     start: Vec<i64>,
     busy: [Vec<i64>; DEPTHS],
@@ -1058,6 +1106,8 @@ struct LodBatch {
     bytes: Vec<i64>,
     func: Vec<Option<i32>>,
     layer: Vec<Option<i32>>,
+    worst_row: Vec<Option<i32>>,
+    worst_busy: Vec<Option<i64>>,
 }
 
 impl LodBatch {
@@ -1065,8 +1115,13 @@ impl LodBatch {
         self.level.len()
     }
 
-    fn push(&mut self, level: i32, r: &Rec, layer_of: &[i32]) {
+    fn push(&mut self, level: i32, grade: i32, r: &Rec, layer_of: &[i32]) {
         self.level.push(level);
+        self.grade.push(grade);
+        // A row is its own worst row: stored null, which costs next to nothing.
+        let group = grade > 0;
+        self.worst_row.push(group.then_some(r.worst_row as i32));
+        self.worst_busy.push(group.then_some(r.worst_ns));
         self.row.push(r.row as i32);
         self.start.push(r.start_ns);
         for d in 0..DEPTHS {
@@ -1098,6 +1153,7 @@ impl LodBatch {
         )?;
         let cols: Vec<ArrayRef> = vec![
             Arc::new(Int32Array::from(b.level)),
+            Arc::new(Int32Array::from(b.grade)),
             Arc::new(Int32Array::from(b.row)),
             Arc::new(Int64Array::from(b.start)),
             Arc::new(Int64Array::from(b0)),
@@ -1108,6 +1164,8 @@ impl LodBatch {
             Arc::new(Int64Array::from(b.bytes)),
             Arc::new(func),
             Arc::new(layer),
+            Arc::new(Int32Array::from(b.worst_row)),
+            Arc::new(Int64Array::from(b.worst_busy)),
         ];
         Ok(RecordBatch::try_new(schema.clone(), cols)?)
     }
@@ -1197,6 +1255,8 @@ mod tests {
         assert_eq!(level_count(1000, 4001), 3);
         assert_eq!(choose_base_ns(400_000, 1, 100_000_000), 1000);
         assert!(choose_base_ns(400_000, 16, 100_000_000_000) > 1000);
+        // Issue 19: a small trace gets coarse buckets, not a fixed budget of them.
+        assert_eq!(choose_base_ns(4982, 8, 821_742_103), 4_096_000);
     }
 
     #[test]
@@ -1208,6 +1268,8 @@ mod tests {
             count: 9,
             bytes: -1,
             func: 17,
+            worst_row: 5,
+            worst_ns: 6,
         };
         let mut v = Vec::new();
         r.encode(&mut v);

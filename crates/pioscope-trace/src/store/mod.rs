@@ -10,6 +10,7 @@ pub mod counters;
 pub mod darshan_counters;
 pub mod event;
 pub mod lod;
+mod lod_groups;
 pub mod matching;
 pub mod messages;
 pub mod meta;
