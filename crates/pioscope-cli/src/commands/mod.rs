@@ -33,6 +33,7 @@ pub mod bench_tas;
 pub mod bounds;
 pub mod calibrate;
 pub mod compare;
+pub mod diff;
 pub mod dump;
 pub mod export;
 pub mod import;
