@@ -156,7 +156,7 @@ def test_two_imported_darshan_logs(tmp_path):
     a, b = tmp_path / "ior", tmp_path / "dxt"
     pioscope("import", "darshan", LOGS / "ior_hdf5_example.darshan", "-o", a)
     pioscope("import", "darshan", LOGS / "dxt.darshan", "-o", b)
-    d = diff(a, b, "--fail-above", "5")
+    d = diff(a, b, "--fail-above", "5", status=EXIT_REGRESSION)
     check_against_reports(d, report(a), report(b))
     assert (d["a"]["ranks"], d["b"]["ranks"]) == (4, 1)
     # B's one rank has POSIX calls only: every other (rank, layer) row is A's alone.
@@ -170,12 +170,54 @@ def test_two_imported_darshan_logs(tmp_path):
     assert d["calls"]["paired"] == 0
     assert unpaired(d) == {("A", "MPI_File_read_at"): 36, ("A", "MPI_File_write_at"): 23,
                            ("B", "pread"): 6126, ("B", "pwrite"): 1497}
-    # B spends less time in I/O and has no MPI-IO: no regression...
-    assert d["io_time"]["delta_ns"] < 0 and d["regressions"] == []
-    # ...the other way round, the I/O and POSIX time grew and the MPI-IO layer is new.
+
+    def grown(rows, prefix):
+        return [f"{prefix} {r['group']}" for r in rows
+                if (r["change"]["percent"] is None and r["change"]["b_ns"] > 0)
+                or (r["change"]["percent"] or 0) > 5]
+
+    # B spends less time in traced I/O calls and has no MPI-IO; what regresses is the counters
+    # of the modules the 1-rank job used more (the regressions are those modules, by name).
+    assert d["io_time"]["delta_ns"] < 0 and grown(d["layers"], "layer") == []
+    assert [r["measure"] for r in d["regressions"]] == grown(d["darshan"], "darshan") != []
+    # The other way round, the I/O and POSIX time grew and the MPI-IO layer is new.
     d = diff(b, a, "--fail-above", "5", status=EXIT_REGRESSION)
-    assert [r["measure"] for r in d["regressions"]] == ["io time", "layer posix", "layer mpiio"]
+    measures = [r["measure"] for r in d["regressions"]]
+    assert measures[:3] == ["io time", "layer posix", "layer mpiio"]
+    assert measures[3:] == grown(d["darshan"], "darshan")
     assert by_group(d["layers"])[("mpiio", "mpiio")]["change"]["percent"] is None
+
+
+def test_two_counters_only_darshan_logs(tmp_path):
+    """Two runs of one program imported from Darshan logs without DXT: no calls, so the
+    counters per module are what is lined up and gated."""
+    subprocess.run([str(ROOT / "scripts" / "darshan-logs.sh"), str(LOGS)], check=True)
+    stores = []
+    for run in ("71303", "71296"):
+        out = tmp_path / run
+        pioscope("import", "darshan",
+                 LOGS / f"pq_app_write_id{run}_7-31-5657-2037904274838284930_55623.darshan", "-o", out)
+        stores.append(out)
+    a, b = stores
+    ra, rb = report(a), report(b)
+    d = diff(a, b)
+    check_against_reports(d, ra, rb)
+    assert d["layers"] == [] and d["calls"]["paired"] == 0 and d["calls"]["unpaired"] == []
+    modules = {r["group"]: r for r in d["darshan"]}
+    for side, r in (("a", ra), ("b", rb)):
+        for m in r["darshan"]["modules"]:
+            assert modules[m["module"]][side] == {
+                "operations": m["reads"] + m["writes"],
+                "bytes": m["bytes_read"] + m["bytes_written"],
+                "time_ns": m["read_time_ns"] + m["write_time_ns"] + m["meta_time_ns"]}
+    assert set(modules) == {"POSIX", "STDIO"} and all(r["layer"] is None for r in d["darshan"])
+    # The second run's STDIO time grew by more than 10 %, its POSIX time by less.
+    stdio, posix = modules["STDIO"]["change"]["percent"], modules["POSIX"]["change"]["percent"]
+    assert stdio > 10 > posix
+    d = diff(a, b, "--fail-above", "10", status=EXIT_REGRESSION)
+    assert [r["measure"] for r in d["regressions"]] == ["darshan STDIO"]
+    d = diff(a, b, "--fail-above", f"{stdio + 1}")
+    assert d["regressions"] == []
 
 
 def test_report_page_carries_the_comparison(tmp_path):

@@ -21,7 +21,8 @@ Exit codes:
   2    error: bad arguments, missing program or runtime library, TRACE exists, not a trace
        directory, raw directory missing or empty, nothing usable to merge, invalid
        findings config (report --config), I/O failure
-  3    `diff --fail-above PCT`: B's I/O time or an I/O layer's time grew by more than PCT
+  3    `diff --fail-above PCT`: B's I/O time, an I/O layer's or a Darshan module's time grew
+       by more than PCT percent
   N    `run` and `bench`: the traced program's own exit status (128+S if killed by signal S)
   101  internal error (a bug in pioscope; please report it)";
 

@@ -1,6 +1,7 @@
 //! What counts as a regression for `--fail-above PCT`: the ranks' I/O time (the headline
-//! measure), and the time of each I/O library layer, each when it grew by more than PCT percent
-//! of A's. Functions, files and ranks are not gated: single rows of a run are noisy, and
+//! measure), the time of each I/O library layer, and for imported Darshan logs the time of
+//! each module's counters (a log without DXT segments has no other), each when it grew by more
+//! than PCT percent of A's. Functions, files and ranks are not gated: single rows of a run are noisy, and
 //! their growth shows in their layer. MPI communication is not I/O (its waits inside
 //! collective I/O count in the I/O time already); regions and tracer records are no layer of
 //! their own.
@@ -13,7 +14,7 @@ use super::{Change, RowDiff};
 /// A measure that grew by more than the threshold.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Regression {
-    /// `io time` or `layer NAME`.
+    /// `io time`, `layer NAME` or `darshan MODULE`.
     pub measure: String,
     /// The change.
     #[serde(flatten)]
@@ -37,8 +38,14 @@ fn regressed(c: &Change, pct: f64) -> bool {
     }
 }
 
-/// The regressions above `pct` percent: the I/O time first, then the layers in layer order.
-pub(super) fn regressions(io_time: &Change, layers: &[RowDiff], pct: f64) -> Vec<Regression> {
+/// The regressions above `pct` percent: the I/O time first, then the layers in layer order,
+/// then the Darshan modules by name.
+pub(super) fn regressions(
+    io_time: &Change,
+    layers: &[RowDiff],
+    darshan: &[RowDiff],
+    pct: f64,
+) -> Vec<Regression> {
     let mut out = Vec::new();
     if regressed(io_time, pct) {
         out.push(Regression {
@@ -47,12 +54,20 @@ pub(super) fn regressions(io_time: &Change, layers: &[RowDiff], pct: f64) -> Vec
         });
     }
     for row in layers {
-        if gated(row.layer) && regressed(&row.change, pct) {
-            out.push(Regression {
-                measure: format!("layer {}", row.layer.name()),
-                change: row.change,
-            });
+        if let Some(layer) = row.layer.filter(|&l| gated(l)) {
+            if regressed(&row.change, pct) {
+                out.push(Regression {
+                    measure: format!("layer {}", layer.name()),
+                    change: row.change,
+                });
+            }
         }
+    }
+    for row in darshan.iter().filter(|r| regressed(&r.change, pct)) {
+        out.push(Regression {
+            measure: format!("darshan {}", row.group),
+            change: row.change,
+        });
     }
     out
 }

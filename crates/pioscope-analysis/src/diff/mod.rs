@@ -1,6 +1,6 @@
 //! `pioscope diff`: run against run. Two profiles (what `pioscope report` computes, reused as
 //! they are) are lined up table by table: time per layer, function, file and rank side by side
-//! with the change (`tables`), the findings that appeared, disappeared, got worse or better
+//! with the change, and an imported Darshan log's counters per module (`tables`), the findings that appeared, disappeared, got worse or better
 //! (`findings`); one more pass reads both stores side by side and pairs their calls as
 //! `compare` does, to name the calls whose time changed most (`calls`). With a threshold the
 //! diff also lists the regressions above it (`gate`), which `--fail-above` turns into an exit
@@ -122,6 +122,9 @@ pub struct Diff {
     pub files: Vec<RowDiff>,
     /// Per rank and layer, largest change first.
     pub ranks: Vec<RowDiff>,
+    /// Imported Darshan logs: the counters per module (operations = reads + writes, time =
+    /// read + write + metadata time summed over ranks), by module; empty for other stores.
+    pub darshan: Vec<RowDiff>,
     /// The findings of both runs lined up: appeared, worse, disappeared, better, unchanged.
     pub findings: Vec<FindingDiff>,
     /// The top-level calls paired, and those whose time changed most.
@@ -171,7 +174,10 @@ fn from_profiles(a: &Profile, b: &Profile, calls: Calls, fail_above: Option<f64>
     };
     let io_time = Change::new(a.breakdown.total.io_ns, b.breakdown.total.io_ns);
     let layers = tables::line_up_layers(&a.tables.layer, &b.tables.layer);
-    let regressions = fail_above.map_or_else(Vec::new, |t| gate::regressions(&io_time, &layers, t));
+    let darshan = tables::line_up_darshan(a.darshan.as_ref(), b.darshan.as_ref());
+    let regressions = fail_above.map_or_else(Vec::new, |t| {
+        gate::regressions(&io_time, &layers, &darshan, t)
+    });
     Diff {
         a: head(a),
         b: head(b),
@@ -181,6 +187,7 @@ fn from_profiles(a: &Profile, b: &Profile, calls: Calls, fail_above: Option<f64>
         files: tables::line_up(&a.tables.file, &b.tables.file),
         ranks: tables::line_up(&a.tables.rank, &b.tables.rank),
         layers,
+        darshan,
         findings: findings::line_up(&a.findings, &b.findings),
         calls,
         fail_above,

@@ -7,6 +7,7 @@ use pioscope_trace::functions::Layer;
 use pioscope_trace::store::Trace;
 
 use super::*;
+use crate::darshan::{DarshanSummary, ModuleTotals};
 use crate::findings::{Evidence, Finding, Severity};
 use crate::profile::{profile, Options as ProfileOptions};
 use crate::testutil::{self, io, FILE_A, FILE_B};
@@ -64,7 +65,7 @@ fn io_time_layers_files_and_ranks_side_by_side() {
     let mpiio: Vec<_> = d
         .layers
         .iter()
-        .filter(|r| r.layer == Layer::MpiIo)
+        .filter(|r| r.layer == Some(Layer::MpiIo))
         .collect();
     assert_eq!(mpiio.len(), 1);
     assert_eq!(mpiio[0].change, Change::new(4000, 10_500));
@@ -151,17 +152,73 @@ fn a_layer_only_b_uses_is_a_regression() {
     let rows = |t: i64| {
         vec![RowDiff {
             group: "stdio".to_string(),
-            layer: Layer::Stdio,
+            layer: Some(Layer::Stdio),
             a: None,
             b: None,
             change: Change::new(0, t),
         }]
     };
     let io = Change::new(100, 100);
-    let r = gate::regressions(&io, &rows(5), 1000.0);
+    let r = gate::regressions(&io, &rows(5), &[], 1000.0);
     assert_eq!(r.len(), 1);
     assert_eq!(r[0].measure, "layer stdio");
-    assert!(gate::regressions(&io, &rows(0), 0.0).is_empty());
+    assert!(gate::regressions(&io, &rows(0), &[], 0.0).is_empty());
+}
+
+fn module(name: &str, writes: u64, write_time_ns: i64, meta_time_ns: i64) -> ModuleTotals {
+    ModuleTotals {
+        module: name.to_string(),
+        writes,
+        bytes_written: writes * 100,
+        write_time_ns,
+        meta_time_ns,
+        ..ModuleTotals::default()
+    }
+}
+
+/// Two counters-only Darshan logs: their modules lined up by name, gated by their time.
+#[test]
+fn darshan_modules_line_up_and_gate() {
+    let summary = |modules| DarshanSummary {
+        modules,
+        ..DarshanSummary::default()
+    };
+    let a = summary(vec![
+        module("POSIX", 10, 600, 400),
+        module("STDIO", 2, 50, 0),
+    ]);
+    let b = summary(vec![
+        module("MPI-IO", 1, 70, 0),
+        module("POSIX", 10, 900, 400),
+    ]);
+    let rows = tables::line_up_darshan(Some(&a), Some(&b));
+    let got: Vec<(&str, Option<u64>, Option<u64>, i64)> = rows
+        .iter()
+        .map(|r| {
+            let ops = |m: Option<Measure>| m.map(|m| m.operations);
+            (r.group.as_str(), ops(r.a), ops(r.b), r.change.delta_ns)
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("MPI-IO", None, Some(1), 70),
+            ("POSIX", Some(10), Some(10), 300),
+            ("STDIO", Some(2), None, -50),
+        ]
+    );
+    assert!(rows.iter().all(|r| r.layer.is_none()));
+    assert_eq!(rows[1].b.map(|m| m.bytes), Some(1000));
+    let io = Change::new(0, 0);
+    let measures = |pct| -> Vec<String> {
+        gate::regressions(&io, &[], &rows, pct)
+            .into_iter()
+            .map(|r| r.measure)
+            .collect()
+    };
+    assert_eq!(measures(20.0), vec!["darshan MPI-IO", "darshan POSIX"]);
+    assert_eq!(measures(30.0), vec!["darshan MPI-IO"]);
+    assert!(tables::line_up_darshan(None, None).is_empty());
 }
 
 fn finding(id: &str, severity: Severity, cost_ns: i64) -> Finding {

@@ -28,8 +28,9 @@ const MAX_ROWS: usize = 12;
 /// with different numbers of ranks or files.
 ///
 /// With --fail-above PCT the exit status is 3 when B's I/O time, or the time of one of its
-/// I/O layers (POSIX, STDIO, MPI-IO, HDF5, PnetCDF), grew by more than PCT percent of A's (a
-/// layer A does not use at all counts as grown); the regressions are listed last.
+/// I/O layers (POSIX, STDIO, MPI-IO, HDF5, PnetCDF), or for imported Darshan logs of one
+/// module's counters, grew by more than PCT percent of A's (a layer or module A does not have
+/// counts as grown); the regressions are listed last.
 ///
 /// Example: pioscope diff baseline-trace new-trace --fail-above 10%
 #[derive(Parser, Debug)]
@@ -155,6 +156,10 @@ fn cut_note(t: &mut String, shown: usize, total: usize, what: &str) {
 
 /// A table of lined-up rows: group (and layer), operations and time on both sides, the change.
 fn rows_table(rows: &[RowDiff], first: &str, with_layer: bool) -> String {
+    if rows.is_empty() {
+        // A store without calls: a counters-only Darshan log.
+        return "  none in either run\n".to_string();
+    }
     let opt = |m: Option<diff::Measure>, f: fn(diff::Measure) -> String| {
         m.map_or_else(|| "-".to_string(), f)
     };
@@ -163,7 +168,7 @@ fn rows_table(rows: &[RowDiff], first: &str, with_layer: bool) -> String {
         .map(|r| {
             let mut c = vec![r.group.clone()];
             if with_layer {
-                c.push(r.layer.name().to_string());
+                c.push(r.layer.map_or("-", |l| l.name()).to_string());
             }
             c.extend([
                 opt(r.a, |m| m.operations.to_string()),
@@ -229,6 +234,10 @@ pub fn render(d: &Diff) -> String {
         let shown = rows.len().min(MAX_ROWS);
         t.push_str(&rows_table(&rows[..shown], first, with_layer));
         cut_note(&mut t, shown, rows.len(), "rows");
+    }
+    if !d.darshan.is_empty() {
+        t.push_str("\nDarshan counters per module (reads + writes; read, write and metadata time summed over ranks)\n");
+        t.push_str(&rows_table(&d.darshan, "module", false));
     }
     calls_text(&mut t, d);
     gate_text(&mut t, d);
@@ -331,7 +340,7 @@ fn gate_text(t: &mut String, d: &Diff) {
     let Some(pct) = d.fail_above else { return };
     if d.regressions.is_empty() {
         t.push_str(&format!(
-            "\nNo regression above {pct}% (I/O time and I/O layers)\n"
+            "\nNo regression above {pct}% (I/O time, I/O layers, Darshan modules)\n"
         ));
         return;
     }

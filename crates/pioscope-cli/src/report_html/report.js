@@ -773,6 +773,7 @@
       ["diff-file", "Files", D.files, diffColumns("file", true)],
       ["diff-rank", "Ranks", D.ranks, diffColumns("rank", true)],
     ];
+    if (D.darshan.length) tables.push(["diff-darshan", "Darshan counters per module", D.darshan, diffColumns("module", false)]);
     for (const [name, label, rows, cols] of tables) {
       parts.push(el("h3", { text: label }));
       parts.push(dataTable(name, cols, rows, null));
