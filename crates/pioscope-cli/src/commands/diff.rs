@@ -8,13 +8,11 @@ use clap::Parser;
 use pioscope_analysis::diff::{self, Change, Diff, Options, RowDiff, Side, DEFAULT_TOP};
 use pioscope_trace::store::Trace;
 
-use super::report::{profile_options, profile_with_progress};
+use super::report::{cut_note, indent, profile_options, profile_with_progress, MAX_ROWS};
 use crate::human;
 
 /// Exit status when a regression is above `--fail-above`.
 pub const EXIT_REGRESSION: u8 = 3;
-/// Rows of the function, file and rank tables in text (--json lists all).
-const MAX_ROWS: usize = 12;
 
 /// Compare two runs: time per layer, function, file and rank, findings, changed calls
 ///
@@ -122,6 +120,17 @@ fn delta(v: i64) -> String {
     }
 }
 
+/// "A -> B (+change, +percent)".
+fn change_summary(c: &Change) -> String {
+    format!(
+        "{} -> {} ({}, {})",
+        ns(c.a_ns),
+        ns(c.b_ns),
+        delta(c.delta_ns),
+        percent_text(c)
+    )
+}
+
 /// The change in percent of A: "+12.5%"; "new" when A had none, "-" when neither had any.
 fn percent_text(c: &Change) -> String {
     match c.percent {
@@ -139,19 +148,6 @@ fn side_line(label: &str, s: &Side) -> String {
         ns(s.duration_ns),
         s.events
     )
-}
-
-fn indent(table: &str) -> String {
-    table.lines().map(|l| format!("  {l}\n")).collect()
-}
-
-fn cut_note(t: &mut String, shown: usize, total: usize, what: &str) {
-    if total > shown {
-        t.push_str(&format!(
-            "  ... {} more {what} (--json lists all)\n",
-            total - shown
-        ));
-    }
 }
 
 /// A table of lined-up rows: group (and layer), operations and time on both sides, the change.
@@ -286,12 +282,9 @@ fn findings_text(t: &mut String, d: &Diff) {
 fn calls_text(t: &mut String, d: &Diff) {
     let c = &d.calls;
     t.push_str(&format!(
-        "\nCalls whose time changed most ({} top-level calls paired by order per (rank, function): {} in A, {} in B, {} {})\n",
+        "\nCalls whose time changed most ({} top-level calls paired by order per (rank, function): {})\n",
         c.paired,
-        ns(c.paired_time.a_ns),
-        ns(c.paired_time.b_ns),
-        delta(c.paired_time.delta_ns),
-        percent_text(&c.paired_time),
+        change_summary(&c.paired_time),
     ));
     if c.changed.is_empty() {
         t.push_str("  none changed\n");
@@ -348,14 +341,7 @@ fn gate_text(t: &mut String, d: &Diff) {
         "\nRegressions above {pct}% (exit status {EXIT_REGRESSION})\n"
     ));
     for r in &d.regressions {
-        t.push_str(&format!(
-            "  {}: {} -> {} ({}, {})\n",
-            r.measure,
-            ns(r.change.a_ns),
-            ns(r.change.b_ns),
-            delta(r.change.delta_ns),
-            percent_text(&r.change)
-        ));
+        t.push_str(&format!("  {}: {}\n", r.measure, change_summary(&r.change)));
     }
 }
 

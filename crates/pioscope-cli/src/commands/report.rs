@@ -197,7 +197,8 @@ fn stride_text(s: i64) -> String {
     }
 }
 
-fn cut_note(text: &mut String, shown: usize, total: usize, what: &str) {
+/// The line saying how many rows a cut table left out (none when it showed them all).
+pub(crate) fn cut_note(text: &mut String, shown: usize, total: usize, what: &str) {
     if total > shown {
         let _ = writeln!(
             text,
@@ -208,7 +209,7 @@ fn cut_note(text: &mut String, shown: usize, total: usize, what: &str) {
 }
 
 /// Indents every line of a table by two spaces.
-fn indent(table: &str) -> String {
+pub(crate) fn indent(table: &str) -> String {
     table.lines().map(|l| format!("  {l}\n")).collect()
 }
 
