@@ -135,16 +135,6 @@ pub struct Diff {
     pub regressions: Vec<Regression>,
 }
 
-fn side(trace: &Trace, p: &Profile) -> Side {
-    Side {
-        path: trace.dir.display().to_string(),
-        command: p.job.command.clone(),
-        ranks: p.job.ranks,
-        duration_ns: p.job.duration_ns,
-        events: p.job.events,
-    }
-}
-
 /// Diffs run `b` against run `a`: their profiles, and their calls read once more, side by side.
 pub fn diff(
     a: (&Trace, &Profile),
@@ -158,8 +148,8 @@ pub fn diff(
     }
     let calls = calls::changed(a.0, b.0, opts.scope, opts.top)?;
     let mut d = from_profiles(a.1, b.1, calls, opts.fail_above);
-    d.a = side(a.0, a.1);
-    d.b = side(b.0, b.1);
+    d.a.path = a.0.dir.display().to_string();
+    d.b.path = b.0.dir.display().to_string();
     Ok(d)
 }
 
