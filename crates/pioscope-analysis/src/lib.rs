@@ -2,7 +2,8 @@
 //! (never the whole trace in memory). Every analysis is a `pass::Visitor`: statistics
 //! (`stats`), time breakdowns (`breakdown`), access patterns (`patterns`), aggregators and data
 //! sieving (`aggregation`), storage servers (`servers`) and the finding rules (`findings`); `profile` runs them all in one
-//! pass for `pioscope report`.
+//! pass for `pioscope report`; `compare` lines a run up with its simulation call by call, and
+//! `diff` two runs' profiles and calls.
 #![warn(missing_docs)]
 
 pub mod aggregation;
@@ -11,6 +12,7 @@ pub mod class;
 pub mod compare;
 pub mod counters;
 pub mod darshan;
+pub mod diff;
 pub mod findings;
 pub mod heatmap;
 pub mod hints;

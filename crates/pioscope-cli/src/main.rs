@@ -22,6 +22,8 @@ Exit codes:
   2    error: bad arguments, missing program or runtime library, TRACE exists, not a trace
        directory, raw directory missing or empty, nothing usable to merge, invalid
        findings config (report --config), I/O failure
+  3    `diff --fail-above PCT`: B's I/O time, an I/O layer's or a Darshan module's time grew
+       by more than PCT percent
   N    `run` and `bench`: the traced program's own exit status (128+S if killed by signal S)
   101  internal error (a bug in pioscope; please report it)";
 
@@ -56,6 +58,7 @@ enum Command {
     Simulate(commands::simulate::Args),
     Calibrate(commands::calibrate::Args),
     Compare(commands::compare::Args),
+    Diff(commands::diff::Args),
     Bounds(commands::bounds::Args),
     Export(commands::export::Args),
     View(commands::view::Args),
@@ -94,6 +97,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => commands::simulate::run(args),
         Command::Calibrate(args) => commands::calibrate::run(args),
         Command::Compare(args) => commands::compare::run(args),
+        Command::Diff(args) => commands::diff::run(args),
         Command::Bounds(args) => commands::bounds::run(args),
         Command::Export(args) => commands::export::run(args),
         Command::View(args) => commands::view::run(args),

@@ -1,6 +1,7 @@
 //! Golden outputs: `pioscope stats` (every grouping), `pioscope dump` and `pioscope report` on a
 //! fixed fixture trace, and `pioscope report` (text and JSON) on the two HPIO traces checked in
-//! under tests/data/ (real runs: 4 ranks, 32-byte regions, independent and collective),
+//! under tests/data/ (real runs: 4 ranks, 32-byte regions, independent and collective) and
+//! `pioscope diff` of the two,
 //! compared byte for byte with tests/golden/*. After an intended change, refresh them with:
 //! PIOSCOPE_BLESS=1 cargo test --release -p pioscope-cli --test golden
 //!
@@ -108,4 +109,25 @@ fn report_hpio_independent_json() {
         "hpio-independent",
         &["report", "--json"],
     );
+}
+
+/// `pioscope diff` of the two HPIO traces (independent as the baseline), run from tests/data/
+/// so the paths it prints are the same in every checkout; with `--fail-above 10%` it lists
+/// the regressions and exits 3 (issue 17).
+#[test]
+fn diff_hpio_independent_to_collective() {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
+    let out = pioscope()
+        .current_dir(&data)
+        .args([
+            "diff",
+            "hpio-independent",
+            "hpio-collective",
+            "--fail-above",
+            "10%",
+        ])
+        .assert()
+        .code(3);
+    let actual = String::from_utf8(out.get_output().stdout.clone()).expect("utf-8");
+    assert_golden("diff_hpio.txt", &actual);
 }

@@ -12,8 +12,8 @@
 //! Ratios are observed / expected: 2.0 means the call took twice as long as the model says.
 
 mod attribution;
-mod matching;
-mod ops;
+pub(crate) mod matching;
+pub(crate) mod ops;
 pub mod servers;
 
 use std::collections::BTreeMap;
@@ -66,7 +66,7 @@ pub enum CompareError {
     /// Reading one of the traces failed.
     #[error("{which} trace {}: {source}", path.display())]
     Store {
-        /// "observed" or "simulated".
+        /// "observed" or "simulated" (`pioscope diff`: "A" or "B").
         which: &'static str,
         /// Its directory.
         path: PathBuf,
@@ -89,7 +89,7 @@ pub enum CompareError {
     /// A store whose events are not sorted by rank (docs/FORMAT.md says they are).
     #[error("{which} trace {}: events are not sorted by rank (rank {rank} comes after a higher rank)", path.display())]
     Unsorted {
-        /// "observed" or "simulated".
+        /// "observed" or "simulated" (`pioscope diff`: "A" or "B").
         which: &'static str,
         /// Its directory.
         path: PathBuf,
@@ -381,64 +381,13 @@ pub fn compare(
             simulated: simulated.meta.job.ranks,
         });
     }
-    let err = |which: &'static str, t: &Trace| {
-        let path = t.dir.clone();
-        move |e: ReadError| match e {
-            ReadError::Store(source) => CompareError::Store {
-                which,
-                path,
-                source,
-            },
-            ReadError::Unsorted(rank) => CompareError::Unsorted { which, path, rank },
-        }
-    };
-    let mut names = Names::default();
     let mut acc = Acc::new(opts);
-    let mut obs = Reader::new(observed, opts.scope)
-        .map_err(ReadError::Store)
-        .map_err(err("observed", observed))?;
-    let mut sim = Reader::new(simulated, opts.scope)
-        .map_err(ReadError::Store)
-        .map_err(err("simulated", simulated))?;
-    let mut o = obs
-        .next_rank(&mut names)
-        .map_err(err("observed", observed))?;
-    let mut s = sim
-        .next_rank(&mut names)
-        .map_err(err("simulated", simulated))?;
-    // A merge join on the rank: a rank present on one side only is all unmatched.
-    loop {
-        match (&o, &s) {
-            (None, None) => break,
-            (Some((ro, _)), Some((rs, _))) if ro == rs => {
-                if let (Some((r, ops_o)), Some((_, ops_s))) = (o.take(), s.take()) {
-                    acc.rank(r, &ops_o, &ops_s, &names);
-                }
-                o = obs
-                    .next_rank(&mut names)
-                    .map_err(err("observed", observed))?;
-                s = sim
-                    .next_rank(&mut names)
-                    .map_err(err("simulated", simulated))?;
-            }
-            (Some((ro, _)), rs) if rs.as_ref().is_none_or(|(rs, _)| ro < rs) => {
-                if let Some((r, ops_o)) = o.take() {
-                    acc.rank(r, &ops_o, &[], &names);
-                }
-                o = obs
-                    .next_rank(&mut names)
-                    .map_err(err("observed", observed))?;
-            }
-            _ => {
-                if let Some((r, ops_s)) = s.take() {
-                    acc.rank(r, &[], &ops_s, &names);
-                }
-                s = sim
-                    .next_rank(&mut names)
-                    .map_err(err("simulated", simulated))?;
-            }
-        }
-    }
+    let names = join_ranks(
+        (observed, "observed"),
+        (simulated, "simulated"),
+        opts.scope,
+        &mut |r, ops_o, ops_s, names| acc.rank(r, ops_o, ops_s, names),
+    )?;
     let (mut c, pending) = acc.finish(&names);
     c.observed = side(observed, c.observed.counts());
     c.simulated = side(simulated, c.simulated.counts());
@@ -454,6 +403,66 @@ pub fn compare(
     }
     c.servers = server_tables(observed, simulated, opts.scope)?;
     Ok(c)
+}
+
+/// What `join_ranks` calls for each rank: the rank, the calls of either side, the names.
+pub(crate) type EachRank<'a> = dyn FnMut(u32, &[Op], &[Op], &Names) + 'a;
+
+/// Reads two traces side by side, rank after rank (both stores are sorted by rank), and calls
+/// `each(rank, calls of the first, calls of the second, names)` for every rank either has: a
+/// merge join on the rank, where a rank present on one side only gets an empty slice for the
+/// other. `which` names each side in errors. Gives back the function names the calls use.
+pub(crate) fn join_ranks(
+    first: (&Trace, &'static str),
+    second: (&Trace, &'static str),
+    scope: Scope,
+    each: &mut EachRank<'_>,
+) -> Result<Names, CompareError> {
+    let err = |(t, which): (&Trace, &'static str)| {
+        let path = t.dir.clone();
+        move |e: ReadError| match e {
+            ReadError::Store(source) => CompareError::Store {
+                which,
+                path,
+                source,
+            },
+            ReadError::Unsorted(rank) => CompareError::Unsorted { which, path, rank },
+        }
+    };
+    let mut names = Names::default();
+    let mut a = Reader::new(first.0, scope)
+        .map_err(ReadError::Store)
+        .map_err(err(first))?;
+    let mut b = Reader::new(second.0, scope)
+        .map_err(ReadError::Store)
+        .map_err(err(second))?;
+    let mut o = a.next_rank(&mut names).map_err(err(first))?;
+    let mut s = b.next_rank(&mut names).map_err(err(second))?;
+    loop {
+        match (&o, &s) {
+            (None, None) => break,
+            (Some((ro, _)), Some((rs, _))) if ro == rs => {
+                if let (Some((r, ops_o)), Some((_, ops_s))) = (o.take(), s.take()) {
+                    each(r, &ops_o, &ops_s, &names);
+                }
+                o = a.next_rank(&mut names).map_err(err(first))?;
+                s = b.next_rank(&mut names).map_err(err(second))?;
+            }
+            (Some((ro, _)), rs) if rs.as_ref().is_none_or(|(rs, _)| ro < rs) => {
+                if let Some((r, ops_o)) = o.take() {
+                    each(r, &ops_o, &[], &names);
+                }
+                o = a.next_rank(&mut names).map_err(err(first))?;
+            }
+            _ => {
+                if let Some((r, ops_s)) = s.take() {
+                    each(r, &[], &ops_s, &names);
+                }
+                s = b.next_rank(&mut names).map_err(err(second))?;
+            }
+        }
+    }
+    Ok(names)
 }
 
 /// Both server tables lined up, when either trace has servers (a side without any counts

@@ -54,7 +54,7 @@ impl Names {
     }
 }
 
-/// One call: a top-level call of its rank or a call directly beneath one (32 bytes).
+/// One call: a top-level call of its rank or a call directly beneath one (40 bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Op {
     /// Its `id` in events.parquet.
@@ -67,6 +67,8 @@ pub(crate) struct Op {
     func_top: u32,
     /// Collective instance, -1 if none.
     pub instance: i32,
+    /// Its file (`file_id`), -1 if none.
+    pub file: i32,
 }
 
 impl Op {
@@ -256,6 +258,7 @@ fn visit(
             dur: e.duration_ns.max(0),
             func_top: last.1 | if level == 0 { TOP } else { 0 },
             instance: e.instance.unwrap_or(-1),
+            file: e.file_id.unwrap_or(-1),
         });
     }
     stack.push(Frame {

@@ -34,6 +34,7 @@ pub mod bounds;
 pub mod calibrate;
 pub mod colours;
 pub mod compare;
+pub mod diff;
 pub mod dump;
 pub mod export;
 pub mod import;

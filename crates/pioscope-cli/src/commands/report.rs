@@ -4,19 +4,20 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pioscope_analysis::aggregation::{Direction, Sieving};
 use pioscope_analysis::breakdown::{RankBreakdown, Shares};
-use pioscope_analysis::findings;
 use pioscope_analysis::patterns::{self, Pattern, Sharing};
 use pioscope_analysis::profile::{self, Options, Profile};
+use pioscope_analysis::{diff, findings};
 use pioscope_analysis::{GroupBy, Scope};
 use pioscope_trace::functions::Layer;
+use pioscope_trace::store::Trace;
 
 use crate::human;
 
@@ -61,6 +62,10 @@ pub struct Args {
     /// map; opens from disk, no network) to FILE (docs/REPORT.md)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// With --html: add to the page the comparison of this run with the run in trace A (the
+    /// baseline), as `pioscope diff A TRACE` shows it
+    #[arg(long, value_name = "A", requires = "html")]
+    pub against: Option<PathBuf>,
 }
 
 /// Prints the report.
@@ -70,37 +75,24 @@ pub fn run(args: Args) -> Result<u8> {
         // Before the minutes of reading, not after.
         crate::output_file::check_file(path, true)?;
     }
-    let findings = match &args.config {
-        Some(path) => findings::Config::from_file(path)?,
-        None => findings::Config::default(),
+    let baseline = match &args.against {
+        Some(dir) => Some(super::open_trace(dir).context("the --against trace")?),
+        None => None,
     };
-    let options = Options {
-        scope: if args.all {
-            Scope::All
-        } else {
-            Scope::Application
-        },
-        findings,
-        ..Options::default()
-    };
-    // The row groups to read (the Parquet footer only), so the bar is right from the start.
-    let row_groups = trace.events()?.row_groups() as u64;
-    let bar = ProgressBar::with_draw_target(Some(row_groups), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} row groups {elapsed}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.set_prefix("reading");
-    bar.enable_steady_tick(Duration::from_millis(200));
-    let result = profile::profile(&trace, &options, &mut |done, total| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    });
-    bar.finish_and_clear();
-    let p = result?;
+    let options = profile_options(args.config.as_deref(), args.all)?;
+    let p = profile_with_progress(&trace, &options)?;
     if let Some(path) = &args.html {
-        let page = crate::report_html::page(&p)?;
+        let against = match &baseline {
+            Some(a) => {
+                let opts = diff::Options {
+                    scope: options.scope,
+                    ..diff::Options::default()
+                };
+                Some(super::diff::diff_traces(a, (&trace, &p), &options, &opts)?)
+            }
+            None => None,
+        };
+        let page = crate::report_html::page(&p, against.as_ref())?;
         // A report page has always replaced an earlier one; never a device or a directory.
         crate::output_file::write(path, true, page.as_bytes())?;
     }
@@ -112,6 +104,39 @@ pub fn run(args: Args) -> Result<u8> {
     }
     out.finish()?;
     Ok(0)
+}
+
+/// What a profile counts and how its rules judge: `--config FILE` thresholds, `--all`.
+pub fn profile_options(config: Option<&Path>, all: bool) -> Result<Options> {
+    let findings = match config {
+        Some(path) => findings::Config::from_file(path)?,
+        None => findings::Config::default(),
+    };
+    Ok(Options {
+        scope: if all { Scope::All } else { Scope::Application },
+        findings,
+        ..Options::default()
+    })
+}
+
+/// Profiles a trace with a progress bar on stderr (drawn only on a terminal).
+pub fn profile_with_progress(trace: &Trace, options: &Options) -> Result<Profile> {
+    // The row groups to read (the Parquet footer only), so the bar is right from the start.
+    let row_groups = trace.events()?.row_groups() as u64;
+    let bar = ProgressBar::with_draw_target(Some(row_groups), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} row groups {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_prefix("reading");
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let result = profile::profile(trace, options, &mut |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    });
+    bar.finish_and_clear();
+    Ok(result?)
 }
 
 fn pct(x: f64) -> String {
@@ -172,7 +197,8 @@ fn stride_text(s: i64) -> String {
     }
 }
 
-fn cut_note(text: &mut String, shown: usize, total: usize, what: &str) {
+/// The line saying how many rows a cut table left out (none when it showed them all).
+pub(crate) fn cut_note(text: &mut String, shown: usize, total: usize, what: &str) {
     if total > shown {
         let _ = writeln!(
             text,
@@ -183,7 +209,7 @@ fn cut_note(text: &mut String, shown: usize, total: usize, what: &str) {
 }
 
 /// Indents every line of a table by two spaces.
-fn indent(table: &str) -> String {
+pub(crate) fn indent(table: &str) -> String {
     table.lines().map(|l| format!("  {l}\n")).collect()
 }
 

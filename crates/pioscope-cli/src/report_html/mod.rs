@@ -14,7 +14,12 @@
 //! the same character), so no file path or command line can close the element or open a
 //! comment. A Content-Security-Policy forbids every fetch, so the page cannot reach the network
 //! even if a future edit tried to.
+//!
+//! `report --against A` adds the diff of this run against A (the object `pioscope diff A TRACE
+//! --json` prints) in a second JSON element, `DIFF_ID`; report.js draws its section when the
+//! element is there.
 
+use pioscope_analysis::diff::Diff;
 use pioscope_analysis::{findings, Profile};
 use pioscope_trace::colours;
 
@@ -26,19 +31,22 @@ const JS: &str = include_str!("report.js");
 const UNITS_JS: &str = include_str!("../../../../viewer/units.js");
 /// Id of the element that holds the JSON (report.js reads it).
 pub const DATA_ID: &str = "pioscope-report";
+/// Id of the element that holds the diff against another run (`report --against`).
+pub const DIFF_ID: &str = "pioscope-diff";
 
-/// The page for `profile`.
-pub fn page(profile: &Profile) -> serde_json::Result<String> {
+/// The page for `profile`, with its diff against another run when there is one.
+pub fn page(profile: &Profile, against: Option<&Diff>) -> serde_json::Result<String> {
     let json = serde_json::to_string(profile)?;
+    let diff = against.map(serde_json::to_string).transpose()?;
     let title = match &profile.job.command {
         Some(c) => format!("pioscope report: {c}"),
         None => "pioscope report".to_string(),
     };
-    Ok(page_from_json(&json, &title))
+    Ok(page_from_json(&json, diff.as_deref(), &title))
 }
 
-/// The page around an already serialized report object.
-pub fn page_from_json(json: &str, title: &str) -> String {
+/// The page around an already serialized report object (and diff object).
+pub fn page_from_json(json: &str, diff: Option<&str>, title: &str) -> String {
     let data = embed_json(json);
     let mut out = String::with_capacity(data.len() + CSS.len() + UNITS_JS.len() + JS.len() + 2048);
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
@@ -70,6 +78,12 @@ pub fn page_from_json(json: &str, title: &str) -> String {
     out.push_str(DATA_ID);
     out.push_str("\">");
     out.push_str(&data);
+    if let Some(diff) = diff {
+        out.push_str("</script>\n<script type=\"application/json\" id=\"");
+        out.push_str(DIFF_ID);
+        out.push_str("\">");
+        out.push_str(&embed_json(diff));
+    }
     // A module script, so viewer/units.js goes in as it is: `export` is legal there (unused).
     out.push_str("</script>\n<script type=\"module\">\n");
     out.push_str(UNITS_JS);
@@ -134,7 +148,7 @@ mod tests {
             "sep": "line\u{2028}para\u{2029}",
         });
         let json = serde_json::to_string(&v).expect("json");
-        let page = page_from_json(&json, "t");
+        let page = page_from_json(&json, None, "t");
         let data = embedded(&page);
         assert!(!data.contains('<') && !data.contains('>') && !data.contains('&'));
         assert!(!data.contains('\u{2028}'));
@@ -147,7 +161,7 @@ mod tests {
     /// its own, with MPI-IO purple); tests/test_colours.py checks the drawn bars.
     #[test]
     fn layer_colours_are_the_one_table() {
-        let page = page_from_json("{}", "t");
+        let page = page_from_json("{}", None, "t");
         let open = "<main id=\"app\" data-layer-colours=\"";
         let start = page.find(open).expect("app element") + open.len();
         let len = page[start..].find('"').expect("closed");
@@ -158,16 +172,33 @@ mod tests {
         }
     }
 
+    /// The diff of `--against` sits in its own element, escaped like the report.
+    #[test]
+    fn the_diff_has_its_own_element() {
+        let page = page_from_json("{}", Some("{\"a\":\"</script>\"}"), "t");
+        let open = format!("<script type=\"application/json\" id=\"{DIFF_ID}\">");
+        let start = page.find(&open).expect("diff element") + open.len();
+        let len = page[start..].find("</script").expect("closed");
+        assert_eq!(
+            &page[start..start + len],
+            "{\"a\":\"\\u003c/script\\u003e\"}"
+        );
+        assert_eq!(page.matches("<script").count(), 3);
+        let plain = page_from_json("{}", None, "t");
+        assert!(!plain.contains(&format!("id=\"{DIFF_ID}\"")));
+        assert_eq!(plain.matches("<script").count(), 2);
+    }
+
     #[test]
     fn title_is_escaped() {
-        let page = page_from_json("{}", "run <a & \"b\">");
+        let page = page_from_json("{}", None, "run <a & \"b\">");
         assert!(page.contains("<title>run &lt;a &amp; &quot;b&quot;&gt;</title>"));
     }
 
     /// One file: style and script are inline, nothing is loaded from elsewhere.
     #[test]
     fn the_page_is_one_file() {
-        let page = page_from_json("{\"job\":{}}", "t");
+        let page = page_from_json("{\"job\":{}}", None, "t");
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(page.contains(CSS) && page.contains(JS) && page.contains(UNITS_JS));
         // The one URL allowed: the SVG namespace (an identifier, never fetched).

@@ -29,8 +29,12 @@
   const SEVERITY_COLOR = { high: "#c53030", medium: "#d46b08", low: "#3f7ec1" };
 
   const R = JSON.parse(document.getElementById("pioscope-report").textContent);
+  // `report --against A`: the diff of this run (B) against A, as `pioscope diff A B --json`.
+  const diffElement = document.getElementById("pioscope-diff");
+  const D = diffElement ? JSON.parse(diffElement.textContent) : null;
   // For the browser's console and for tests.
   window.pioscopeReport = R;
+  window.pioscopeDiff = D;
   const app = document.getElementById("app");
   // pioscope's one colour table (crates/pioscope-trace/src/colours.rs), which the viewer and
   // the exports draw with too: layer name -> CSS colour.
@@ -728,16 +732,79 @@
     return section("files", "Files, aggregation and metadata", parts);
   }
 
+  // ---------- comparison with another run (report --against) ----------
+  /** A signed time: "+1.20 ms". */
+  function fmtDelta(v) { return (v > 0 ? "+" : "") + fmtDur(v); }
+  /** A change in percent of A; "new" when A had none. */
+  function fmtChange(c) {
+    if (c.percent !== null && c.percent !== undefined) return (c.percent > 0 ? "+" : "") + fmtNum(c.percent) + " %";
+    return c.b_ns > 0 ? "new" : "-";
+  }
+  function diffColumns(groupLabel, withLayer) {
+    const side = (m, f) => (m ? f(m) : null);
+    return [
+      { label: groupLabel, get: r => r.group },
+      withLayer ? { label: "layer", get: r => r.layer } : null,
+      { label: "calls A", get: r => side(r.a, m => m.operations), num: true, fmt: v => (v === null ? "-" : fmtInt(v)) },
+      { label: "calls B", get: r => side(r.b, m => m.operations), num: true, fmt: v => (v === null ? "-" : fmtInt(v)) },
+      { label: "time A", get: r => side(r.a, m => m.time_ns), num: true, fmt: v => (v === null ? "-" : fmtDur(v)) },
+      { label: "time B", get: r => side(r.b, m => m.time_ns), num: true, fmt: v => (v === null ? "-" : fmtDur(v)) },
+      { label: "change", get: r => r.change.delta_ns, num: true, fmt: fmtDelta, help: "time B - time A" },
+      { label: "%", get: r => r.change.percent, num: true, fmt: (v, r) => fmtChange(r.change), help: "change in percent of A" },
+    ].filter(c => c);
+  }
+  function diffSection() {
+    if (!D) return null;
+    const parts = [el("p", { class: "note", text: "This run (B) against " + D.a.path + " (A): every change is B - A, every percentage of A. Rows of one run only show - on the other side." })];
+    const head = [["I/O time", D.io_time], ["job", D.duration], ["paired top-level calls", D.calls.paired_time]];
+    parts.push(el("table", { class: "data", "data-table": "diff-headline" },
+      el("thead", null, el("tr", null, ["", "A", "B", "change", "%"].map(h => el("th", { class: h ? "num" : "", text: h })))),
+      el("tbody", null, head.map(([k, c]) => el("tr", null,
+        el("td", { text: k }), el("td", { class: "num", text: fmtDur(c.a_ns) }), el("td", { class: "num", text: fmtDur(c.b_ns) }),
+        el("td", { class: "num", text: fmtDelta(c.delta_ns) }), el("td", { class: "num", text: fmtChange(c) }))))));
+    parts.push(el("h3", { text: "Findings" }));
+    if (D.findings.length === 0) parts.push(el("p", { class: "note", text: "No rule fired on either run." }));
+    else parts.push(el("ul", { class: "diff-findings" }, D.findings.map(f => el("li", { "data-id": f.id, "data-status": f.status },
+      el("span", { class: "badge status-" + f.status, text: f.status }), " ",
+      el("span", { class: "id", text: f.id }), " ", f.title,
+      el("span", { class: "sub", text: " (cost " + (f.cost_a_ns === null ? "-" : fmtDur(f.cost_a_ns)) + " \u2192 " + (f.cost_b_ns === null ? "-" : fmtDur(f.cost_b_ns)) + ")" })))));
+    const tables = [
+      ["diff-layer", "Layers", D.layers, diffColumns("layer", false)],
+      ["diff-func", "Functions", D.functions, diffColumns("function", true)],
+      ["diff-file", "Files", D.files, diffColumns("file", true)],
+      ["diff-rank", "Ranks", D.ranks, diffColumns("rank", true)],
+    ];
+    if (D.darshan.length) tables.push(["diff-darshan", "Darshan counters per module", D.darshan, diffColumns("module", false)]);
+    for (const [name, label, rows, cols] of tables) {
+      parts.push(el("h3", { text: label }));
+      parts.push(dataTable(name, cols, rows, null));
+    }
+    parts.push(el("h3", { text: "Calls whose time changed most (paired by order per rank and function)" }));
+    parts.push(dataTable("diff-calls", [
+      { label: "rank", get: r => r.rank, num: true },
+      { label: "function", get: r => r.func },
+      { label: "file", get: r => r.file_b || r.file_a },
+      { label: "A", get: r => r.a_ns, num: true, fmt: fmtDur },
+      { label: "B", get: r => r.b_ns, num: true, fmt: fmtDur },
+      { label: "change", get: r => r.delta_ns, num: true, fmt: fmtDelta },
+      { label: "%", get: r => r.percent, num: true, fmt: (v, r) => fmtChange(r) },
+    ], D.calls.changed, null));
+    if (D.calls.unpaired.length) {
+      parts.push(el("p", { class: "note", text: "Without a counterpart: " + D.calls.unpaired.map(u => u.func + " " + fmtInt(u.count) + " only in " + u.side).join(", ") + "." }));
+    }
+    return section("diff", "Compared with " + D.a.path, parts);
+  }
+
   // ---------- the page ----------
   function build() {
     const j = R.job;
     app.appendChild(el("header", { class: "top" },
       el("h1", { text: "pioscope report" }),
       j.command ? el("div", { class: "command", text: j.command }) : null));
-    const nav = [["summary", "Job"], ["findings", "Findings (" + R.findings.length + ")"], ["time", "Time"], ["ranks", "Ranks"], ["sizes", "Sizes"], ["heatmap", "Heat map"], ["servers", "Servers"], ["counters", "Counters"], ["darshan", "Darshan"], ["tables", "Tables"], ["files", "Files"]];
+    const nav = [["summary", "Job"], ["findings", "Findings (" + R.findings.length + ")"], ["time", "Time"], ["ranks", "Ranks"], ["sizes", "Sizes"], ["heatmap", "Heat map"], ["servers", "Servers"], ["counters", "Counters"], ["darshan", "Darshan"], ["tables", "Tables"], ["files", "Files"], ["diff", "Compared"]];
     const toc = el("nav", { class: "toc" });
     app.appendChild(toc);
-    const sections = [summary, findings, timeSection, ranksSection, sizesSection, heatmapSection, serversSection, countersSection, darshanSection, tablesSection, filesSection];
+    const sections = [summary, findings, timeSection, ranksSection, sizesSection, heatmapSection, serversSection, countersSection, darshanSection, tablesSection, filesSection, diffSection];
     for (const f of sections) {
       // One broken section must not take the others down: it says what failed instead.
       let sec;
