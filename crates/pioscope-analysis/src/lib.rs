@@ -2,7 +2,7 @@
 //! (never the whole trace in memory). Every analysis is a `pass::Visitor`: statistics
 //! (`stats`), time breakdowns (`breakdown`), access patterns (`patterns`), aggregators and data
 //! sieving (`aggregation`), storage servers (`servers`) and the finding rules (`findings`); `profile` runs them all in one
-//! pass for `pioscope report`.
+//! pass for `pioscope report`; `fleet` makes a profile one row of the fleet tables.
 #![warn(missing_docs)]
 
 pub mod aggregation;
@@ -12,6 +12,7 @@ pub mod compare;
 pub mod counters;
 pub mod darshan;
 pub mod findings;
+pub mod fleet;
 pub mod heatmap;
 pub mod hints;
 pub mod nesting;

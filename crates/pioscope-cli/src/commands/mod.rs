@@ -35,6 +35,7 @@ pub mod calibrate;
 pub mod compare;
 pub mod dump;
 pub mod export;
+pub mod fleet;
 pub mod import;
 pub mod merge;
 pub mod report;

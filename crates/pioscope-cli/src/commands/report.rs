@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -70,19 +70,7 @@ pub fn run(args: Args) -> Result<u8> {
         // Before the minutes of reading, not after.
         crate::output_file::check_file(path, true)?;
     }
-    let findings = match &args.config {
-        Some(path) => findings::Config::from_file(path)?,
-        None => findings::Config::default(),
-    };
-    let options = Options {
-        scope: if args.all {
-            Scope::All
-        } else {
-            Scope::Application
-        },
-        findings,
-        ..Options::default()
-    };
+    let options = options(args.config.as_deref(), args.all)?;
     // The row groups to read (the Parquet footer only), so the bar is right from the start.
     let row_groups = trace.events()?.row_groups() as u64;
     let bar = ProgressBar::with_draw_target(Some(row_groups), ProgressDrawTarget::stderr());
@@ -112,6 +100,19 @@ pub fn run(args: Args) -> Result<u8> {
     }
     out.finish()?;
     Ok(0)
+}
+
+/// The profile options of `--config FILE` and `--all` (report and fleet share them).
+pub fn options(config: Option<&Path>, all: bool) -> Result<Options> {
+    let findings = match config {
+        Some(path) => findings::Config::from_file(path)?,
+        None => findings::Config::default(),
+    };
+    Ok(Options {
+        scope: if all { Scope::All } else { Scope::Application },
+        findings,
+        ..Options::default()
+    })
 }
 
 fn pct(x: f64) -> String {
