@@ -3,7 +3,7 @@
 //! (`stats`), time breakdowns (`breakdown`), access patterns (`patterns`), aggregators and data
 //! sieving (`aggregation`), storage servers (`servers`) and the finding rules (`findings`); `profile` runs them all in one
 //! pass for `pioscope report`; `compare` lines a run up with its simulation call by call, and
-//! `diff` two runs' profiles and calls.
+//! `diff` two runs' profiles and calls; `fleet` makes a profile one row of the fleet tables.
 #![warn(missing_docs)]
 
 pub mod aggregation;
@@ -14,6 +14,7 @@ pub mod counters;
 pub mod darshan;
 pub mod diff;
 pub mod findings;
+pub mod fleet;
 pub mod heatmap;
 pub mod hints;
 pub mod nesting;

@@ -3,6 +3,8 @@
 
 mod commands;
 mod elf;
+mod fleet_html;
+mod fleet_inputs;
 mod human;
 mod launch;
 mod mpi_flavour;
@@ -52,6 +54,7 @@ enum Command {
     Sample(commands::sample::Args),
     Stats(commands::stats::Args),
     Report(commands::report::Args),
+    Fleet(commands::fleet::Args),
     Dump(commands::dump::Args),
     Bench(commands::bench::Args),
     Synth(commands::synth::Args),
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
         Command::Sample(args) => commands::sample::run(args),
         Command::Stats(args) => commands::stats::run(args),
         Command::Report(args) => commands::report::run(args),
+        Command::Fleet(args) => commands::fleet::run(args),
         Command::Dump(args) => commands::dump::run(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Synth(args) => commands::synth::run(args),

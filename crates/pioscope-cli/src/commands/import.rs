@@ -55,11 +55,7 @@ struct DarshanArgs {
 pub fn run(args: Args) -> Result<u8> {
     let Source::Darshan(a) = args.source;
     super::prepare_output(&a.output, a.force)?;
-    let python = a
-        .python
-        .or_else(|| std::env::var("PIOSCOPE_PYTHON").ok())
-        .unwrap_or_else(|| "python3".to_string());
-    let summary = import_darshan(&a.log, &a.output, &python)?;
+    let summary = import_darshan(&a.log, &a.output, &python(a.python))?;
     for reason in &summary.partial_reasons {
         super::warn(&format!("trace is partial: {reason}"));
     }
@@ -67,6 +63,13 @@ pub fn run(args: Args) -> Result<u8> {
     out.write(format_args!("{}", summary_text(&summary, &a.output)))?;
     out.finish()?;
     Ok(0)
+}
+
+/// The Python interpreter that runs Darshan's reader: `--python`, else $PIOSCOPE_PYTHON, else
+/// python3 (import and fleet share it).
+pub fn python(flag: Option<String>) -> String {
+    flag.or_else(|| std::env::var("PIOSCOPE_PYTHON").ok())
+        .unwrap_or_else(|| "python3".to_string())
 }
 
 fn summary_text(s: &ImportSummary, out: &std::path::Path) -> String {

@@ -37,6 +37,7 @@ pub mod compare;
 pub mod diff;
 pub mod dump;
 pub mod export;
+pub mod fleet;
 pub mod import;
 pub mod merge;
 pub mod report;

@@ -21,6 +21,25 @@ use crate::store::{Event, FileRow, StoreError, StoreWriter};
 /// The reader script, run by the Python interpreter given to `import`.
 const READER: &str = include_str!("darshan_read.py");
 
+/// `DARSHAN_MAGIC_NR` of darshan-log-format.h: the header's second field, after the 8-byte
+/// version string.
+const MAGIC: u64 = 6_567_223;
+
+/// The first bytes of a file [`sniff`] looks at.
+pub const SNIFF_BYTES: usize = 16;
+
+/// Whether a file starting with `head` is a Darshan log: a version string ("3.41") then the
+/// magic number, in either byte order (a log keeps the byte order of the machine that wrote
+/// it; Darshan's reader swaps).
+pub fn sniff(head: &[u8]) -> bool {
+    let Some(magic) = head.get(8..SNIFF_BYTES) else {
+        return false;
+    };
+    let magic: [u8; 8] = magic.try_into().unwrap_or_default();
+    head[0].is_ascii_digit()
+        && (u64::from_le_bytes(magic) == MAGIC || u64::from_be_bytes(magic) == MAGIC)
+}
+
 /// Why a log could not be imported.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -529,6 +548,18 @@ mod tests {
         assert_eq!(fs_type(&mounts, "/scratch2/x"), "gpfs");
         assert_eq!(fs_type(&mounts, "/scratchy"), "ext4");
         assert_eq!(fs_type(&[], "<STDOUT>"), "unknown");
+    }
+
+    #[test]
+    fn logs_are_told_by_their_magic_in_either_byte_order() {
+        let mut head = b"3.41\0\0\0\0".to_vec();
+        head.extend(MAGIC.to_le_bytes());
+        assert!(sniff(&head));
+        head.truncate(8);
+        head.extend(MAGIC.to_be_bytes());
+        assert!(sniff(&head));
+        assert!(!sniff(&head[..12]));
+        assert!(!sniff(b"PAR1 is not a Darshan log"));
     }
 
     #[test]

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""How `pioscope fleet` scales (issue 17): wall time and peak memory over 1,000 inputs on this
+machine, and whether memory stays flat as the number of jobs grows.
+
+Makes N inputs in a temporary directory from real ones: the Darshan logs of PyDarshan's
+examples (scripts/darshan-logs.sh; symbolic links, found by their first bytes) and the two
+HPIO traces of tests/data (hard-linked copies: the walk does not follow links to directories),
+a TRACE_SHARE of them traces. Then runs `pioscope fleet DIR -o OUT` for each size and each -j,
+interleaved, REPEAT times, and prints the median wall time, the jobs per second, the peak RSS
+of the whole process tree (GNU time: the largest of pioscope and the PyDarshan readers it
+starts) and of pioscope itself (its VmHWM, read while it runs). A benchmark that reports
+figures; no assertion. The machine is shared: figures are indicative.
+
+Build first: make -C <repo> cli
+usage: bench/perf/fleet_scale.py [--sizes 100,1000] [--jobs 1,2] [--trace-share 0.1] [--repeat 1]"""
+import argparse
+import itertools
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PIOSCOPE = ROOT / "build" / "bin" / "pioscope"
+GNU_TIME = Path("/usr/bin/time")
+LOGS = ROOT / "build" / "third_party" / "darshan-logs"
+TRACES = [ROOT / "tests" / "data" / "hpio-collective", ROOT / "tests" / "data" / "hpio-independent"]
+
+
+def make_inputs(dir: Path, n: int, trace_share: float) -> None:
+    logs = sorted(LOGS.glob("*.darshan"))
+    traces = round(n * trace_share)
+    for i, src in zip(range(traces), itertools.cycle(TRACES)):
+        subprocess.run(["cp", "-al", str(src), str(dir / f"trace-{i:05d}")], check=True)
+    for i, src in zip(range(n - traces), itertools.cycle(logs)):
+        (dir / f"log-{i:05d}.darshan").symlink_to(src)
+
+
+def vmhwm(pid: int) -> int:
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    m = re.search(r"VmHWM:\s+(\d+) kB", text)
+    return int(m.group(1)) * 1024 if m else 0
+
+
+def child_pid(pid: int):
+    try:
+        return int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def run_fleet(inputs: Path, out: Path, jobs: int) -> tuple:
+    """(wall s, tree peak RSS, pioscope's own peak RSS, stdout) of one fleet run."""
+    cmd = [str(GNU_TIME), "-v", str(PIOSCOPE), "fleet", str(inputs), "-o", str(out), "--force",
+           "-j", str(jobs)]
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    own = [0]
+
+    def watch():
+        # GNU time's child is pioscope; VmHWM only grows, so the last reading is the peak.
+        while p.poll() is None:
+            child = child_pid(p.pid)
+            if child:
+                own[0] = max(own[0], vmhwm(child))
+            time.sleep(0.2)
+
+    t = threading.Thread(target=watch)
+    t.start()
+    stdout, stderr = p.communicate()
+    t.join()
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        sys.exit(f"fleet failed ({p.returncode}): {stderr.strip()[-2000:]}")
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr)
+    return wall, int(m.group(1)) * 1024 if m else 0, own[0], stdout.strip()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="100,1000", help="numbers of inputs, comma-separated")
+    ap.add_argument("--jobs", default="2", help="values of -j, comma-separated (1,2 to see the speedup)")
+    ap.add_argument("--trace-share", type=float, default=0.1)
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args()
+    subprocess.run([str(ROOT / "scripts" / "darshan-logs.sh"), str(LOGS)], check=True)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    jobs = [int(j) for j in args.jobs.split(",")]
+    work = Path(tempfile.mkdtemp(prefix="pioscope-fleet-scale-"))
+    try:
+        dirs = {}
+        for n in sizes:
+            dirs[n] = work / f"inputs-{n}"
+            dirs[n].mkdir()
+            make_inputs(dirs[n], n, args.trace_share)
+        results = {}
+        for rep in range(args.repeat):
+            for n in sizes:
+                for j in jobs:
+                    wall, tree, own, stdout = run_fleet(dirs[n], work / "out", j)
+                    results.setdefault((n, j), []).append((wall, tree, own))
+                    print(f"run {rep + 1}: {n} inputs, -j {j}: {wall:.1f} s, {n / wall:.1f} jobs/s, "
+                          f"peak RSS tree {tree / 2**20:.0f} MiB, pioscope {own / 2**20:.0f} MiB "
+                          f"[{stdout.splitlines()[0]}]", flush=True)
+        print("\nmedians (machine shared with other builds: indicative)")
+        for (n, j), runs in results.items():
+            wall = statistics.median(r[0] for r in runs)
+            print(f"{n:>6} inputs -j {j}: {wall:7.1f} s  {n / wall:6.1f} jobs/s  "
+                  f"tree peak {max(r[1] for r in runs) / 2**20:6.0f} MiB  "
+                  f"pioscope peak {max(r[2] for r in runs) / 2**20:6.0f} MiB")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
