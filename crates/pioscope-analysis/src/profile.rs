@@ -123,10 +123,7 @@ pub fn profile(
     let mut aggregation = AggregationVisitor::new();
     let mut heatmap = HeatmapVisitor::for_trace(trace);
     let mut servers = ServerVisitor::new(trace);
-    let mut rules = findings::rules(&options.findings);
-    let counts = {
-        let mut rule_visitors: Vec<AsVisitor<'_>> =
-            rules.iter_mut().map(|r| AsVisitor(r.as_mut())).collect();
+    let (counts, found) = {
         let mut visitors: Vec<&mut dyn Visitor> = Vec::new();
         for s in stats.iter_mut() {
             visitors.push(s);
@@ -136,12 +133,28 @@ pub fn profile(
         visitors.push(&mut aggregation);
         visitors.push(&mut heatmap);
         visitors.push(&mut servers);
-        for r in rule_visitors.iter_mut() {
-            visitors.push(r);
-        }
-        pass::run(&ctx, &mut visitors, progress)?
+        // The rules, about half of the visiting, on the second thread of the pass.
+        let rules_config = &options.findings;
+        pass::run_beside(
+            &ctx,
+            &mut visitors,
+            |feed| {
+                // Built on that thread: the rules share state that stays on one thread.
+                let mut rules = findings::rules(rules_config);
+                {
+                    let mut rule_visitors: Vec<AsVisitor<'_>> =
+                        rules.iter_mut().map(|r| AsVisitor(r.as_mut())).collect();
+                    let mut visitors: Vec<&mut dyn Visitor> = Vec::new();
+                    for r in rule_visitors.iter_mut() {
+                        visitors.push(r);
+                    }
+                    feed.visit(&mut visitors);
+                }
+                findings::conclude(&rules, &ctx)
+            },
+            progress,
+        )?
     };
-    let found = findings::conclude(&rules, &ctx);
     let counter_rows = trace.counters()?;
     let server_table = servers
         .has_servers()
