@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
-"""How `pioscope report` scales (issue 3: 100,000,000 events in <= 60 s and <= 2 GB peak memory).
-Writes a synthetic trace with `pioscope synth`, then times `pioscope report TRACE --json` and
-measures its peak RSS. A benchmark that reports figures; no assertion.
+"""How `pioscope report` scales (issue 19: 100,000,000 events in <= 10 s and <= 2 GB peak memory
+on a 2-core machine). Writes a synthetic trace with `pioscope synth` (or takes --trace), then
+times `pioscope report TRACE --json` with its CPU time and peak RSS, and, as the reference in
+the same run, DuckDB grouping the same events.parquet by function (what a scan costs: the
+report's own work is the rest). The runs are interleaved and repeated; medians are printed.
+A benchmark that reports figures; no assertion.
 
-Build first: make -C <repo> cli
-usage: bench/perf/report_scale.py [--events 100M] [--ranks 16] [--seed 1] [--dir DIR] [--keep]"""
+Build first: make -C <repo> cli. The reference needs DuckDB: python3 -m pip install duckdb
+(without it the reference is skipped and said so).
+usage: bench/perf/report_scale.py [--events 100M] [--ranks 16] [--seed 1] [--repeats 3]
+                                  [--dir DIR | --trace TRACE] [--keep]"""
 import argparse
+import json
 import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,22 +39,41 @@ def store_bytes(d: Path) -> int:
 
 
 def run_report(trace: Path) -> tuple:
-    """(wall seconds, peak RSS bytes) of `pioscope report TRACE --json > /dev/null`."""
+    """(wall s, CPU s, peak RSS bytes) of `pioscope report TRACE --json > /dev/null`."""
     cmd = [str(PIOSCOPE), "report", str(trace), "--json"]
     if GNU_TIME.exists():
         cmd = [str(GNU_TIME), "-v"] + cmd
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with open(os.devnull, "wb") as null:
         p = subprocess.run(cmd, stdout=null, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if p.returncode != 0:
         sys.exit(f"report failed ({p.returncode}): {p.stderr.strip()}")
     m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
     if m:
         rss = int(m.group(1)) * 1024
     else:  # no GNU time: the largest child so far (only this child is large)
-        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-    return wall, rss
+        rss = after.ru_maxrss * 1024
+    return wall, cpu, rss
+
+
+def duckdb_group_by(trace: Path):
+    """Wall seconds of DuckDB's `GROUP BY func` over events.parquet (count, durations, sizes),
+    None without the duckdb module."""
+    try:
+        import duckdb
+    except ImportError:
+        return None
+    con = duckdb.connect()
+    t0 = time.perf_counter()
+    con.execute("SELECT func, count(*), sum(duration_ns), sum(size) FROM read_parquet(?) GROUP BY func",
+                [str(trace / "events.parquet")]).fetchall()
+    wall = time.perf_counter() - t0
+    con.close()
+    return wall
 
 
 def main() -> None:
@@ -56,29 +82,50 @@ def main() -> None:
     ap.add_argument("--ranks", type=int, default=16)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dir", type=Path, help="where to write the trace (default: a temporary dir)")
+    ap.add_argument("--trace", type=Path, help="time this existing trace instead of writing one")
+    ap.add_argument("--repeats", type=int, default=3, help="runs of each measurement (median printed)")
     ap.add_argument("--keep", action="store_true", help="keep the trace afterwards")
     args = ap.parse_args()
     if not PIOSCOPE.exists():
         sys.exit(f"{PIOSCOPE} is missing: run `make -C {ROOT} cli` first")
-    events = parse_count(args.events)
-    parent = args.dir.parent if args.dir else None
-    tmp = Path(tempfile.mkdtemp(prefix="pioscope-scale-", dir=parent))
-    trace = args.dir if args.dir else tmp / "trace"
+    tmp = None
+    if args.trace:
+        trace = args.trace
+    else:
+        events = parse_count(args.events)
+        parent = args.dir.parent if args.dir else None
+        tmp = Path(tempfile.mkdtemp(prefix="pioscope-scale-", dir=parent))
+        trace = args.dir if args.dir else tmp / "trace"
     try:
-        t0 = time.perf_counter()
-        subprocess.run([str(PIOSCOPE), "synth", "-o", str(trace), "--events", str(events),
-                        "--ranks", str(args.ranks), "--seed", str(args.seed), "--force"],
-                       check=True, stdout=subprocess.DEVNULL)
-        gen = time.perf_counter() - t0
+        if tmp is not None:
+            t0 = time.perf_counter()
+            subprocess.run([str(PIOSCOPE), "synth", "-o", str(trace), "--events", str(events),
+                            "--ranks", str(args.ranks), "--seed", str(args.seed), "--force"],
+                           check=True, stdout=subprocess.DEVNULL)
+            gen = time.perf_counter() - t0
+            print(f"generation        {gen:.1f} s ({events / gen / 1e6:.2f} M events/s)")
+        events = json.loads((trace / "meta.json").read_text())["counts"]["events"]
+        ranks = json.loads((trace / "meta.json").read_text())["job"]["ranks"]
         size = store_bytes(trace)
-        wall, rss = run_report(trace)
-        print(f"events            {events:,} ({args.ranks} ranks)")
-        print(f"generation        {gen:.1f} s ({events / gen / 1e6:.2f} M events/s)")
+        reports, refs = [], []
+        for _ in range(max(1, args.repeats)):  # interleaved: both see the same machine load
+            reports.append(run_report(trace))
+            refs.append(duckdb_group_by(trace))
+        wall = statistics.median(r[0] for r in reports)
+        cpu = statistics.median(r[1] for r in reports)
+        rss = max(r[2] for r in reports)
+        print(f"events            {events:,} ({ranks} ranks)")
         print(f"store             {size / 1e6:.1f} MB ({size / events:.2f} bytes/event)")
-        print(f"report wall       {wall:.1f} s ({events / wall / 1e6:.2f} M events/s)")
+        print(f"report wall       {wall:.1f} s ({events / wall / 1e6:.2f} M events/s), "
+              f"CPU {cpu:.1f} s, median of {len(reports)}")
         print(f"report peak RSS   {rss / 2**20:.0f} MiB")
+        if refs[0] is None:
+            print("duckdb GROUP BY   skipped: python3 -m pip install duckdb")
+        else:
+            ref = statistics.median(refs)
+            print(f"duckdb GROUP BY   {ref:.2f} s (func over events.parquet, median of {len(refs)})")
     finally:
-        if not args.keep:
+        if tmp is not None and not args.keep:
             shutil.rmtree(trace, ignore_errors=True)
             shutil.rmtree(tmp, ignore_errors=True)
 

@@ -4,7 +4,10 @@
 //! at the end. One read of events.parquet, row group by row group, serves them all, so the
 //! cost of a report grows with the trace once, not once per analysis.
 
-use pioscope_trace::store::{Event, StoreError, Trace};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+
+use pioscope_trace::store::{Event, EventBatch, StoreError, Trace};
 
 use crate::hints::Hints;
 use crate::scope::{Scope, ScopeFilter};
@@ -62,29 +65,74 @@ pub fn context(trace: &Trace, scope: Scope) -> Result<Context<'_>, StoreError> {
     })
 }
 
-/// Row groups decoded ahead of the visitors: one in flight while the visitors work on the
-/// previous one keeps both cores busy with at most two decoded row groups in memory.
+/// Row groups decoded ahead of each consumer: one in flight while the visitors work on the
+/// previous one keeps the cores busy with a few decoded row groups in memory at most.
 const DECODED_AHEAD: usize = 1;
 
 /// Streams every event of the trace once through `visitors` (those the scope keeps), then
 /// finishes them. `progress(done, total)` is called after each row group.
 ///
-/// Decoding Parquet and visiting take about the same time, so a second thread decodes row
-/// group n+1 while the visitors see row group n; the visitors still see every event in store
-/// order, on this thread.
+/// A second thread decodes row group n+1 while the visitors see row group n; the visitors
+/// still see every event in store order, on this thread. (A [`run_beside`] with nothing
+/// beside: its second group drops the feed at once.)
 pub fn run(
     ctx: &Context<'_>,
     visitors: &mut [&mut dyn Visitor],
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<PassCounts, StoreError> {
+    let (counts, ()) = run_beside(ctx, visitors, |_| {}, progress)?;
+    Ok(counts)
+}
+
+/// The events of a pass, handed to the visitors of [`run_beside`]'s second thread.
+pub struct Feed<'c, 't> {
+    ctx: &'c Context<'t>,
+    batches: Receiver<Arc<EventBatch>>,
+}
+
+impl Feed<'_, '_> {
+    /// Shows every event to `visitors` (those the scope keeps), in store order, then finishes
+    /// them. Stops early, quietly, when decoding failed: the pass returns that error.
+    pub fn visit(self, visitors: &mut [&mut dyn Visitor]) {
+        let mut filter = ScopeFilter::new(self.ctx.trace, self.ctx.scope);
+        let mut counts = PassCounts::default();
+        for batch in self.batches {
+            show(&batch, &mut filter, visitors, self.ctx, &mut counts);
+        }
+        for v in visitors.iter_mut() {
+            v.finish(self.ctx);
+        }
+    }
+}
+
+/// Like [`run`], with a second group of visitors on a thread of its own: `beside` is called on
+/// that thread, builds its visitors there (so they may share state that cannot cross threads),
+/// calls [`Feed::visit`] with them and returns what they concluded.
+///
+/// Each group sees every event in store order, exactly as in one group: the result of each
+/// visitor does not depend on the split. One thread decodes the row groups once and hands each
+/// to both groups, so the visitors' work, which is most of a report's, runs on two cores.
+pub fn run_beside<T: Send>(
+    ctx: &Context<'_>,
+    visitors: &mut [&mut dyn Visitor],
+    beside: impl FnOnce(Feed<'_, '_>) -> T + Send,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(PassCounts, T), StoreError> {
     let mut filter = ScopeFilter::new(ctx.trace, ctx.scope);
     let mut counts = PassCounts::default();
     let batches = ctx.trace.events()?;
     let total = batches.row_groups();
-    std::thread::scope(|scope| {
-        let (sender, receiver) = std::sync::mpsc::sync_channel(DECODED_AHEAD);
+    let beside_result = std::thread::scope(|scope| {
+        let (sender, receiver) = sync_channel(DECODED_AHEAD);
+        let (beside_sender, beside_receiver) = sync_channel(DECODED_AHEAD);
         scope.spawn(move || {
             for batch in batches {
+                let batch = batch.map(Arc::new);
+                if let Ok(b) = &batch {
+                    // The second group may be gone (it panicked): the pass reports that at
+                    // the join, this thread just stops feeding it.
+                    let _ = beside_sender.send(Arc::clone(b));
+                }
                 let failed = batch.is_err();
                 // The receiver hangs up only after an error of its own: stop decoding then.
                 if sender.send(batch).is_err() || failed {
@@ -92,29 +140,107 @@ pub fn run(
                 }
             }
         });
+        let second = scope.spawn(move || {
+            beside(Feed {
+                ctx,
+                batches: beside_receiver,
+            })
+        });
         for (done, batch) in receiver.into_iter().enumerate() {
-            let batch = batch?;
-            for e in batch.iter() {
-                counts.events += 1;
-                let kept = filter.keeps(&e);
-                if !kept {
-                    counts.left_out += 1;
-                    if !filter.is_server_record(&e) {
-                        continue;
-                    }
-                }
-                for v in visitors.iter_mut() {
-                    if kept || v.sees_server_records() {
-                        v.visit(&e, ctx);
-                    }
-                }
-            }
+            let batch: Arc<EventBatch> = batch?;
+            show(&batch, &mut filter, visitors, ctx, &mut counts);
             progress(done + 1, total);
         }
-        Ok::<(), StoreError>(())
+        // A panic of the second group is a bug: raise it here as it was.
+        Ok::<T, StoreError>(
+            second
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        )
     })?;
     for v in visitors.iter_mut() {
         v.finish(ctx);
     }
-    Ok(counts)
+    Ok((counts, beside_result))
+}
+
+/// Shows the events of one row group to `visitors` (those `filter` keeps, and the server
+/// records to the visitors that see them), counting them.
+fn show(
+    batch: &EventBatch,
+    filter: &mut ScopeFilter,
+    visitors: &mut [&mut dyn Visitor],
+    ctx: &Context<'_>,
+    counts: &mut PassCounts,
+) {
+    // By index rather than `batch.iter()`: the event is built in place, not built and moved.
+    for i in 0..batch.len() {
+        let e = batch.get(i);
+        counts.events += 1;
+        let kept = filter.keeps(&e);
+        if !kept {
+            counts.left_out += 1;
+            if !filter.is_server_record(&e) {
+                continue;
+            }
+        }
+        for v in visitors.iter_mut() {
+            if kept || v.sees_server_records() {
+                v.visit(&e, ctx);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{self, ev, io, FILE_A};
+
+    /// Records the ids it is shown.
+    #[derive(Default)]
+    struct Ids(Vec<i64>);
+
+    impl Visitor for Ids {
+        fn visit(&mut self, event: &Event<'_>, _ctx: &Context<'_>) {
+            self.0.push(event.id);
+        }
+    }
+
+    /// The group beside sees exactly the events the group on the calling thread sees, in the
+    /// same (store) order.
+    #[test]
+    fn both_groups_see_every_kept_event_in_store_order() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut ranks = Vec::new();
+        for r in 0..2u32 {
+            let mut b = testutil::rank(r, 2, "n1");
+            b.events(
+                0,
+                &[
+                    io("pwrite", 100, 10, FILE_A, 0, 8),
+                    ev("MPI_Barrier", 200, 10),
+                    io("pread", 300, 10, FILE_A, 0, 8),
+                ],
+            );
+            ranks.push(b);
+        }
+        let t = testutil::trace(dir.path(), ranks);
+        let ctx = context(&t, Scope::Application).expect("context");
+        let mut here = Ids::default();
+        let (counts, beside) = run_beside(
+            &ctx,
+            &mut [&mut here],
+            |feed| {
+                let mut ids = Ids::default();
+                feed.visit(&mut [&mut ids]);
+                ids.0
+            },
+            &mut |_, _| {},
+        )
+        .expect("pass");
+        assert_eq!((counts.events, counts.left_out), (6, 0));
+        assert_eq!(here.0, (0..6).collect::<Vec<i64>>());
+        assert_eq!(beside, here.0);
+    }
 }

@@ -156,10 +156,13 @@ pub fn profile(
     let mut aggregation = AggregationVisitor::new();
     let mut heatmap = HeatmapVisitor::for_trace(trace);
     let mut servers = ServerVisitor::new(trace);
-    let mut rules = findings::rules(&options.findings);
-    let counts = {
-        let mut rule_visitors: Vec<AsVisitor<'_>> =
-            rules.iter_mut().map(|r| AsVisitor(r.as_mut())).collect();
+    let darshan = darshan::summarize(trace)?;
+    // A Darshan log without DXT has no calls for the pass: the rules judge its counters.
+    let darshan_counters = match &darshan {
+        Some(d) if !d.has_dxt_events => Some(findings::Counters::new(&trace.darshan_counters()?)),
+        _ => None,
+    };
+    let (counts, found) = {
         let mut visitors: Vec<&mut dyn Visitor> = Vec::new();
         for s in stats.iter_mut() {
             visitors.push(s);
@@ -169,18 +172,30 @@ pub fn profile(
         visitors.push(&mut aggregation);
         visitors.push(&mut heatmap);
         visitors.push(&mut servers);
-        for r in rule_visitors.iter_mut() {
-            visitors.push(r);
-        }
-        pass::run(&ctx, &mut visitors, progress)?
-    };
-    let darshan = darshan::summarize(trace)?;
-    // A Darshan log without DXT has no calls for the pass: the rules judge its counters.
-    let found = if darshan.as_ref().is_some_and(|d| !d.has_dxt_events) {
-        let counters = findings::Counters::new(&trace.darshan_counters()?);
-        findings::conclude_from_counters(&rules, &counters, &ctx)
-    } else {
-        findings::conclude(&rules, &ctx)
+        // The rules, about half of the visiting, on the second thread of the pass.
+        let rules_config = &options.findings;
+        pass::run_beside(
+            &ctx,
+            &mut visitors,
+            |feed| {
+                // Built on that thread: the rules share state that stays on one thread.
+                let mut rules = findings::rules(rules_config);
+                {
+                    let mut rule_visitors: Vec<AsVisitor<'_>> =
+                        rules.iter_mut().map(|r| AsVisitor(r.as_mut())).collect();
+                    let mut visitors: Vec<&mut dyn Visitor> = Vec::new();
+                    for r in rule_visitors.iter_mut() {
+                        visitors.push(r);
+                    }
+                    feed.visit(&mut visitors);
+                }
+                match &darshan_counters {
+                    Some(counters) => findings::conclude_from_counters(&rules, counters, &ctx),
+                    None => findings::conclude(&rules, &ctx),
+                }
+            },
+            progress,
+        )?
     };
     let counter_rows = trace.counters()?;
     let server_table = servers

@@ -143,6 +143,16 @@ impl IntCol {
     pub fn value(&self, i: usize) -> i64 {
         self.get(i).unwrap_or(0)
     }
+
+    /// The column as Int64 (nulls kept): one pass over the batch, so that a reader of many
+    /// rows pays one width test per batch instead of one per row.
+    pub fn widen(&self) -> Int64Array {
+        match self {
+            IntCol::I64(a) => a.clone(),
+            IntCol::I32(a) => a.unary(i64::from),
+            IntCol::U8(a) => a.unary(i64::from),
+        }
+    }
 }
 
 /// A boolean column.
@@ -299,6 +309,11 @@ mod tests {
         assert_eq!(
             (n.get(0), n.get(1), n.value(1), n.value(2)),
             (Some(7), None, 0, -1)
+        );
+        let wide = n.widen();
+        assert_eq!(
+            (wide.value(0), wide.is_null(1), wide.value(2)),
+            (7, true, -1)
         );
         let d = c.str("d").unwrap();
         assert_eq!((d.get(0), d.get(1), d.text(2)), (Some("b"), None, "a"));

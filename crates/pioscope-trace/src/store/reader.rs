@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use arrow_array::RecordBatch;
+use arrow_array::{Array, Int64Array, RecordBatch};
 
-use super::columns::{BoolCol, Columns, IntCol, StrCol};
+use super::columns::{BoolCol, Columns, StrCol};
 use super::event::Event;
 use super::meta::{Meta, FORMAT_NAME, FORMAT_VERSION};
 use super::scan::{Pred, Selected, Table, TableBatches};
@@ -250,33 +250,37 @@ impl Iterator for EventBatches {
 }
 
 /// One row group of events.parquet, decoded column by column.
+///
+/// The integer columns are widened to Int64 when the batch is built (on the thread that
+/// decodes), so that building an [`Event`] per row, which every row of a pass does once per
+/// thread that visits it, reads plain values with no test of the column's width.
 pub struct EventBatch {
     rows: usize,
-    id: IntCol,
-    rank: IntCol,
-    process: IntCol,
-    thread: IntCol,
-    start_ns: IntCol,
-    duration_ns: IntCol,
+    id: Int64Array,
+    rank: Int64Array,
+    process: Int64Array,
+    thread: Int64Array,
+    start_ns: Int64Array,
+    duration_ns: Int64Array,
     layer: Vec<Layer>,
     func: StrCol,
     /// functions.def id of each row's function (0 if unknown).
     func_id: Vec<u16>,
-    depth: IntCol,
-    parent: IntCol,
-    file_id: IntCol,
-    offset: IntCol,
-    size: IntCol,
-    result: IntCol,
-    error: IntCol,
-    flags: IntCol,
+    depth: Int64Array,
+    parent: Int64Array,
+    file_id: Int64Array,
+    offset: Int64Array,
+    size: Int64Array,
+    result: Int64Array,
+    error: Int64Array,
+    flags: Int64Array,
     collective: BoolCol,
-    instance: IntCol,
-    request: IntCol,
-    peer: IntCol,
-    tag: IntCol,
-    root: IntCol,
-    comm_size: IntCol,
+    instance: Int64Array,
+    request: Int64Array,
+    peer: Int64Array,
+    tag: Int64Array,
+    root: Int64Array,
+    comm_size: Int64Array,
     comm: StrCol,
     region: StrCol,
 }
@@ -300,32 +304,33 @@ impl EventBatch {
         let func_id = (0..rows)
             .map(|i| func.key(i).map_or(0, |k| ids[k]))
             .collect();
+        let int = |name: &str| c.int(name).map(|col| col.widen());
         Ok(EventBatch {
             rows: batch.num_rows(),
-            id: c.int(ev::ID)?,
-            rank: c.int(ev::RANK)?,
-            process: c.int(ev::PROCESS)?,
-            thread: c.int(ev::THREAD)?,
-            start_ns: c.int(ev::START_NS)?,
-            duration_ns: c.int(ev::DURATION_NS)?,
+            id: int(ev::ID)?,
+            rank: int(ev::RANK)?,
+            process: int(ev::PROCESS)?,
+            thread: int(ev::THREAD)?,
+            start_ns: int(ev::START_NS)?,
+            duration_ns: int(ev::DURATION_NS)?,
             layer,
             func,
             func_id,
-            depth: c.int(ev::DEPTH)?,
-            parent: c.int(ev::PARENT)?,
-            file_id: c.int(ev::FILE_ID)?,
-            offset: c.int(ev::OFFSET)?,
-            size: c.int(ev::SIZE)?,
-            result: c.int(ev::RESULT)?,
-            error: c.int(ev::ERROR)?,
-            flags: c.int(ev::FLAGS)?,
+            depth: int(ev::DEPTH)?,
+            parent: int(ev::PARENT)?,
+            file_id: int(ev::FILE_ID)?,
+            offset: int(ev::OFFSET)?,
+            size: int(ev::SIZE)?,
+            result: int(ev::RESULT)?,
+            error: int(ev::ERROR)?,
+            flags: int(ev::FLAGS)?,
             collective: c.bool(ev::COLLECTIVE)?,
-            instance: c.int(ev::INSTANCE)?,
-            request: c.int(ev::REQUEST)?,
-            peer: c.int(ev::PEER)?,
-            tag: c.int(ev::TAG)?,
-            root: c.int(ev::ROOT)?,
-            comm_size: c.int(ev::COMM_SIZE)?,
+            instance: int(ev::INSTANCE)?,
+            request: int(ev::REQUEST)?,
+            peer: int(ev::PEER)?,
+            tag: int(ev::TAG)?,
+            root: int(ev::ROOT)?,
+            comm_size: int(ev::COMM_SIZE)?,
             comm: c.str(ev::COMM)?,
             region: c.str(ev::REGION)?,
         })
@@ -342,9 +347,12 @@ impl EventBatch {
     }
 
     /// Row `i` (panics if out of range, like slice indexing).
+    #[inline]
     pub fn get(&self, i: usize) -> Event<'_> {
-        let int = |c: &IntCol| c.value(i);
-        let opt32 = |c: &IntCol| c.get(i).map(|v| v as i32);
+        // A null reads as 0 where the column has none (a damaged file's), as before.
+        let int = |c: &Int64Array| if c.is_valid(i) { c.value(i) } else { 0 };
+        let opt = |c: &Int64Array| c.is_valid(i).then(|| c.value(i));
+        let opt32 = |c: &Int64Array| opt(c).map(|v| v as i32);
         Event {
             id: int(&self.id),
             rank: int(&self.rank) as i32,
@@ -356,16 +364,16 @@ impl EventBatch {
             func: self.func.text(i),
             func_id: self.func_id[i],
             depth: int(&self.depth) as u8,
-            parent: self.parent.get(i),
+            parent: opt(&self.parent),
             file_id: opt32(&self.file_id),
-            offset: self.offset.get(i),
+            offset: opt(&self.offset),
             size: int(&self.size),
             result: int(&self.result),
             error: int(&self.error) as i32,
             flags: int(&self.flags) as u8,
             collective: self.collective.value(i),
             instance: opt32(&self.instance),
-            request: self.request.get(i),
+            request: opt(&self.request),
             peer: opt32(&self.peer),
             tag: opt32(&self.tag),
             root: opt32(&self.root),

@@ -6,8 +6,10 @@
 use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
     ParquetRecordBatchReaderBuilder, RowSelection,
@@ -87,6 +89,28 @@ fn page_stats(ci: &ColumnIndexMetaData, page: usize) -> Option<(i64, i64)> {
         ColumnIndexMetaData::INT64(c) => Some((*c.min_value(page)?, *c.max_value(page)?)),
         _ => None,
     }
+}
+
+/// `schema` with its nullable dictionary-encoded string columns read as plain strings.
+///
+/// parquet-rs keeps a column chunk's dictionary only while every read of it finds a value:
+/// a read that finds nulls only (a `region` column outside user regions, a `comm` column
+/// before a rank's first MPI call) turns the chunk into plain values, which it then hashes
+/// and compares row by row to rebuild a dictionary. That rebuild was most of the decoding of
+/// events.parquet; reading these columns as plain strings copies each value once instead.
+/// Readers take either form (`Columns::str`).
+fn plain_nullable_strings(schema: &SchemaRef) -> SchemaRef {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Dictionary(_, v) if f.is_nullable() && **v == DataType::Utf8 => {
+                f.as_ref().clone().with_data_type(DataType::Utf8)
+            }
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
 
 /// Intersection of two sorted lists of disjoint ranges.
@@ -180,7 +204,14 @@ impl Table {
     fn load(path: &Path, page_index: PageIndexPolicy) -> Result<Table, StoreError> {
         let file = crate::input_file::open_regular(path).map_err(|e| StoreError::io(path, e))?;
         let options = ArrowReaderOptions::new().with_page_index_policy(page_index);
-        let meta = decoding(path, || Ok(ArrowReaderMetadata::load(&file, options)?))?;
+        let meta = decoding(path, || {
+            let meta = ArrowReaderMetadata::load(&file, options.clone())?;
+            let plain = plain_nullable_strings(meta.schema());
+            Ok(ArrowReaderMetadata::try_new(
+                meta.metadata().clone(),
+                options.with_schema(plain),
+            )?)
+        })?;
         let mut starts = Vec::new();
         let mut n = 0u64;
         for rg in meta.metadata().row_groups() {
