@@ -86,7 +86,8 @@ impl Direction {
 struct Judged {
     reads: Direction,
     writes: Direction,
-    /// Time each rank could hide the blocking calls behind, ns (its time outside I/O).
+    /// Time each rank could hide the blocking calls behind, ns (its time outside I/O); rank -1
+    /// stands for all ranks when the counters make them alike.
     outside_io_ns: BTreeMap<i32, f64>,
     hdf5: bool,
     /// Where the numbers come from, for the summary.
@@ -274,11 +275,12 @@ impl Visitor for MpiioBlocking {
 impl Rule for MpiioBlocking {
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let job = util::job_ns(ctx) as f64;
-        let outside_io_ns = (0..util::rank_count(ctx) as i32)
-            .map(|r| {
-                let busy = self.busy_by_rank.get(&r).copied().unwrap_or(0) as f64;
-                (r, (job - busy).max(0.0))
-            })
+        // The ranks that made calls: a rank without any has no blocking time to hide (and
+        // meta.json's rank count is not trusted to size anything).
+        let outside_io_ns = self
+            .busy_by_rank
+            .iter()
+            .map(|(&r, &busy)| (r, (job - busy as f64).max(0.0)))
             .collect();
         self.judge(
             &Judged {
@@ -320,14 +322,15 @@ impl Rule for MpiioBlocking {
                 }
             }
         }
+        // Counters make every rank alike: one entry, rank -1, stands for all of them, with the
+        // blocking time and the time outside I/O of all ranks summed (min(k·a, k·b) is k·min(a, b),
+        // so the hidden time is the same as rank by rank, with nothing sized by the rank count).
         let outside = (util::job_ns(ctx) as f64 - c.io_ns() / ranks as f64).max(0.0);
         for d in [&mut j.reads, &mut j.writes] {
             let ns = d.by_file.values().sum::<i64>();
-            for r in 0..ranks as i32 {
-                d.by_rank.insert(r, ns / ranks as i64);
-            }
+            d.by_rank.insert(-1, ns);
         }
-        j.outside_io_ns = (0..ranks as i32).map(|r| (r, outside)).collect();
+        j.outside_io_ns = BTreeMap::from([(-1, outside * ranks as f64)]);
         self.judge(&j, ctx)
     }
 }
