@@ -30,6 +30,8 @@ for include in /usr/include/*/mpich; do # the header alternative is per architec
 done
 for pin in "${pins[@]}"; do
     name=${pin%%:*} choice=${pin#*:}
+    # Not every match is an alternative (/usr/include/hdf5/mpich is HDF5's, once installed).
+    update-alternatives --query "$name" >/dev/null 2>&1 || continue
     state=$(update-alternatives --query "$name" 2>/dev/null | sed -n 's/^\(Status\|Value\): //p')
     if [ -e "$choice" ] && [ "$state" != "$(printf 'manual\n%s' "$choice")" ]; then
         as_root update-alternatives --quiet --set "$name" "$choice"
