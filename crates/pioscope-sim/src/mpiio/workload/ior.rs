@@ -52,13 +52,21 @@ pub(super) fn generate(s: &mut Spec, system: &System) -> Result<Generated, Workl
             why: format!("must divide block ({block})"),
         });
     }
+    // Per transfer a call; a collective call also exchanges with every other rank (an Isend
+    // and an Irecv each way).
+    let per_call = if collective {
+        ranks.checked_mul(2).and_then(|n| n.checked_add(1))
+    } else {
+        Some(1)
+    };
     s.within_budget(
         "segments",
         segments,
         ranks
             .checked_mul(segments)
             .and_then(|n| n.checked_mul(block / transfer))
-            .and_then(|n| n.checked_mul(iterations)),
+            .and_then(|n| n.checked_mul(iterations))
+            .and_then(|n| per_call.and_then(|p| n.checked_mul(p))),
     )?;
     // The last byte of any offset below: segments × ranks × block (per-process files: less).
     s.within_file(

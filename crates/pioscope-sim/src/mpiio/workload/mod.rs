@@ -389,6 +389,13 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("too many"), "{e}");
+        // Found by fuzzing: collective ior calls exchange with every rank too (4 million
+        // calls, over 2 GB); the same transfers independent stay within the budget.
+        let collective =
+            "ior:ranks=4,block=2M,transfer=2,pattern=strided,file=shared,op=write,collective=true";
+        let e = generate(collective, &s).unwrap_err();
+        assert!(e.to_string().contains("too many"), "{e}");
+        assert!(generate(&collective.replace("=true", "=false"), &s).is_ok());
     }
 
     #[test]
