@@ -193,11 +193,18 @@ pub fn findings(trace: &Trace, config: &Config) -> Vec<Finding> {
     findings::conclude(&rules, &ctx)
 }
 
-/// The findings of every rule (default thresholds) judged from Darshan `counters`, with
-/// `trace` giving the job (ranks, elapsed time, file names), ranked.
-pub fn findings_from_counters(trace: &Trace, counters: &findings::Counters) -> Vec<Finding> {
+/// The findings of rule `id` (default thresholds) judged from Darshan `counters`, with
+/// `trace` giving the job (ranks, elapsed time, file names).
+pub fn findings_from_counters(
+    trace: &Trace,
+    counters: &findings::Counters,
+    id: &str,
+) -> Vec<Finding> {
     let ctx = pass::context(trace, Scope::Application).expect("context");
     findings::conclude_from_counters(&findings::rules(&Config::default()), counters, &ctx)
+        .into_iter()
+        .filter(|f| f.id == id)
+        .collect()
 }
 
 /// The one finding of rule `id` with the default thresholds (panics if there is not exactly one).

@@ -328,10 +328,7 @@ mod tests {
                 (4u64 << 20) as f64,
             ),
         ]);
-        findings_from_counters(&t, &c)
-            .into_iter()
-            .filter(|x| x.id == ID)
-            .collect()
+        findings_from_counters(&t, &c, ID)
     }
 
     #[test]

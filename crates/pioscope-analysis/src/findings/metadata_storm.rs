@@ -480,10 +480,7 @@ mod tests {
             ("POSIX", 0, f, "POSIX_F_META_TIME", 0.5),
             ("POSIX", 0, f, "POSIX_F_WRITE_TIME", 0.1),
         ]);
-        findings_from_counters(&t, &c)
-            .into_iter()
-            .filter(|x| x.id == ID)
-            .collect()
+        findings_from_counters(&t, &c, ID)
     }
 
     #[test]

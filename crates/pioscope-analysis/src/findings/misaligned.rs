@@ -354,10 +354,7 @@ mod tests {
             ("POSIX", -1, f, "POSIX_MEM_NOT_ALIGNED", mem),
             ("POSIX", -1, f, "POSIX_F_WRITE_TIME", 0.4),
         ]);
-        findings_from_counters(&t, &c)
-            .into_iter()
-            .filter(|x| x.id == ID)
-            .collect()
+        findings_from_counters(&t, &c, ID)
     }
 
     #[test]

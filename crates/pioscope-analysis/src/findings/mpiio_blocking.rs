@@ -396,10 +396,7 @@ mod tests {
             ("MPI-IO", -1, f, "MPIIO_NB_WRITES", nb),
             ("MPI-IO", -1, f, "MPIIO_F_WRITE_TIME", 0.8),
         ]);
-        findings_from_counters(&t, &c)
-            .into_iter()
-            .filter(|x| x.id == ID)
-            .collect()
+        findings_from_counters(&t, &c, ID)
     }
 
     #[test]

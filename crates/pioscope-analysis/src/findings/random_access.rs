@@ -388,10 +388,7 @@ mod tests {
             ("POSIX", 0, g, "POSIX_BYTES_READ", 2048000.0),
             ("POSIX", 0, g, "POSIX_F_READ_TIME", 0.005),
         ]);
-        findings_from_counters(&t, &c)
-            .into_iter()
-            .filter(|x| x.id == ID)
-            .collect()
+        findings_from_counters(&t, &c, ID)
     }
 
     #[test]

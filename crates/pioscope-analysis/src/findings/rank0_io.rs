@@ -226,7 +226,7 @@ mod tests {
             ("POSIX", 0, f, "POSIX_BYTES_WRITTEN", (16u64 << 20) as f64),
             ("POSIX", 0, f, "POSIX_F_WRITE_TIME", 0.016),
         ]);
-        let found = findings_from_counters(&t, &c);
+        let found = findings_from_counters(&t, &c, ID);
         let x = found.iter().find(|x| x.id == ID).expect("fires");
         assert_eq!(num(x, "rank_bytes"), 16 << 20);
         assert_eq!(x.cost_ns, 12_000_000);

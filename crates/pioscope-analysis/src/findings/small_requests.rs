@@ -464,10 +464,7 @@ mod tests {
             ("POSIX", 1, f, hist.as_str(), 2000.0),
             ("POSIX", 1, f, "POSIX_F_WRITE_TIME", 0.2),
         ]);
-        findings_from_counters(&t, &c)
-            .into_iter()
-            .filter(|x| x.id == ID)
-            .collect()
+        findings_from_counters(&t, &c, ID)
     }
 
     #[test]
