@@ -139,7 +139,7 @@ export function paintOverviewLabels(ctx, pane) {
       ctx.fillText(`${label(g.first)} – ${label(g.last)}`, 6, (y0 + y1) / 2, LABEL_W - 10);
       next = y1;
     } else {
-      ctx.fillText(`${label(g.first)} …`, 6, y0 + 5, LABEL_W - 10);
+      ctx.fillText(`${label(g.first)} …`, 6, Math.max(y0, COUNTER_H) + 7, LABEL_W - 10);
       next = y0 + LABEL_STEP_PX;
     }
   }
