@@ -177,6 +177,20 @@ def test_messages_between_groups_are_summarised(thousand, tmp_path):
         assert o["pairs"] == len(crossing)
         assert view(page, "groupArrowsDrawn") == len(crossing)
         assert view(page, "arrowsDrawn") == 0
+        # Each arrow carries its pair's messages and bytes, in its tooltip too.
+        sent = t.to_pandas()
+        sent["pair"] = list(zip(sent.from_rank // GROUP, sent.to_rank // GROUP))
+        per_pair = sent.groupby("pair").agg(count=("bytes", "size"), bytes=("bytes", "sum"))
+        arrows = view(page, "groupArrows(0)")
+        assert {(a["from"] // GROUP, a["to"] // GROUP) for a in arrows} == crossing
+        for a in arrows:
+            want = per_pair.loc[[(a["from"] // GROUP, a["to"] // GROUP)]].iloc[0]
+            assert (a["count"], a["bytes"]) == (want["count"], want["bytes"])
+        a = arrows[len(arrows) // 2]
+        page.page.mouse.move(a["x"], a["y"])
+        assert page.page.inner_text("#tip").startswith(
+            f"rank {a['from']} – rank {a['from'] + GROUP - 1} → rank {a['to']} – rank {a['to'] + GROUP - 1}: "
+            f"{a['count']:,} messages")
         page.screenshot("viewer-groups-arrows")
         # Zoomed into the rows: the messages themselves.
         plot = view(page, "plotRect(0)")

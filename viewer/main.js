@@ -212,6 +212,14 @@ function exposeHook(panes, waiting) {
         grade: a && a.rows.length ? a.rows[0].grade : null, groups: a ? a.rows.length : 0,
         pairs: a && a.group_messages ? a.group_messages.filter((m) => m.from !== m.to).length : null };
     },
+    /** The overview's arrows between groups drawn in the last frame: the bend of each in page
+     * coordinates (where its tooltip shows), the groups' first rows, messages and bytes. */
+    groupArrows(trace = 0) {
+      const p = panes[trace];
+      const r = p.canvas.getBoundingClientRect();
+      return p.groupArrows.map((a) => ({ x: r.left + a.x, y: r.top + a.y, from: a.from.first, to: a.to.first,
+        count: a.count, bytes: a.bytes }));
+    },
     /** The rows of a pane's last row-by-row request (visible rows and their margin). */
     rowsAsked(trace = 0) { return [...panes[trace].rowsAsked]; },
     /** Requests in flight, and whether a refresh waits for its debounce. */
@@ -234,7 +242,11 @@ main().catch((err) => {
 function overviewTip(pane, model, px, py) {
   const label = (row) => pane.layout.rowInfo.get(row)?.label ?? `row ${row}`;
   const rows = (g) => `${label(g.first)} – ${label(g.last)}`;
-  const arrow = pane.groupArrows.find((a) => Math.abs(a.x - px) < 8 && Math.abs(a.y - py) < 8);
+  let arrow = null; // the nearest bend within 8 px: bends of neighbouring groups are close
+  for (const a of pane.groupArrows) {
+    const d = Math.hypot(a.x - px, a.y - py);
+    if (d < 8 && (!arrow || d < arrow.d)) arrow = { ...a, d };
+  }
   if (arrow) return `${rows(arrow.from)} → ${rows(arrow.to)}: ${fmtInt(arrow.count)} messages, ${fmtBytes(arrow.bytes)}`;
   const g = groupAt(pane.overview, Math.floor(pane.rowZoom.pos(py - COUNTER_H, pane.plotHeight())));
   if (!g) return null;
