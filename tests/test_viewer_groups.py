@@ -153,7 +153,7 @@ def test_click_on_a_band_expands_its_group(thousand):
         assert page.errors == []
 
 
-def test_messages_between_groups_are_summarised(thousand, tmp_path):
+def test_messages_between_groups_are_summarised(tmp_path):
     """Messages sent to the next host (a rewritten synth trace: half of them cross a group
     boundary) are drawn in the overview as one arrow per pair of groups, and as single
     arrows once the rows show one by one."""

@@ -5,8 +5,8 @@
 
 import { ROW_H } from "./layout.js";
 
-export const BAND_PX = 4; // the thinnest row group band: the server is asked for plotH / BAND_PX groups
-export const MIN_ROWS = 2; // an overview shows at least this many rows
+const BAND_PX = 4; // the thinnest row group band: the server is asked for plotH / BAND_PX groups
+const MIN_ROWS = 2; // an overview shows at least this many rows
 
 export class RowZoom {
   /** `total` rows, in the detail layout until `start`. */
