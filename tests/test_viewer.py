@@ -315,8 +315,10 @@ def test_two_traces_side_by_side(tmp_path):
         server.stop()
 
 
-def test_many_ranks_start_collapsed(tmp_path):
-    """Above 200 rows every host starts as one density row; a click expands one host."""
+def test_many_ranks_collapse_into_density_rows(tmp_path):
+    """256 ranks open as the overview (tests/test_viewer_groups.py); *collapse hosts* shows the
+    rows' layout with every host as one density row drawn from row groups; a click expands one
+    host."""
     from conftest import pioscope
     trace = tmp_path / "wide"
     pioscope("synth", "-o", trace, "--events", "40k", "--ranks", "256")
@@ -325,6 +327,10 @@ def test_many_ranks_start_collapsed(tmp_path):
         with viewer(server.url) as page:
             rows = view(page, "rowList(0)")
             assert len(rows) >= 256
+            assert view(page, "overview(0)")["to"] == len(rows)
+            page.page.click("#collapse")
+            settle(page)
+            assert view(page, "overview(0)") is None
             assert view(page, "rowsDrawn") == 0
             assert view(page, "densityRowsDrawn") > 0
             assert view(page, "groupCellsDrawn") > 0
@@ -334,40 +340,8 @@ def test_many_ranks_start_collapsed(tmp_path):
             settle(page)
             assert view(page, "rowsDrawn") == 4
             assert view(page, "statesDrawn") + view(page, "bucketsDrawn") > 0
-            page.screenshot("viewer-many-ranks-expanded")
-            assert page.errors == []
-    finally:
-        server.stop()
-
-
-def test_thousand_ranks_overview_expands_a_group(tmp_path):
-    """Issue 18: 1,024 ranks open as an overview drawn from row groups (mean busy bars, the
-    worst rank marked), one request for every visible collapsed host; a click on a group
-    expands it into its ranks' states."""
-    from conftest import pioscope
-    trace = tmp_path / "thousand"
-    pioscope("synth", "-o", trace, "--events", "200k", "--ranks", "1024")
-    server = Server([trace])
-    try:
-        with viewer(server.url) as page:
-            assert len(view(page, "rowList(0)")) == 1024
-            assert view(page, "rowsDrawn") == 0
-            shown = view(page, "densityRowsDrawn")
-            assert shown > 0
-            assert view(page, "groupCellsDrawn") > 0
-            assert view(page, "worstMarksDrawn") > 0
-            # What the page asked for: the rows of the visible hosts, as groups.
-            a = server.api(f"api/window?trace=0&px=800&rows=0-{4 * shown - 1}&height={shown}")
-            assert {r["mode"] for r in a["rows"]} == {"groups"}
-            assert len(a["rows"]) <= shown
-            page.screenshot("viewer-thousand-ranks")
-            plot = view(page, "plotRect(0)")
-            page.page.mouse.click(plot["left"] - 60, plot["top"] + 8)  # the first host (4 ranks)
-            settle(page)
-            assert view(page, "rowsDrawn") == 4
-            assert view(page, "statesDrawn") + view(page, "bucketsDrawn") > 0
             assert view(page, "densityRowsDrawn") > 0
-            page.screenshot("viewer-thousand-ranks-expanded")
+            page.screenshot("viewer-many-ranks-expanded")
             assert page.errors == []
     finally:
         server.stop()

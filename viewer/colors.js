@@ -1,6 +1,12 @@
 // Colours of one trace's layers and functions, for the painter and the views. The page holds no
 // table of its own: the server sends pioscope's one colour table (crates/pioscope-trace/src/
-// colours.rs, also used by the HTML report and the exports) with the trace's rows.
+// colours.rs, also used by the HTML report and the exports) with the trace's rows; here only
+// the two marks the page draws over them.
+
+/** What the page draws over the trace's colours: states faded by a highlight, and the mark of
+ * a row group's worst row. */
+export const FADED = "hsl(0, 0%, 86%)";
+export const WORST_MARK = "hsl(0, 70%, 30%)";
 
 /** The order the legend lists layers in: outermost calls first. */
 export const LAYER_ORDER = ["region", "hdf5", "pnetcdf", "mpiio", "mpi", "posix", "stdio", "server", "disk", "tracer"];

@@ -1,39 +1,14 @@
 // Canvas painting: states, buckets, density rows, message arrows, the throughput track, the
-// time axis and the labels. Rectangles are batched by colour (one path and one fill per colour
-// per frame), at the screen's devicePixelRatio.
+// time axis and the labels (the overview's row groups: draw-overview.js). Rectangles are batched
+// by colour (one path and one fill per colour per frame), at the screen's devicePixelRatio.
 
 import { LABEL_W, LANES, LANE_H, COUNTER_H, DENSITY_H } from "./layout.js";
 import { fmtBytes, fmtTime, fmtThroughput, tickLabels } from "./units.js";
+import { Batch } from "./batch.js";
+import { FADED, WORST_MARK } from "./colors.js";
+import { paintOverview, paintOverviewLabels } from "./draw-overview.js";
 
-const FADED = "hsl(0, 0%, 86%)";
-const WORST_MARK = "hsl(0, 70%, 30%)"; // the busy fraction of a row group's worst row
 const DEEP_LANE = ["", "hsl(220, 12%, 52%)", "hsl(220, 12%, 62%)", "hsl(220, 12%, 70%)"];
-
-/** Rectangles grouped by fill colour, filled with one path each. A rectangle that continues
- * the colour's previous one on the same line (adjacent summaries of one busy call, a run of
- * back-to-back states) extends it instead: fewer path segments to fill. */
-class Batch {
-  constructor() { this.byColor = new Map(); }
-  rect(color, x, y, w, h) {
-    let a = this.byColor.get(color);
-    if (!a) { a = []; this.byColor.set(color, a); }
-    const n = a.length;
-    if (n && a[n - 3] === y && a[n - 1] === h && x >= a[n - 4] && x - (a[n - 4] + a[n - 2]) < 0.5) {
-      a[n - 2] = Math.max(a[n - 2], x + w - a[n - 4]);
-      return;
-    }
-    a.push(x, y, w, h);
-  }
-  flush(ctx) {
-    for (const [color, a] of this.byColor) {
-      ctx.fillStyle = color;
-      ctx.beginPath();
-      for (let i = 0; i < a.length; i += 4) ctx.rect(a[i], a[i + 1], a[i + 2], a[i + 3]);
-      ctx.fill();
-    }
-    this.byColor.clear();
-  }
-}
 
 /** Sizes `canvas` to `w` × `h` CSS px at the device pixel ratio; returns its 2D context in
  * CSS px units. */
@@ -118,7 +93,7 @@ export function paintPane(pane, model) {
   const s = xScale(model, w);
   const top = pane.scrollTop;
   const yOf = (contentY) => COUNTER_H + contentY - top;
-  const counts = { rows: 0, states: 0, buckets: 0, density: 0, arrows: 0, groupCells: 0, worstMarks: 0 };
+  const counts = { rows: 0, states: 0, buckets: 0, density: 0, arrows: 0, groupCells: 0, worstMarks: 0, groupBands: 0, groupArrows: 0 };
   const drawn = [];
   const batch = new Batch();
   const hl = model.highlight && model.highlight.pane === pane.index ? model.highlight.func : null;
@@ -145,7 +120,9 @@ export function paintPane(pane, model) {
   ctx.rect(LABEL_W, COUNTER_H, w - LABEL_W, h - COUNTER_H);
   ctx.clip();
 
-  const entries = pane.layout.visible(top, h - COUNTER_H);
+  // The overview draws row groups instead of the layout's entries (draw-overview.js).
+  const overview = pane.rowZoom.active;
+  const entries = overview ? [] : pane.layout.visible(top, h - COUNTER_H);
   const rowAnswer = pane.rowAnswers;
 
   for (const e of entries) {
@@ -204,11 +181,13 @@ export function paintPane(pane, model) {
     ctx.strokeRect(selBox[0] - 1, selBox[1] - 1, selBox[2] + 2, selBox[3] + 2);
     ctx.lineWidth = 1;
   }
-  counts.arrows = paintMessages(ctx, pane, s, yOf, top, h);
+  if (overview) paintOverview(ctx, pane, s, w, hl, counts);
+  else counts.arrows = paintMessages(ctx, pane, s, yOf, top, h);
   ctx.restore();
 
   paintCounters(ctx, pane, s, w);
   paintLabels(ctx, pane, entries, yOf, h);
+  if (overview) paintOverviewLabels(ctx, pane);
   if (model.range) paintRange(ctx, model, s, h);
   pane.drawn = drawn;
   return counts;

@@ -1,6 +1,7 @@
-// Mouse and keyboard: wheel zoom around the cursor, drag pan, shift-drag range selection,
-// clicks on states and group headers, and the keys (docs/VIEWER.md). Changes go to the model;
-// nothing here draws.
+// Mouse and keyboard: wheel zoom around the cursor (ctrl-wheel or over the labels: the rows),
+// drag pan, shift-drag range selection, clicks on states, group headers and overview bands, and
+// the keys (docs/VIEWER.md). Changes go to the model or, for rows, to the pane through
+// `actions`; nothing here draws.
 
 import { LABEL_W, COUNTER_H, Layout } from "./layout.js";
 import { xScale } from "./draw.js";
@@ -21,11 +22,13 @@ export function stateAt(pane, x, y) {
 }
 
 /** Wires the panes' canvases, the axis and the document's keys to `model`. `actions` holds
- * what input cannot do alone: `toggleGroup(pane, group)`, `hover(pane, state|null, x, y)`. */
+ * what input cannot do alone: `toggleGroup(pane, group)`, `hover(pane, state|null, x, y)`,
+ * the rows' `zoomRows(pane, factor, y)`, `panRows(pane, dy)`, `expandAt(pane, y)` (y from the
+ * plot's top), `hoverOverview(pane, canvasX, canvasY, x, y)` and `reset()` (rows and time). */
 export function attachInput(model, panes, axis, actions) {
   for (const pane of panes) attachPane(model, pane, actions);
   attachAxis(model, axis);
-  document.addEventListener("keydown", (ev) => onKey(model, panes, ev));
+  document.addEventListener("keydown", (ev) => onKey(model, panes, actions, ev));
 }
 
 function localXY(canvas, ev) {
@@ -49,23 +52,29 @@ function wheel(model, width, x, ev) {
 function attachPane(model, pane, actions) {
   const canvas = pane.canvas;
   canvas.addEventListener("wheel", (ev) => {
-    if (ev.altKey) return; // Alt + wheel scrolls the rows (the browser does it)
+    const overview = pane.rowZoom.active;
+    if (ev.altKey && !overview) return; // Alt + wheel scrolls the rows (the browser does it)
     ev.preventDefault();
-    const [x] = localXY(canvas, ev);
-    wheel(model, pane.width, x, ev);
+    const [x, y] = localXY(canvas, ev);
+    const dy = ev.deltaY * (ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? 400 : 1);
+    if (ev.altKey) actions.panRows(pane, dy);
+    else if ((ev.ctrlKey || (x < LABEL_W && pane.hasOverview())) && y >= COUNTER_H && dy) {
+      actions.zoomRows(pane, Math.exp(dy * 0.0015), y - COUNTER_H);
+    } else wheel(model, pane.width, x, ev);
   }, { passive: false });
 
   let press = null;
   canvas.addEventListener("mousedown", (ev) => {
     if (ev.button !== 0) return;
     const [x, y] = localXY(canvas, ev);
-    press = { x, y, t0: model.t0, t1: model.t1, top: pane.scrollTop, shift: ev.shiftKey, moved: false };
+    press = { x, y, lastY: y, t0: model.t0, t1: model.t1, top: pane.scrollTop, shift: ev.shiftKey, moved: false };
     ev.preventDefault();
   });
   canvas.addEventListener("mousemove", (ev) => {
     if (press) return;
     const [x, y] = localXY(canvas, ev);
-    actions.hover(pane, x >= LABEL_W && y >= COUNTER_H ? stateAt(pane, x, y) : null, ev.clientX, ev.clientY);
+    if (pane.rowZoom.active) actions.hoverOverview(pane, x, y, ev.clientX, ev.clientY);
+    else actions.hover(pane, x >= LABEL_W && y >= COUNTER_H ? stateAt(pane, x, y) : null, ev.clientX, ev.clientY);
   });
   canvas.addEventListener("mouseleave", () => actions.hover(pane, null, 0, 0));
   // Double-click a state: the window fits it.
@@ -87,7 +96,9 @@ function attachPane(model, pane, actions) {
     } else {
       const dt = (press.x - x) * (press.t1 - press.t0) / s.plotW;
       model.setWindow(press.t0 + dt, press.t1 + dt);
-      pane.scroller.scrollTop = press.top + (press.y - y);
+      if (pane.rowZoom.active) actions.panRows(pane, press.lastY - y);
+      else pane.scroller.scrollTop = press.top + (press.y - y);
+      press.lastY = y;
     }
   });
   window.addEventListener("mouseup", (ev) => {
@@ -105,6 +116,10 @@ function attachPane(model, pane, actions) {
 
 function click(model, pane, actions, x, y) {
   if (y < COUNTER_H) return;
+  if (pane.rowZoom.active) {
+    actions.expandAt(pane, y - COUNTER_H); // a group's band or label: its rows
+    return;
+  }
   const contentY = y - COUNTER_H + pane.scrollTop;
   const entry = pane.layout.at(contentY);
   if (!entry) return;
@@ -134,7 +149,7 @@ function attachAxis(model, axis) {
   }, { passive: false });
 }
 
-function onKey(model, panes, ev) {
+function onKey(model, panes, actions, ev) {
   const tag = (ev.target && ev.target.tagName) || "";
   if (tag === "INPUT" || tag === "TEXTAREA" || ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const span = model.t1 - model.t0;
@@ -144,9 +159,9 @@ function onKey(model, panes, ev) {
     case "ArrowRight": case "d": case "D": model.pan(span * 0.1); break;
     case "ArrowUp": case "w": case "W": case "+": case "=": model.zoom(0.8); break;
     case "ArrowDown": case "s": case "S": case "-": case "_": model.zoom(1.25); break;
-    case "PageDown": if (page) page.scroller.scrollTop += page.height * 0.8; break;
-    case "PageUp": if (page) page.scroller.scrollTop -= page.height * 0.8; break;
-    case "Home": model.reset(); break;
+    case "PageDown": if (page) actions.panRows(page, page.plotHeight() * 0.8); break;
+    case "PageUp": if (page) actions.panRows(page, -page.plotHeight() * 0.8); break;
+    case "Home": actions.reset(); break;
     case "Escape":
       model.select(null, null);
       model.setRange(null);

@@ -52,6 +52,12 @@ export class Layout {
     this.build();
   }
 
+  /** Expands the collapsed groups holding any of rows [first, last]. */
+  expandRows(first, last) {
+    for (const g of this.groups) if (g.collapsed && g.rows.some((r) => r.row >= first && r.row <= last)) g.collapsed = false;
+    this.build();
+  }
+
   setAllCollapsed(collapsed) {
     for (const g of this.groups) g.collapsed = collapsed && g.rows.length > 1;
     this.build();

@@ -1,10 +1,12 @@
-// One trace on screen: its rows (layout), its last answers from the server, and the requests
-// that refresh them when the window or the scroll position changes. Panes of two traces stack
-// and share the model's time window.
+// One trace on screen: its rows (layout, or the overview of many rows as row groups: rowzoom.js),
+// its last answers from the server, and the requests that refresh them when the window, the
+// scroll position or the rows' zoom changes. Panes of two traces stack and share the model's
+// time window.
 
 import { Api, isAbort } from "./api.js";
-import { Layout, LABEL_W, COUNTER_H } from "./layout.js";
+import { Layout, LABEL_W, COUNTER_H, ROW_H, HEADER_H } from "./layout.js";
 import { Palette } from "./colors.js";
+import { RowZoom, groupAt } from "./rowzoom.js";
 
 const ROW_MARGIN = 8; // rows fetched beyond the visible ones, so a small scroll shows data at once
 const TIME_MARGIN = 0.25; // of the span fetched on each side, so a small pan shows data at once
@@ -23,6 +25,10 @@ export class Pane {
     this.rowAnswers = new Map(); // row id -> last answer row (states or buckets)
     this.groupAnswers = new Map(); // display row -> the last row group answered holding it
     this.messages = [];
+    this.rowZoom = new RowZoom(this.layout.rowInfo.size);
+    this.overview = null; // the last row groups answered for the overview's rows
+    this.groupArrows = []; // the overview's arrows drawn, for the tooltips
+    this.rowsAsked = []; // the rows of the last row-by-row request (the test hook)
     this.counters = null;
     this.drawn = [];
     this.onChange = onChange;
@@ -51,10 +57,14 @@ export class Pane {
   measure() {
     this.width = this.scroller.clientWidth;
     this.height = this.scroller.clientHeight;
-    this.spacer.style.height = `${Math.max(0, COUNTER_H + this.layout.height - this.height)}px`;
+    // The overview fits its rows into the plot: nothing to scroll.
+    const content = this.rowZoom.active ? 0 : this.layout.height;
+    this.spacer.style.height = `${Math.max(0, COUNTER_H + content - this.height)}px`;
   }
 
   plotWidth() { return Math.max(1, this.width - LABEL_W); }
+
+  plotHeight() { return Math.max(1, this.height - COUNTER_H); }
 
   /** Rows the current scroll position shows (with a margin), and the rows of the visible
    * collapsed groups with how many density rows show them. */
@@ -100,7 +110,15 @@ export class Pane {
       return;
     }
     const px = Math.max(1, Math.round(this.plotWidth() * (b - a) / Math.max(1, span)));
+    this.track(this.api.counters(a, b, px), (ans) => { this.counters = ans; });
+    // A taller pane may hold the overview's rows one by one now.
+    if (this.rowZoom.active && !RowZoom.needs(this.rowZoom.count, this.plotHeight())) this.showDetail(this.rowZoom.range.from, 0);
+    if (this.rowZoom.active) {
+      this.refreshOverview(a, b, px);
+      return;
+    }
     const { rows, dense, denseRows } = this.wanted();
+    this.rowsAsked = rows;
     if (rows.length) {
       this.track(this.api.window(a, b, px, rows), (ans) => {
         const keep = new Set(rows);
@@ -123,7 +141,90 @@ export class Pane {
         this.answered = true;
       });
     }
-    this.track(this.api.counters(a, b, px), (ans) => { this.counters = ans; });
+  }
+
+  /** Asks for the overview's rows merged into as many groups as the plot has bands; a trace
+   * without row grades (answered row by row) falls back to the detail layout for good. */
+  refreshOverview(a, b, px) {
+    const { from, to } = this.rowZoom.range;
+    const rows = Array.from({ length: to - from }, (_, i) => from + i);
+    this.track(this.api.groups(a, b, px, rows, RowZoom.capacity(this.plotHeight())), (ans) => {
+      if (!this.rowZoom.active) return; // left the overview while the request ran
+      if (ans.rows.some((r) => r.mode !== "groups")) {
+        this.rowZoom.unavailable = true;
+        this.rowZoom.range = null;
+        this.measure();
+        this.onChange("scroll", this); // asks for the rows of the detail layout
+        return;
+      }
+      this.overview = ans;
+      this.answered = true;
+    });
+  }
+
+  /** Zooms the rows by `factor` (< 1: fewer, taller rows) around the row at `y` from the
+   * plot's top: inside the overview, out of it into the detail layout, or back. */
+  zoomRows(factor, y) {
+    const plotH = this.plotHeight();
+    if (this.rowZoom.active) {
+      const detail = this.rowZoom.zoom(factor, y, plotH);
+      if (detail) this.showDetail(detail.row, detail.y);
+    } else if (factor > 1) {
+      this.rowZoom.zoomOut(factor, this.rowAtY(y), y, plotH);
+    }
+    this.measure();
+  }
+
+  /** The overview of every row when they do not fit the plot's bands, else the detail
+   * layout: how a pane starts, and *reset zoom*. */
+  resetRows() {
+    this.rowZoom.start(this.plotHeight());
+    this.measure();
+  }
+
+  /** Whether the rows are too many for the plot's bands and the trace has row grades. */
+  hasOverview() { return this.rowZoom.possible(this.plotHeight()); }
+
+  /** The detail layout (the host buttons act on it). */
+  leaveOverview() {
+    this.rowZoom.range = null;
+    this.measure();
+  }
+
+  /** Moves the rows by `dy` pixels (positive: later rows come up). */
+  panRows(dy) {
+    if (this.rowZoom.active) this.rowZoom.pan(dy, this.plotHeight());
+    else this.scroller.scrollTop += dy;
+  }
+
+  /** Zooms into the overview's group at `y` from the plot's top (a click on its band). */
+  expandAt(y) {
+    const g = groupAt(this.overview, this.rowZoom.pos(y, this.plotHeight()));
+    if (!g) return;
+    const detail = this.rowZoom.expand(g.first, g.last, this.plotHeight());
+    if (detail) this.showDetail(detail.row, detail.y + HEADER_H); // its host's header in view too
+    this.measure();
+  }
+
+  /** The detail layout with `row` at `y` from the plot's top; the hosts of the rows it then
+   * shows are expanded. */
+  showDetail(row, y) {
+    const plotH = this.plotHeight();
+    this.rowZoom.range = null;
+    const above = Math.ceil(y / ROW_H);
+    this.layout.expandRows(row - above, row + Math.ceil((plotH - y) / ROW_H));
+    this.measure();
+    const e = this.layout.rowY.get(row);
+    if (e) this.scroller.scrollTop = Math.max(0, e.y - y);
+  }
+
+  /** The row (fractional position) at `y` from the plot's top of the detail layout. */
+  rowAtY(y) {
+    const e = this.layout.at(this.scrollTop + y);
+    if (!e) return this.rowZoom.total - 1;
+    if (e.type === "row") return e.row + (this.scrollTop + y - e.y) / e.h;
+    const rows = e.group.rows;
+    return e.type === "density" ? (rows[0].row + rows[rows.length - 1].row + 1) / 2 : rows[0].row;
   }
 
   track(promise, apply) {
@@ -141,6 +242,7 @@ export class Pane {
 
   /** Scrolls so that `row` is visible (centred when it was not). */
   scrollToRow(row) {
+    this.leaveOverview();
     let e = this.layout.rowY.get(row);
     if (e && e.type === "density") {
       this.layout.toggle(e.group);

@@ -73,7 +73,8 @@ def settle(page):
 
 
 def one_load(browser, url):
-    """(first paint ms, heap after it, heap after zooming and panning, states+buckets drawn,
+    """(first paint ms, heap after it, heap after zooming and panning, states+buckets+group
+    cells drawn (many ranks open as the overview of row groups),
     median ms to paint one frame)."""
     context = browser.new_context(viewport={"width": 1600, "height": 1000})
     try:
@@ -82,7 +83,7 @@ def one_load(browser, url):
         page.goto(url)
         page.wait_for_selector("body[data-ready='1']", timeout=600000)
         ready_ms = page.evaluate("window.pioscopeView.readyMs")
-        drawn = page.evaluate("pioscopeView.statesDrawn + pioscopeView.bucketsDrawn")
+        drawn = page.evaluate("pioscopeView.statesDrawn + pioscopeView.bucketsDrawn + pioscopeView.groupCellsDrawn")
         settle(page)
         # The cost of one frame of the full window: repaint it a few times (a 1-pixel pan and back).
         frames = []
@@ -141,7 +142,7 @@ def main() -> None:
               f"(min {min(r[0] for r in runs):.0f}, max {max(r[0] for r in runs):.0f})")
         print(f"JS heap           {med(1) / 2**20:.1f} MiB after first paint, "
               f"{med(2) / 2**20:.1f} MiB after 40 zoom/pan steps")
-        print(f"drawn             {int(med(3))} states + buckets in the first frame, "
+        print(f"drawn             {int(med(3))} states + buckets + row group cells in the first frame, "
               f"{med(4):.1f} ms to paint a frame")
     finally:
         if proc and proc.poll() is None:
