@@ -297,11 +297,32 @@ impl Extents {
     }
 }
 
-/// What `pat` has inside [a, b): (bytes, contiguous pieces, span) — `bytes_in`, `pieces_in`
-/// and `span_in` at once. For a vector (the dense case: every HPIO rank meets every window)
-/// one division per end instead of six in all: the build of a 10,000-rank collective does
-/// this a few hundred million times.
-fn in_window(pat: &Pattern, a: u64, b: u64) -> (u64, u64, Option<(u64, u64)>) {
+/// What `pat` has inside [a, b): `bytes_in`, `pieces_in` and `span_in` at once, and where its
+/// data resumes after the window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct InWindow {
+    bytes: u64,
+    pieces: u64,
+    span: Option<(u64, u64)>,
+    /// The first accessed byte at or after b (`Pattern::next_at_or_after`; u64::MAX: none):
+    /// [b, resume) holds nothing of the rank, which lets the next windows skip it.
+    resume: u64,
+}
+
+impl InWindow {
+    const EMPTY: InWindow = InWindow {
+        bytes: 0,
+        pieces: 0,
+        span: None,
+        resume: u64::MAX,
+    };
+}
+
+/// [`InWindow`] of `pat` in [a, b). For a vector (the dense case: every HPIO rank meets every
+/// window) one division per end instead of six in all: the build of a 10,000-rank collective
+/// does this tens of millions of times.
+#[inline(never)]
+fn in_window(pat: &Pattern, a: u64, b: u64) -> InWindow {
     let Pattern::Vector {
         offset,
         count,
@@ -309,14 +330,61 @@ fn in_window(pat: &Pattern, a: u64, b: u64) -> (u64, u64, Option<(u64, u64)>) {
         stride,
     } = *pat
     else {
+        let resume = pat.next_at_or_after(b).unwrap_or(u64::MAX);
         let bytes = pat.bytes_in(a, b);
         if bytes == 0 {
-            return (0, 0, None);
+            return InWindow {
+                resume,
+                ..InWindow::EMPTY
+            };
         }
-        return (bytes, pat.pieces_in(a, b), pat.span_in(a, b));
+        return InWindow {
+            bytes,
+            pieces: pat.pieces_in(a, b),
+            span: pat.span_in(a, b),
+            resume,
+        };
     };
-    if b <= a || b <= offset {
-        return (0, 0, None);
+    if b <= offset {
+        return InWindow {
+            resume: offset,
+            ..InWindow::EMPTY
+        };
+    }
+    // Upper end: bytes below b, the last piece starting before b, where the span ends and
+    // where the data resumes.
+    let x = b - offset;
+    let k = x / stride;
+    let (below_b, last, end, resume) = if k >= count {
+        let last = count - 1;
+        (count * len, last, offset + last * stride + len, u64::MAX)
+    } else {
+        let rem = x - k * stride;
+        // Piece k holds b (rem < len), or the data resumes at piece k + 1.
+        let resume = if rem < len {
+            b
+        } else if k + 1 < count {
+            offset + (k + 1) * stride
+        } else {
+            u64::MAX
+        };
+        if rem > 0 {
+            (
+                k * len + rem.min(len),
+                k,
+                (offset + k * stride + len).min(b),
+                resume,
+            )
+        } else {
+            // b is the first byte of piece k (k ≥ 1 as b > offset).
+            (k * len, k - 1, offset + (k - 1) * stride + len, resume)
+        }
+    };
+    if b <= a {
+        return InWindow {
+            resume,
+            ..InWindow::EMPTY
+        };
     }
     // Lower end: bytes below a, the first piece ending after a and where the span starts.
     let (below_a, first, start) = if a <= offset {
@@ -325,7 +393,10 @@ fn in_window(pat: &Pattern, a: u64, b: u64) -> (u64, u64, Option<(u64, u64)>) {
         let x = a - offset;
         let q = x / stride;
         if q >= count {
-            return (0, 0, None);
+            return InWindow {
+                resume,
+                ..InWindow::EMPTY
+            };
         }
         let rem = x - q * stride;
         if rem < len {
@@ -334,29 +405,18 @@ fn in_window(pat: &Pattern, a: u64, b: u64) -> (u64, u64, Option<(u64, u64)>) {
             (q * len + len, q + 1, offset + (q + 1) * stride)
         }
     };
-    // Upper end: bytes below b, the last piece starting before b and where the span ends.
-    let x = b - offset;
-    let k = x / stride;
-    let (below_b, last, end) = if k >= count {
-        let last = count - 1;
-        (count * len, last, offset + last * stride + len)
-    } else {
-        let rem = x - k * stride;
-        if rem > 0 {
-            (
-                k * len + rem.min(len),
-                k,
-                (offset + k * stride + len).min(b),
-            )
-        } else {
-            // b is the first byte of piece k (k ≥ 1 as b > offset).
-            (k * len, k - 1, offset + (k - 1) * stride + len)
-        }
-    };
     if below_b <= below_a || last < first {
-        return (0, 0, None);
+        return InWindow {
+            resume,
+            ..InWindow::EMPTY
+        };
     }
-    (below_b - below_a, last - first + 1, Some((start, end)))
+    InWindow {
+        bytes: below_b - below_a,
+        pieces: last - first + 1,
+        span: Some((start, end)),
+        resume,
+    }
 }
 
 /// Who has how much in one aggregator's window (or domain): buffers reused from window to
@@ -369,6 +429,10 @@ struct WindowScan {
     /// where a rank can meet several; 0 outside `touched`.
     amount: Vec<u64>,
     touched: Vec<Rank>,
+    /// Per rank: a range [from, to) known to hold none of its data (from earlier windows'
+    /// `InWindow::resume`). Windows come in file order, so in a dense pattern most ranks meet
+    /// the next window inside that range and are skipped without a query.
+    empty: Vec<(u64, u64)>,
     /// Per range of the window: the data span and whether it has holes.
     ios: Vec<(u64, u64, bool)>,
     /// Contiguous pieces in the window (counted when asked).
@@ -385,6 +449,7 @@ impl WindowScan {
             pairs: Vec::new(),
             amount: vec![0; n],
             touched: Vec::new(),
+            empty: vec![(0, 0); n],
             ios: Vec::new(),
             pieces: 0,
             unsorted: false,
@@ -397,6 +462,20 @@ impl WindowScan {
         self.ios.clear();
         self.pieces = 0;
         self.unsorted = false;
+    }
+
+    /// What rank `r` (pattern `pat`) has in [a, b): nothing at once when an earlier query
+    /// showed [a, b) holds none of its data. Inlined: the skip is a load and two comparisons
+    /// in the scan's loop, the query a call.
+    #[inline(always)]
+    fn query(&mut self, r: Rank, pat: &Pattern, a: u64, b: u64) -> InWindow {
+        let empty = &mut self.empty[r as usize];
+        if empty.0 <= a && b <= empty.1 {
+            return InWindow::EMPTY;
+        }
+        let w = in_window(pat, a, b);
+        *empty = (b, w.resume);
+        w
     }
 
     /// `x` more for rank `r`. One range: a rank meets it once, so the pair goes straight to
@@ -442,16 +521,16 @@ impl WindowScan {
         for &(o, l) in win {
             let (mut s, mut e, mut total) = (u64::MAX, 0u64, 0u64);
             for r in ext.meeting(o, o + l) {
-                let (b, pieces, span) = in_window(&patterns[r as usize], o, o + l);
-                if b == 0 {
+                let w = self.query(r, &patterns[r as usize], o, o + l);
+                if w.bytes == 0 {
                     continue;
                 }
                 if count_pieces {
-                    self.pieces += pieces;
+                    self.pieces += w.pieces;
                 }
-                self.add(r, b, one);
-                total += b;
-                if let Some((x, y)) = span {
+                self.add(r, w.bytes, one);
+                total += w.bytes;
+                if let Some((x, y)) = w.span {
                     s = s.min(x);
                     e = e.max(y);
                 }
@@ -471,11 +550,11 @@ impl WindowScan {
         let (mut s, mut e) = (u64::MAX, 0);
         for &(o, l) in dom {
             for r in ext.meeting(o, o + l) {
-                let (_, pieces, span) = in_window(&patterns[r as usize], o, o + l);
-                if pieces > 0 {
-                    self.add(r, 16 * pieces, one);
+                let w = self.query(r, &patterns[r as usize], o, o + l);
+                if w.pieces > 0 {
+                    self.add(r, 16 * w.pieces, one);
                 }
-                if let Some((x, y)) = span {
+                if let Some((x, y)) = w.span {
                     s = s.min(x);
                     e = e.max(y);
                 }
@@ -891,13 +970,60 @@ mod tests {
                 .collect();
             for &a in &probes {
                 for &b in &probes {
+                    let resume = pat.next_at_or_after(b).unwrap_or(u64::MAX);
                     let want = match pat.bytes_in(a, b) {
-                        0 => (0, 0, None),
-                        x => (x, pat.pieces_in(a, b), pat.span_in(a, b)),
+                        0 => InWindow {
+                            resume,
+                            ..InWindow::EMPTY
+                        },
+                        x => InWindow {
+                            bytes: x,
+                            pieces: pat.pieces_in(a, b),
+                            span: pat.span_in(a, b),
+                            resume,
+                        },
                     };
                     assert_eq!(in_window(pat, a, b), want, "{pat:?} [{a}, {b})");
                 }
             }
+        }
+    }
+
+    /// A scan that skips ranks through the empty ranges of earlier windows finds what a fresh
+    /// scan of each window finds, windows in file order or not.
+    #[test]
+    fn skipped_ranks_change_no_window() {
+        let mut pats = hpio(7, 32, 128, 50);
+        pats.push(Pattern::Runs(super::super::Runs::new(vec![
+            (5, 10),
+            (4000, 300),
+        ])));
+        pats.push(Pattern::empty());
+        let ext = Extents::new(&pats);
+        let mut scan = WindowScan::new(pats.len());
+        let end = 7 * 160 * 50;
+        let mut windows: Vec<Vec<(u64, u64)>> = Vec::new();
+        for w in [100u64, 1000, 3000, 9000] {
+            windows.extend((0..end).step_by(w as usize).map(|a| vec![(a, w)]));
+        }
+        windows.push(vec![(170, 400), (5000, 2000), (30000, 50)]);
+        windows.push(vec![(0, end)]);
+        for win in &windows {
+            scan.data(&ext, &pats, win, true);
+            let mut fresh = WindowScan::new(pats.len());
+            fresh.data(&ext, &pats, win, true);
+            assert_eq!(
+                (&scan.pairs, &scan.ios, scan.pieces),
+                (&fresh.pairs, &fresh.ios, fresh.pieces),
+                "{win:?}"
+            );
+            scan.lists(&ext, &pats, win);
+            fresh.lists(&ext, &pats, win);
+            assert_eq!(
+                (&scan.pairs, scan.span),
+                (&fresh.pairs, fresh.span),
+                "{win:?}"
+            );
         }
     }
 
