@@ -121,3 +121,14 @@ def bench_binary(name: str) -> Path:
 
 
 os.environ.setdefault("HYDRA_LAUNCHER", "fork")
+
+
+DARSHAN_LOGS = BUILD / "third_party" / "darshan-logs"
+
+
+@pytest.fixture(scope="session")
+def darshan_logs() -> Path:
+    """The real Darshan logs of PyDarshan's source distribution (scripts/darshan-logs.sh
+    fetches them from PyPI once)."""
+    subprocess.run([str(ROOT / "scripts" / "darshan-logs.sh"), str(DARSHAN_LOGS)], check=True)
+    return DARSHAN_LOGS
