@@ -12,24 +12,11 @@ import sys
 
 import pytest
 
-from conftest import ROOT, pioscope
+from conftest import DARSHAN_LOG_NAMES, ROOT, pioscope
 
 # The logs Drishti reads. dxt.darshan is not among them: Drishti 0.8 fails on it (its log
 # has an empty executable name and handle_darshan.py takes `job['exe'].split()[0]`).
-LOGS = [
-    "example",
-    "ior_hdf5_example",
-    "noposix",
-    "noposixopens",
-    "pq_app_readAB_writeC_id71326_7-31-5658-2037904274838284930_55623",
-    "pq_app_read_id71317_7-31-5657-2037904274838284930_55623",
-    "pq_app_read_id71344_7-31-5658-2037904274838284930_55623",
-    "pq_app_write_id71296_7-31-5657-2037904274838284930_55623",
-    "sample-badost",
-    "sample-dxt-simple",
-    "sample-goodost",
-    "shane_macsio_id29959_5-22-32552-7035573431850780836_1590156158",
-]
+LOGS = [name for name in DARSHAN_LOG_NAMES if name != "dxt"]
 
 # Drishti's codes on each log (its CSV export; the informational P01-P04, P12, P14, M04, M05
 # left out, as in FINDINGS.md "On the example logs").
@@ -43,6 +30,8 @@ DRISHTI = {
     "pq_app_read_id71317_7-31-5657-2037904274838284930_55623": ["P08", "M01"],
     "pq_app_read_id71344_7-31-5658-2037904274838284930_55623": ["S01", "P08", "M01"],
     "pq_app_write_id71296_7-31-5657-2037904274838284930_55623": ["P08", "M01"],
+    "pq_app_write_id71303_7-31-5657-2037904274838284930_55623": ["P08", "M01"],
+    "pq_app_write_id71310_7-31-5657-2037904274838284930_55623": ["P08", "M01"],
     "sample-badost": ["M01"],
     "sample-dxt-simple": ["P21", "M06", "M07"],
     "sample-goodost": ["M01"],
@@ -67,7 +56,8 @@ DIFFERENCES = {
     ("pq_app_read_id71317_7-31-5657-2037904274838284930_55623", "P08"): PQ_ZERO,
     ("pq_app_read_id71344_7-31-5658-2037904274838284930_55623", "S01"): PQ_ZERO,
     ("pq_app_read_id71344_7-31-5658-2037904274838284930_55623", "P08"): PQ_ZERO,
-    ("pq_app_write_id71296_7-31-5657-2037904274838284930_55623", "P08"): PQ_ZERO,
+    **{(f"pq_app_write_id{run}_7-31-5657-2037904274838284930_55623", "P08"): PQ_ZERO
+       for run in (71296, 71303, 71310)},
     ("sample-dxt-simple", "M06"): "one blocking MPI-IO call of its DXT trace: no time to overlap",
     ("sample-dxt-simple", "M07"): "one blocking MPI-IO call of its DXT trace: no time to overlap",
     ("shane_macsio_id29959_5-22-32552-7035573431850780836_1590156158", "P08"): SMALL_MISALIGNED,

@@ -10,7 +10,7 @@ import darshan
 import pandas as pd
 import pytest
 
-from conftest import Trace, pioscope
+from conftest import DARSHAN_LOG_NAMES, Trace, pioscope
 
 
 @pytest.fixture(scope="session")
@@ -73,27 +73,9 @@ def test_counters_of_every_module_are_kept(logs, tmp_path):
     assert trace.meta["counts"]["darshan_counters"] == len(table)
 
 
-# The logs of scripts/darshan-logs.sh.
-ALL_LOGS = [
-    "dxt",
-    "example",
-    "ior_hdf5_example",
-    "noposix",
-    "noposixopens",
-    "pq_app_readAB_writeC_id71326_7-31-5658-2037904274838284930_55623",
-    "pq_app_read_id71317_7-31-5657-2037904274838284930_55623",
-    "pq_app_read_id71344_7-31-5658-2037904274838284930_55623",
-    "pq_app_write_id71296_7-31-5657-2037904274838284930_55623",
-    "pq_app_write_id71303_7-31-5657-2037904274838284930_55623",
-    "pq_app_write_id71310_7-31-5657-2037904274838284930_55623",
-    "sample-badost",
-    "sample-dxt-simple",
-    "sample-goodost",
-    "shane_macsio_id29959_5-22-32552-7035573431850780836_1590156158",
-]
 
 
-@pytest.mark.parametrize("name", ALL_LOGS)
+@pytest.mark.parametrize("name", DARSHAN_LOG_NAMES)
 def test_every_real_log_matches_pydarshans_reading(logs, tmp_path, name):
     """Every module's records (one per rank and file, per layout component for LUSTRE), the
     bytes of the I/O modules and the DXT segments, against PyDarshan's reading of the log."""
