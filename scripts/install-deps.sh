@@ -148,3 +148,11 @@ if ! "$python" -c 'import darshan, sys; sys.exit(darshan.__version__ != "3.5.0")
     "$python" -m pip install -q darshan==3.5.0 ||
         "$python" -m pip install -q --break-system-packages darshan==3.5.0
 fi
+# Drishti (drishti-io on PyPI), the I/O insight tool tests/test_drishti.py runs beside `pioscope
+# report` on the same Darshan logs (docs/FINDINGS.md maps its codes to pioscope's rules). Pinned:
+# the test checks the codes it triggers.
+if ! "$python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("drishti-io") != "0.8")' >/dev/null 2>&1; then
+    echo "install-deps: installing Drishti 0.8 (drishti-io on PyPI)"
+    "$python" -m pip install -q drishti-io==0.8 ||
+        "$python" -m pip install -q --break-system-packages drishti-io==0.8
+fi

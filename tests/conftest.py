@@ -121,3 +121,32 @@ def bench_binary(name: str) -> Path:
 
 
 os.environ.setdefault("HYDRA_LAUNCHER", "fork")
+
+
+DARSHAN_LOGS = BUILD / "third_party" / "darshan-logs"
+# Their names (without .darshan), known before the fixture fetches them.
+DARSHAN_LOG_NAMES = [
+    "dxt",
+    "example",
+    "ior_hdf5_example",
+    "noposix",
+    "noposixopens",
+    "pq_app_readAB_writeC_id71326_7-31-5658-2037904274838284930_55623",
+    "pq_app_read_id71317_7-31-5657-2037904274838284930_55623",
+    "pq_app_read_id71344_7-31-5658-2037904274838284930_55623",
+    "pq_app_write_id71296_7-31-5657-2037904274838284930_55623",
+    "pq_app_write_id71303_7-31-5657-2037904274838284930_55623",
+    "pq_app_write_id71310_7-31-5657-2037904274838284930_55623",
+    "sample-badost",
+    "sample-dxt-simple",
+    "sample-goodost",
+    "shane_macsio_id29959_5-22-32552-7035573431850780836_1590156158",
+]
+
+
+@pytest.fixture(scope="session")
+def darshan_logs() -> Path:
+    """The real Darshan logs of PyDarshan's source distribution (scripts/darshan-logs.sh
+    fetches them from PyPI once)."""
+    subprocess.run([str(ROOT / "scripts" / "darshan-logs.sh"), str(DARSHAN_LOGS)], check=True)
+    return DARSHAN_LOGS

@@ -4,22 +4,18 @@ of the same logs; bad logs give one clear line."""
 import contextlib
 import io
 import json
-import subprocess
 from pathlib import Path
 
 import darshan
 import pandas as pd
 import pytest
 
-from conftest import ROOT, Trace, pioscope
-
-LOGS = ROOT / "build" / "third_party" / "darshan-logs"
+from conftest import DARSHAN_LOG_NAMES, Trace, pioscope
 
 
 @pytest.fixture(scope="session")
-def logs():
-    subprocess.run([str(ROOT / "scripts" / "darshan-logs.sh"), str(LOGS)], check=True)
-    return LOGS
+def logs(darshan_logs):
+    return darshan_logs
 
 
 def pydarshan(log: Path):
@@ -75,6 +71,36 @@ def test_counters_of_every_module_are_kept(logs, tmp_path):
     lustre = table[table.module == "LUSTRE"]
     assert set(lustre.counter) == set(report.counters["LUSTRE"]["counters"])
     assert trace.meta["counts"]["darshan_counters"] == len(table)
+
+
+
+
+@pytest.mark.parametrize("name", DARSHAN_LOG_NAMES)
+def test_every_real_log_matches_pydarshans_reading(logs, tmp_path, name):
+    """Every module's records (one per rank and file, per layout component for LUSTRE), the
+    bytes of the I/O modules and the DXT segments, against PyDarshan's reading of the log."""
+    trace = imported(logs, name, tmp_path)
+    report = pydarshan(logs / f"{name}.darshan")
+    table = pd.read_parquet(trace.path / "darshan.parquet")
+    assert sorted(set(table.module)) == sorted(m for m in report.records if not m.startswith("DXT_"))
+    for module, records in report.records.items():
+        recs = records.to_numpy()
+        if module.startswith("DXT_"):
+            layer = "mpiio" if module == "DXT_MPIIO" else "posix"
+            mine = trace.events[trace.events.layer == layer]
+            segments = [s for r in recs for s in r["read_segments"] + r["write_segments"]]
+            assert (len(mine), mine["size"].sum()) == (len(segments), sum(s["length"] for s in segments))
+            continue
+        rows = table[table.module == module]
+        expected = sum(len(r["components"]) for r in recs) if module == "LUSTRE" else len(recs)
+        assert len(rows.groupby(["rank", "file_id", "component"])) == expected, module
+        names = report.counters[module]["counters"]
+        prefix = {"MPI-IO": "MPIIO"}.get(module, module)
+        for counter in (f"{prefix}_BYTES_READ", f"{prefix}_BYTES_WRITTEN"):
+            if counter in names:
+                col = names.index(counter)
+                assert rows[rows.counter == counter].value.sum() == sum(r["counters"][col] for r in recs)
+    assert trace.meta["job"]["ranks"] == max(report.metadata["job"]["nprocs"], 1)
 
 
 def test_counters_only_log_with_thousands_of_ranks(logs, tmp_path):

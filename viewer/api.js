@@ -84,6 +84,9 @@ export class Api {
   search(q, limit = 100) { return this.latest("search", this.url("search", { q, limit: String(limit) }), false); }
 
   findings() { return getJSON(this.url("findings", {})); }
+
+  /** What an imported Darshan log's counters say per rank, per file and over time. */
+  darshan() { return getJSON(this.url("darshan", {})); }
 }
 
 /** True for the error a superseded (aborted) request throws: not worth reporting. */

@@ -1,7 +1,8 @@
 // Colours of one trace's layers and functions, for the painter and the views. The page holds no
 // table of its own: the server sends pioscope's one colour table (crates/pioscope-trace/src/
 // colours.rs, also used by the HTML report and the exports) with the trace's rows; here only
-// the two marks the page draws over them.
+// the two marks the page draws over them, and the heat maps' ramp, shared with the HTML report
+// (which inlines this file).
 
 /** What the page draws over the trace's colours: states faded by a highlight, and the mark of
  * a row group's worst row. */
@@ -28,4 +29,18 @@ export class Palette {
   func(func, layer) {
     return this.funcs.get(func) ?? this.layer(layer);
   }
+}
+
+/** White through blue to dark for a fraction in [0, 1] (of a bin's time busy, of the largest
+ * cell's bytes): [r, g, b]. */
+export function heatColor(f) {
+  const stops = [[0, [255, 255, 255]], [0.05, [222, 235, 247]], [0.3, [107, 174, 214]], [0.7, [33, 113, 181]], [1, [8, 48, 107]]];
+  f = Math.max(0, Math.min(1, f));
+  for (let i = 1; i < stops.length; i++) {
+    if (f <= stops[i][0]) {
+      const [a, ca] = stops[i - 1], [b, cb] = stops[i], t = (f - a) / (b - a);
+      return ca.map((c, k) => Math.round(c + (cb[k] - c) * t));
+    }
+  }
+  return stops[stops.length - 1][1];
 }

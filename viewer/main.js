@@ -12,6 +12,7 @@ import { StatsView } from "./views-stats.js";
 import { SearchView } from "./views-search.js";
 import { FindingsView } from "./views-findings.js";
 import { LegendView } from "./views-legend.js";
+import { DarshanView } from "./views-darshan.js";
 import { fmtDur, fmtBytes, fmtInt, fmtPct } from "./units.js";
 import { LABEL_W, COUNTER_H } from "./layout.js";
 import { RowZoom, groupAt, bucketAt } from "./rowzoom.js";
@@ -175,13 +176,15 @@ async function main() {
   const resized = new ResizeObserver(() => { for (const p of panes) p.measure(); scheduleRefresh(); invalidate(); });
   for (const p of panes) resized.observe(p.scroller);
 
-  exposeHook(panes, () => refreshTimer !== null);
+  const darshan = new DarshanView(document.getElementById("darshan"), panes, showError);
+  exposeHook(panes, () => refreshTimer !== null, darshan);
   refreshNow();
   findings.load();
+  darshan.load();
 }
 
 /** `window.pioscopeView`: facts the browser tests read; nothing in it changes the page. */
-function exposeHook(panes, waiting) {
+function exposeHook(panes, waiting, darshan) {
   const hook = {
     /** Every state drawn in the last frame, in page (client) coordinates. */
     drawnStates(trace = 0) {
@@ -225,6 +228,9 @@ function exposeHook(panes, waiting) {
     /** Requests in flight, and whether a refresh waits for its debounce. */
     get pending() { return panes.reduce((n, p) => n + p.pending, 0) + (waiting() ? 1 : 0); },
     get panes() { return panes.length; },
+    /** The Darshan panel once loaded: per pane {heatmaps, ranks, files} drawn (null for a
+     * pane it does not show); null before. */
+    get darshan() { return darshan.loaded ? panes.map((p) => darshan.drawn[p.index] ?? null) : null; },
   };
   for (const k of Object.keys(facts)) {
     Object.defineProperty(hook, k, { get: () => (Array.isArray(facts[k]) ? [...facts[k]] : facts[k]), enumerable: true });

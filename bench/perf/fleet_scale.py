@@ -8,11 +8,13 @@ HPIO traces of tests/data (hard-linked copies: the walk does not follow links to
 a TRACE_SHARE of them traces. Then runs `pioscope fleet DIR -o OUT` for each size and each -j,
 interleaved, REPEAT times, and prints the median wall time, the jobs per second, the peak RSS
 of the whole process tree (GNU time: the largest of pioscope and the PyDarshan readers it
-starts) and of pioscope itself (its VmHWM, read while it runs). A benchmark that reports
-figures; no assertion. The machine is shared: figures are indicative.
+starts) and of pioscope itself (its VmHWM, read while it runs). With --baseline BIN (another
+pioscope, e.g. main's build) every run is repeated with it, interleaved, on the same inputs.
+A benchmark that reports figures; no assertion. The machine is shared: figures are indicative.
 
 Build first: make -C <repo> cli
-usage: bench/perf/fleet_scale.py [--sizes 100,1000] [--jobs 1,2] [--trace-share 0.1] [--repeat 1]"""
+usage: bench/perf/fleet_scale.py [--sizes 100,1000] [--jobs 1,2] [--trace-share 0.1] [--repeat 1]
+                                 [--baseline BIN]"""
 import argparse
 import itertools
 import re
@@ -57,9 +59,9 @@ def child_pid(pid: int):
         return None
 
 
-def run_fleet(inputs: Path, out: Path, jobs: int) -> tuple:
+def run_fleet(pioscope: Path, inputs: Path, out: Path, jobs: int) -> tuple:
     """(wall s, tree peak RSS, pioscope's own peak RSS, stdout) of one fleet run."""
-    cmd = [str(GNU_TIME), "-v", str(PIOSCOPE), "fleet", str(inputs), "-o", str(out), "--force",
+    cmd = [str(GNU_TIME), "-v", str(pioscope), "fleet", str(inputs), "-o", str(out), "--force",
            "-j", str(jobs)]
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -90,7 +92,11 @@ def main() -> None:
     ap.add_argument("--jobs", default="2", help="values of -j, comma-separated (1,2 to see the speedup)")
     ap.add_argument("--trace-share", type=float, default=0.1)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--baseline", type=Path, help="another pioscope binary to run interleaved")
     args = ap.parse_args()
+    binaries = {"this": PIOSCOPE}
+    if args.baseline:
+        binaries["baseline"] = args.baseline.resolve()
     subprocess.run([str(ROOT / "scripts" / "darshan-logs.sh"), str(LOGS)], check=True)
     sizes = [int(s) for s in args.sizes.split(",")]
     jobs = [int(j) for j in args.jobs.split(",")]
@@ -105,15 +111,16 @@ def main() -> None:
         for rep in range(args.repeat):
             for n in sizes:
                 for j in jobs:
-                    wall, tree, own, stdout = run_fleet(dirs[n], work / "out", j)
-                    results.setdefault((n, j), []).append((wall, tree, own))
-                    print(f"run {rep + 1}: {n} inputs, -j {j}: {wall:.1f} s, {n / wall:.1f} jobs/s, "
-                          f"peak RSS tree {tree / 2**20:.0f} MiB, pioscope {own / 2**20:.0f} MiB "
-                          f"[{stdout.splitlines()[0]}]", flush=True)
+                    for name, binary in binaries.items():
+                        wall, tree, own, stdout = run_fleet(binary, dirs[n], work / "out", j)
+                        results.setdefault((name, n, j), []).append((wall, tree, own))
+                        print(f"run {rep + 1} {name}: {n} inputs, -j {j}: {wall:.1f} s, {n / wall:.1f} jobs/s, "
+                              f"peak RSS tree {tree / 2**20:.0f} MiB, pioscope {own / 2**20:.0f} MiB "
+                              f"[{stdout.splitlines()[0]}]", flush=True)
         print("\nmedians (machine shared with other builds: indicative)")
-        for (n, j), runs in results.items():
+        for (name, n, j), runs in results.items():
             wall = statistics.median(r[0] for r in runs)
-            print(f"{n:>6} inputs -j {j}: {wall:7.1f} s  {n / wall:6.1f} jobs/s  "
+            print(f"{name:>8} {n:>6} inputs -j {j}: {wall:7.1f} s  {n / wall:6.1f} jobs/s  "
                   f"tree peak {max(r[1] for r in runs) / 2**20:6.0f} MiB  "
                   f"pioscope peak {max(r[2] for r in runs) / 2**20:6.0f} MiB")
     finally:

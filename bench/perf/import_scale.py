@@ -2,17 +2,11 @@
 """How fast `pioscope import darshan` takes a large DXT log (issue 17): records (DXT segments)
 per second and peak RSS of the import of a log of at least a million segments.
 
-No Darshan runtime is built here, so the log is synthesized with Darshan's own log writer:
-libdarshan-util, shipped in PyPI's `darshan` wheel (PyDarshan), exports darshan_log_create,
-darshan_log_put_job/_exe/_mounts/_namehash/_mod and darshan_log_close (the functions
-darshan-convert writes logs with). They are declared here for cffi (the wheel's own
-declarations cover only the reading side) and called with a job, a mount table and DXT_POSIX
-records of RANKS x FILES files, each with its write and read segments (32 bytes each: offset,
-length, start, end), strided like an N-to-1 checkpoint. The file names go in as
-darshan_log_put_namehash walks them: a uthash list linked by its `next` pointers (the only
-field HASH_ITER reads), each name record its id followed by the name (darshan-log-format.h's
-`struct darshan_name_record`). The log is read back by PyDarshan (segments counted) before it
-is timed. A benchmark that reports figures; no assertion.
+No Darshan runtime is built here, so the log is synthesized with Darshan's own log writer
+(tests/darshan_writer.py, libdarshan-util from PyPI's `darshan` wheel): a job, a mount table
+and DXT_POSIX records of RANKS x FILES files, each with its write and read segments (32 bytes
+each: offset, length, start, end), strided like an N-to-1 checkpoint. The log is read back by
+PyDarshan (segments counted) before it is timed. A benchmark that reports figures; no assertion.
 
 Build first: make -C <repo> cli
 usage: bench/perf/import_scale.py [--segments 1M] [--ranks 16] [--files 4] [--repeat 3] [--dir DIR]"""
@@ -27,47 +21,16 @@ import tempfile
 import time
 from pathlib import Path
 
-import cffi
 import darshan
-from darshan.discover_darshan import find_utils
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from darshan_writer import DXT_POSIX_MOD, DXT_POSIX_VER, LogWriter  # noqa: E402
+
 PIOSCOPE = ROOT / "build" / "bin" / "pioscope"
 GNU_TIME = Path("/usr/bin/time")
 
-# darshan-log-format.h (Darshan 3.5, log format 3.41): module ids and DXT's record version.
-DXT_POSIX_MOD = 10
-DXT_POSIX_VER = 1
-DARSHAN_ZLIB_COMP = 0
 SEGMENT_BYTES = 4096
-
-# The writing side of darshan-logutils.h, and the structs it takes (as in the wheel's
-# darshan/backend/api_def_c.py, which declares the reading side only).
-WRITER_DEFS = """
-struct darshan_job {
-    int64_t uid; int64_t start_time_sec; int64_t start_time_nsec; int64_t end_time_sec;
-    int64_t end_time_nsec; int64_t nprocs; int64_t jobid; char metadata[1024];
-};
-struct darshan_mnt_info { char mnt_type[3015]; char mnt_path[3015]; };
-struct darshan_base_record { uint64_t id; int64_t rank; };
-struct dxt_file_record {
-    struct darshan_base_record base_rec; int64_t shared_record; char hostname[64];
-    int64_t write_count; int64_t read_count;
-};
-typedef struct segment_info { int64_t offset; int64_t length; double start_time; double end_time; } segment_info;
-void *darshan_log_create(const char *name, int comp_type, int partial_flag);
-int darshan_log_put_job(void *fd, struct darshan_job *job);
-int darshan_log_put_exe(void *fd, char *buf);
-int darshan_log_put_mounts(void *fd, struct darshan_mnt_info *mnt_data_array, int count);
-typedef struct UT_hash_handle {
-    void *tbl; void *prev; void *next; void *hh_prev; void *hh_next; void *key;
-    unsigned keylen; unsigned hashv;
-} UT_hash_handle;
-struct darshan_name_record_ref { void *name_record; UT_hash_handle hlink; };
-int darshan_log_put_namehash(void *fd, struct darshan_name_record_ref *hash);
-int darshan_log_put_mod(void *fd, int mod_id, void *mod_buf, int mod_buf_sz, int ver);
-void darshan_log_close(void *fd);
-"""
 
 
 def parse_count(s: str) -> int:
@@ -76,45 +39,16 @@ def parse_count(s: str) -> int:
     return int(s[:-1] if mult > 1 else s) * mult
 
 
-def name_map(ffi, files: int, keep: list):
-    """The name hash of the files 0x1000 + f, as a uthash list."""
-    refs = ffi.new("struct darshan_name_record_ref[]", files)
-    for f in range(files):
-        name = b"/scratch/checkpoint/part-%d.dat\0" % f
-        rec = ffi.new("char[]", 8 + len(name))
-        ffi.cast("uint64_t *", rec)[0] = 0x1000 + f
-        ffi.memmove(rec + 8, name, len(name))
-        keep.append(rec)
-        refs[f].name_record = rec
-        refs[f].hlink.next = ffi.addressof(refs[f + 1]) if f + 1 < files else ffi.NULL
-    keep.append(refs)
-    return refs
-
-
 def write_log(path: Path, segments: int, ranks: int, files: int) -> int:
     """Writes a DXT_POSIX log of about `segments` segments; returns the exact count."""
-    ffi = cffi.FFI()
-    ffi.cdef(WRITER_DEFS)
-    lib = find_utils(ffi, None)
-    keep = []  # the name records must outlive the call that writes them
-    fd = lib.darshan_log_create(str(path).encode(), DARSHAN_ZLIB_COMP, 0)
-    if fd == ffi.NULL:
-        sys.exit(f"darshan_log_create failed for {path}")
     records = ranks * files
     per_record = max(2, segments // records)
     duration = 60.0
-    job = ffi.new("struct darshan_job *")
-    job.uid, job.nprocs, job.jobid = 1000, ranks, 4242
-    job.start_time_sec, job.end_time_sec = 1_700_000_000, 1_700_000_000 + int(duration)
-    meta = b"lib_ver=3.5.0\nh=romio_no_indep_rw=true;cb_nodes=4\n"
-    ffi.memmove(job.metadata, meta, len(meta))
-    checks = [lib.darshan_log_put_job(fd, job),
-              lib.darshan_log_put_exe(fd, ffi.new("char[]", b"/apps/checkpoint --steps 1000")),
-              lib.darshan_log_put_mounts(fd, ffi.new("struct darshan_mnt_info[1]",
-                                                      [{"mnt_type": b"lustre", "mnt_path": b"/scratch"}]), 1),
-              lib.darshan_log_put_namehash(fd, name_map(ffi, files, keep))]
-    if any(c < 0 for c in checks):
-        sys.exit(f"writing the job, exe, mounts or name map failed: {checks}")
+    writer = LogWriter(path, nprocs=ranks, duration_s=int(duration),
+                       exe=b"/apps/checkpoint --steps 1000", mounts=[(b"/scratch", b"lustre")],
+                       names={0x1000 + f: b"/scratch/checkpoint/part-%d.dat" % f for f in range(files)},
+                       metadata=b"lib_ver=3.5.0\nh=romio_no_indep_rw=true;cb_nodes=4\n")
+    ffi = writer.ffi
     head = ffi.sizeof("struct dxt_file_record")
     seg = ffi.sizeof("segment_info")
     buf = ffi.new("char[]", head + per_record * seg)
@@ -136,9 +70,8 @@ def write_log(path: Path, segments: int, ranks: int, files: int) -> int:
                 segs[i].length = SEGMENT_BYTES
                 segs[i].start_time = i * step + f * step / files
                 segs[i].end_time = segs[i].start_time + step / (2 * files)
-            if lib.darshan_log_put_mod(fd, DXT_POSIX_MOD, buf, head + per_record * seg, DXT_POSIX_VER) < 0:
-                sys.exit("darshan_log_put_mod failed")
-    lib.darshan_log_close(fd)
+            writer.put(DXT_POSIX_MOD, buf, head + per_record * seg, DXT_POSIX_VER)
+    writer.close()
     return records * per_record
 
 

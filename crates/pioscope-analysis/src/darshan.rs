@@ -1,12 +1,15 @@
 //! What an imported Darshan log says beyond its DXT events: per module, the operations, bytes
-//! and time of Darshan's counters (darshan.parquet), and what the store cannot support (a log
-//! without DXT has no calls: the rules judge its counters, and those that need calls cannot
-//! be judged). docs/IMPORT.md.
+//! and time of Darshan's counters (darshan.parquet), per rank and per file the application's
+//! I/O they give (the viewer's summaries of a log without DXT), and what the store cannot
+//! support (a log without DXT has no calls: the rules judge its counters, and those that need
+//! calls cannot be judged). docs/IMPORT.md.
 
 use std::collections::BTreeMap;
 
-use pioscope_trace::store::{DarshanCounterRow, Trace};
+use pioscope_trace::store::{DarshanCounterRow, StoreError, Trace};
 use serde::Serialize;
+
+use crate::findings::Counters;
 
 /// The counters that give one module's totals: (module, read ops, write ops, bytes read,
 /// bytes written, read time, write time, metadata time). Times are Darshan's cumulative
@@ -186,6 +189,63 @@ fn module_totals(rows: &[DarshanCounterRow]) -> Vec<ModuleTotals> {
         });
     }
     out
+}
+
+/// One rank's or one file's I/O as Darshan's counters give it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Load {
+    /// The rank, or the file (files.parquet `file_id`).
+    pub key: i32,
+    /// Read, write and metadata time, ns.
+    pub io_ns: i64,
+    /// Bytes read and written.
+    pub bytes: u64,
+    /// Files the rank did I/O on, or ranks that did I/O on the file.
+    pub with: u32,
+}
+
+/// Per rank and per file, the application's I/O (MPI-IO's records, POSIX's on files not
+/// opened through MPI-IO, STDIO's, as the rules count it: a record Darshan reduced over every
+/// rank is shared out by its slowest and fastest rank and evenly over the others), each list
+/// from the most I/O time down.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Loads {
+    /// Per rank.
+    pub ranks: Vec<Load>,
+    /// Per file.
+    pub files: Vec<Load>,
+}
+
+/// The per-rank and per-file I/O of an imported log's counters (empty lists for a store not
+/// imported from Darshan).
+pub fn loads(trace: &Trace) -> Result<Loads, StoreError> {
+    let counters = Counters::new(&trace.darshan_counters()?);
+    let per = counters.per_rank_file(trace.meta.job.ranks as i32);
+    let mut ranks: BTreeMap<i32, Load> = BTreeMap::new();
+    let mut files: BTreeMap<i32, Load> = BTreeMap::new();
+    for (&(rank, file), l) in &per {
+        if l.ns <= 0.0 && l.bytes <= 0.0 {
+            continue;
+        }
+        for (map, key) in [(&mut ranks, rank), (&mut files, file)] {
+            let e = map.entry(key).or_insert_with(|| Load {
+                key,
+                ..Load::default()
+            });
+            e.io_ns += l.ns.round() as i64;
+            e.bytes += l.bytes.round() as u64;
+            e.with += 1;
+        }
+    }
+    let ranked = |m: BTreeMap<i32, Load>| {
+        let mut v: Vec<Load> = m.into_values().collect();
+        v.sort_by(|a, b| b.io_ns.cmp(&a.io_ns).then(a.key.cmp(&b.key)));
+        v
+    };
+    Ok(Loads {
+        ranks: ranked(ranks),
+        files: ranked(files),
+    })
 }
 
 #[cfg(test)]

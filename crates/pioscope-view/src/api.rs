@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::model::{FuncEntry, TraceView};
-use crate::{assets, counters, details, search, stats, window, AppState};
+use crate::{assets, counters, darshan, details, search, stats, window, AppState};
 
 /// An error answer: a status and a message for the user.
 #[derive(Debug)]
@@ -71,6 +71,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/search", get(search_h))
         .route("/api/counters", get(counters_h))
         .route("/api/findings", get(findings))
+        .route("/api/darshan", get(darshan_h))
         .fallback(|| async { ApiError::not_found("no such path") })
         .with_state(state)
 }
@@ -315,6 +316,14 @@ async fn counters_h(State(state): State<AppState>, Query(p): Params) -> ApiResul
     let px = int_param(&p, "px")?.unwrap_or(1200).clamp(1, 100_000);
     blocking("reading counters", move || {
         counters::counters(&v, t0, t1, px).map_err(|e| ApiError::internal("reading counters", e))
+    })
+    .await
+}
+
+async fn darshan_h(State(state): State<AppState>, Query(p): Params) -> ApiResult {
+    let v = trace_of(&state, &p)?;
+    blocking("reading the Darshan counters", move || {
+        darshan::darshan(&v).map_err(|e| ApiError::internal("reading the Darshan counters", e))
     })
     .await
 }

@@ -10,6 +10,7 @@
 pub mod api;
 pub mod assets;
 pub mod counters;
+pub mod darshan;
 pub mod details;
 pub mod findings;
 pub mod host;

@@ -1,6 +1,7 @@
 //! `pioscope fleet`: many jobs at once. Finds the trace stores and Darshan logs under the
 //! directories given, profiles each as `report` does (a Darshan log imported first, into a
-//! scratch store that is removed after), on every core, and streams one row per job and one
+//! scratch store that is removed after, by the worker's own long-lived Darshan reader), on
+//! every core, and streams one row per job and one
 //! per finding into jobs.parquet and findings.parquet, ranking them for summary.html as they
 //! come: memory holds one profile per worker, never the fleet.
 
@@ -18,7 +19,7 @@ use pioscope_analysis::fleet::ranking::Ranking;
 use pioscope_analysis::fleet::table::{TableWriter, FINDINGS_FILE, JOBS_FILE};
 use pioscope_analysis::fleet::{self, FindingRow, InputKind, JobRow};
 use pioscope_analysis::profile::{self, Options};
-use pioscope_trace::import::darshan::import_darshan;
+use pioscope_trace::import::darshan::DarshanReader;
 use pioscope_trace::store::Trace;
 
 use crate::fleet_html::{self, SUMMARY_FILE};
@@ -132,11 +133,16 @@ pub fn run(args: Args) -> Result<u8> {
         for _ in 0..workers {
             let tx = tx.clone();
             let (next, inputs, job) = (&next, &inputs, &job);
-            s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(input) = inputs.get(i) else { break };
-                if tx.send(job.rows(i, input)).is_err() {
-                    break;
+            s.spawn(move || {
+                // One Darshan reader per worker, started on its first log and kept for the
+                // next ones: PyDarshan's start-up is paid once per worker, not once per log.
+                let mut reader = DarshanReader::new(job.python);
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(input) = inputs.get(i) else { break };
+                    if tx.send(job.rows(i, input, &mut reader)).is_err() {
+                        break;
+                    }
                 }
             });
         }
@@ -175,14 +181,25 @@ pub fn run(args: Args) -> Result<u8> {
 impl Job<'_> {
     /// The rows of input `i`: its profile's, or one with the error (a panic included: one
     /// bad input never ends the fleet).
-    fn rows(&self, i: usize, input: &Input) -> (JobRow, Vec<FindingRow>) {
+    fn rows(
+        &self,
+        i: usize,
+        input: &Input,
+        reader: &mut DarshanReader,
+    ) -> (JobRow, Vec<FindingRow>) {
         let name = input.job_name();
         let path = input.path.display().to_string();
-        let result = catch_unwind(AssertUnwindSafe(|| self.profile(i, input, &path, &name)));
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            self.profile(i, input, &path, &name, reader)
+        }));
         let error = match result {
             Ok(Ok(rows)) => return rows,
             Ok(Err(e)) => format!("{e:#}"),
-            Err(_) => "internal error while profiling it (a bug in pioscope)".to_string(),
+            Err(_) => {
+                // The panic may have left the reader mid-log: the next log gets a new one.
+                *reader = DarshanReader::new(self.python);
+                "internal error while profiling it (a bug in pioscope)".to_string()
+            }
         };
         (fleet::failed(&path, input.kind, &name, error), Vec::new())
     }
@@ -193,13 +210,15 @@ impl Job<'_> {
         input: &Input,
         path: &str,
         name: &str,
+        reader: &mut DarshanReader,
     ) -> Result<(JobRow, Vec<FindingRow>)> {
         match input.kind {
             InputKind::Unknown => Err(anyhow!(input.error.clone().unwrap_or_default())),
             InputKind::Trace => self.profile_store(&input.path, path, name, input.kind),
             InputKind::Darshan => {
                 let store = self.scratch.join(i.to_string());
-                let result = import_darshan(&input.path, &store, self.python)
+                let result = reader
+                    .import(&input.path, &store)
                     .map_err(anyhow::Error::from)
                     .and_then(|_| self.profile_store(&store, path, name, input.kind));
                 // Removed whatever happened; what a failed import left goes with the scratch.

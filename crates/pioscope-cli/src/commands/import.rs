@@ -13,9 +13,11 @@ use crate::human;
 /// `pioscope import darshan LOG -o TRACE` reads a Darshan log (format 3.x) with Darshan's own
 /// reader (PyDarshan over libdarshan-util, which `make deps` installs) and writes a trace
 /// store: one container per rank, the log's files, every module's counters in
-/// darshan.parquet, and, where the log has DXT traces, one event per DXT segment (POSIX
+/// darshan.parquet, the HEATMAP module's bytes per rank and time bin in
+/// darshan_heatmap.parquet, and, where the log has DXT traces, one event per DXT segment (POSIX
 /// segments nested under the MPI-IO segment that encloses them). stats, report, dump, view
-/// and export then work on it. docs/IMPORT.md gives the mapping.
+/// (for a log without DXT: its heat map and the ranks and files with the most I/O time) and
+/// export then work on it. docs/IMPORT.md gives the mapping.
 #[derive(Parser, Debug)]
 #[command(after_help = crate::EXIT_CODES)]
 pub struct Args {

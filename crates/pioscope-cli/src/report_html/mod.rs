@@ -29,6 +29,8 @@ const CSS: &str = include_str!("report.css");
 const JS: &str = include_str!("report.js");
 /// The number formatters both pages use (an ES module; its exports are the page's functions).
 const UNITS_JS: &str = include_str!("../../../../viewer/units.js");
+/// The viewer's colours (the heat map's ramp), inlined the same way.
+const COLORS_JS: &str = include_str!("../../../../viewer/colors.js");
 /// Id of the element that holds the JSON (report.js reads it).
 pub const DATA_ID: &str = "pioscope-report";
 /// Id of the element that holds the diff against another run (`report --against`).
@@ -84,9 +86,11 @@ pub fn page_from_json(json: &str, diff: Option<&str>, title: &str) -> String {
         out.push_str("\">");
         out.push_str(&embed_json(diff));
     }
-    // A module script, so viewer/units.js goes in as it is: `export` is legal there (unused).
+    // A module script, so viewer/units.js and colors.js go in as they are: `export` is legal
+    // there (unused).
     out.push_str("</script>\n<script type=\"module\">\n");
     out.push_str(UNITS_JS);
+    out.push_str(COLORS_JS);
     out.push_str(JS);
     out.push_str("</script>\n</body>\n</html>\n");
     out

@@ -10,8 +10,8 @@
 // Tables draw TABLE_ROWS rows at a time, after sorting all of them.
 //
 // The page runs this file as a module (strict) right after viewer/units.js, the viewer's
-// number formatters (fmtDur, fmtBytes, ...), which mod.rs inlines before it; the layer colours
-// arrive in the app element's data-layer-colours.
+// number formatters (fmtDur, fmtBytes, ...), and viewer/colors.js (heatColor), which mod.rs
+// inlines before it; the layer colours arrive in the app element's data-layer-colours.
 (function () {
   const SVGNS = "http://www.w3.org/2000/svg";
   /** Most bars of a per-rank chart; more ranks are bucketed. */
@@ -416,19 +416,6 @@
       el("p", { class: "note", text: "Data calls per power-of-two bin of the requested size: the bar labelled b counts sizes in [b, 2b)." }),
       el("h3", { text: "Per layer" }), el("div", { class: "charts" }, layers.map(r => histogram(r, "layer"))),
       el("h3", { text: "Per function" }), el("div", { class: "charts" }, funcs.map(r => histogram(r, "func"))));
-  }
-
-  /** White through blue to dark for a busy fraction in [0, 1]. */
-  function heatColor(f) {
-    const stops = [[0, [255, 255, 255]], [0.05, [222, 235, 247]], [0.3, [107, 174, 214]], [0.7, [33, 113, 181]], [1, [8, 48, 107]]];
-    f = Math.max(0, Math.min(1, f));
-    for (let i = 1; i < stops.length; i++) {
-      if (f <= stops[i][0]) {
-        const [a, ca] = stops[i - 1], [b, cb] = stops[i], t = (f - a) / (b - a);
-        return ca.map((c, k) => Math.round(c + (cb[k] - c) * t));
-      }
-    }
-    return stops[stops.length - 1][1];
   }
 
   function heatmapSection() {

@@ -1,25 +1,22 @@
 //! A Darshan log → a trace store. Darshan's own reader does the parsing: `darshan_read.py`
 //! (PyDarshan over libdarshan-util) runs as a child process and writes the log as JSON lines;
-//! this file turns them into the store: one container per rank, files from Darshan's name
-//! records and mount table, every module's counters in darshan.parquet, and DXT segments as
-//! events (POSIX segments nested under the MPI-IO segment that encloses them in time). The
-//! mapping is documented in docs/IMPORT.md.
+//! this file turns what it read into the store: one container per rank, files from Darshan's name
+//! records and mount table, every module's counters in darshan.parquet, the HEATMAP module's
+//! bins in darshan_heatmap.parquet, and DXT segments as events (POSIX segments nested under the
+//! MPI-IO segment that encloses them in time). The mapping is documented in docs/IMPORT.md.
+//! Running the reader is darshan_reader.rs's.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-use serde::Deserialize;
-
+pub use super::darshan_reader::DarshanReader;
+use super::darshan_reader::{DxtLine, HeatmapLine, Log};
 use crate::functions::Layer;
 use crate::input_file;
 use crate::store::darshan_counters::DarshanCounterRow;
+use crate::store::darshan_heatmap::DarshanHeatmapRow;
 use crate::store::meta::{ClockMeta, ContainerKind, JobMeta, Meta, ProcessMeta};
 use crate::store::{Event, FileRow, StoreError, StoreWriter};
-
-/// The reader script, run by the Python interpreter given to `import`.
-const READER: &str = include_str!("darshan_read.py");
 
 /// `DARSHAN_MAGIC_NR` of darshan-log-format.h: the header's second field, after the 8-byte
 /// version string.
@@ -91,77 +88,6 @@ pub struct ImportSummary {
     pub partial_reasons: Vec<String>,
 }
 
-/// One line of the reader's output.
-#[derive(Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-enum Line {
-    Job(JobLine),
-    Name { id: u64, path: String },
-    Counters(CounterLine),
-    Dxt(DxtLine),
-    Skipped { module: String, why: String },
-    Error { message: String },
-}
-
-#[derive(Deserialize)]
-struct JobLine {
-    exe: String,
-    job: DarshanJob,
-    modules: BTreeMap<String, ModuleInfo>,
-    mounts: Vec<(String, String)>,
-    reader: String,
-}
-
-#[derive(Deserialize)]
-struct DarshanJob {
-    #[serde(default)]
-    uid: i64,
-    #[serde(default)]
-    jobid: i64,
-    #[serde(default)]
-    nprocs: u32,
-    #[serde(default)]
-    start_time_sec: i64,
-    #[serde(default)]
-    start_time_nsec: i64,
-    #[serde(default)]
-    end_time_sec: i64,
-    #[serde(default)]
-    end_time_nsec: i64,
-    #[serde(default)]
-    log_ver: String,
-    #[serde(default)]
-    metadata: BTreeMap<String, String>,
-}
-
-#[derive(Deserialize)]
-struct ModuleInfo {
-    version: u32,
-    partial: bool,
-    records: u64,
-}
-
-#[derive(Deserialize)]
-struct CounterLine {
-    module: String,
-    rank: i32,
-    id: u64,
-    #[serde(default)]
-    component: i32,
-    counters: BTreeMap<String, Option<f64>>,
-    fcounters: BTreeMap<String, Option<f64>>,
-}
-
-#[derive(Deserialize)]
-struct DxtLine {
-    module: String,
-    rank: i32,
-    id: u64,
-    host: String,
-    op: String,
-    segments: Vec<(i64, i64, f64, f64)>,
-}
-
 /// One DXT segment on its way to becoming an event.
 struct Segment {
     rank: i32,
@@ -174,138 +100,73 @@ struct Segment {
     end_ns: i64,
 }
 
-/// Everything read from the log.
-#[derive(Default)]
-struct Log {
-    job: Option<JobLine>,
-    names: HashMap<u64, String>,
-    counters: Vec<CounterLine>,
-    segments: Vec<Segment>,
-    hosts: BTreeMap<i32, String>,
-    skipped: Vec<(String, String)>,
-    /// What libdarshan-util complained of on stderr while the log still opened (a damaged
-    /// module it skipped).
-    complaints: Vec<String>,
-}
-
 /// Imports the Darshan log `log` as a new trace store at `out`, running Darshan's reader with
-/// `python`.
+/// `python` (for many logs, [`DarshanReader::import`] keeps one reader for all of them).
 pub fn import_darshan(log: &Path, out: &Path, python: &str) -> Result<ImportSummary, ImportError> {
-    input_file::open_regular(log).map_err(|source| ImportError::Open {
-        path: log.to_path_buf(),
-        source,
-    })?;
-    let parsed = read_log(log, python)?;
-    write_store(log, out, parsed)
+    DarshanReader::new(python).import(log, out)
 }
 
-fn reader_error(log: &Path, message: impl Into<String>) -> ImportError {
-    ImportError::Reader {
-        path: log.to_path_buf(),
-        message: message.into(),
-    }
-}
-
-/// Runs the reader and collects its lines.
-fn read_log(log: &Path, python: &str) -> Result<Log, ImportError> {
-    let mut child = Command::new(python)
-        .arg("-c")
-        .arg(READER)
-        .arg(log)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| ImportError::Python {
-            python: python.to_string(),
+impl DarshanReader {
+    /// Imports the Darshan log `log` as a new trace store at `out` with this reader.
+    pub fn import(&mut self, log: &Path, out: &Path) -> Result<ImportSummary, ImportError> {
+        input_file::open_regular(log).map_err(|source| ImportError::Open {
+            path: log.to_path_buf(),
             source,
         })?;
-    let stdout = child.stdout.take().expect("piped stdout");
-    // libdarshan-util writes its complaints on stderr; drain it beside stdout so neither blocks.
-    let mut stderr = child.stderr.take().expect("piped stderr");
-    let drain = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let mut parsed = Log::default();
-    let mut failure = None;
-    for (n, line) in BufReader::new(stdout).lines().enumerate() {
-        let line =
-            line.map_err(|e| reader_error(log, format!("reading the reader's output: {e}")))?;
-        match serde_json::from_str::<Line>(&line) {
-            Ok(Line::Error { message }) => failure = Some(message),
-            Ok(l) => parsed.add(l),
-            Err(e) => {
-                failure = Some(format!(
-                    "the Darshan reader wrote an unexpected line {}: {e}",
-                    n + 1
-                ));
-                break;
-            }
-        }
+        let parsed = self.read(log)?;
+        write_store(log, out, parsed)
     }
-    let status = child.wait().map_err(|e| reader_error(log, e.to_string()))?;
-    let stderr = drain.join().unwrap_or_default();
-    if let Some(message) = failure {
-        return Err(reader_error(log, message));
-    }
-    if !status.success() || parsed.job.is_none() {
-        let last = stderr
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("no output");
-        return Err(reader_error(
-            log,
-            format!("the Darshan reader failed ({status}): {last}"),
-        ));
-    }
-    for line in stderr
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("Error:"))
-    {
-        let line = line.trim().to_string();
-        if !parsed.complaints.contains(&line) {
-            parsed.complaints.push(line);
-        }
-    }
-    Ok(parsed)
 }
 
-impl Log {
-    fn add(&mut self, line: Line) {
-        match line {
-            Line::Job(job) => self.job = Some(job),
-            Line::Name { id, path } => {
-                self.names.insert(id, path);
+/// The DXT lines' segments, and each rank's host as DXT names it.
+fn segments(dxt: Vec<DxtLine>) -> (Vec<Segment>, BTreeMap<i32, String>) {
+    let mut hosts = BTreeMap::new();
+    let mut segments = Vec::new();
+    for d in dxt {
+        let mpiio = d.module == "DXT_MPIIO";
+        if !d.host.is_empty() {
+            hosts.entry(d.rank).or_insert(d.host);
+        }
+        segments.extend(
+            d.segments
+                .into_iter()
+                .map(|(offset, length, s, e)| Segment {
+                    rank: d.rank,
+                    mpiio,
+                    write: d.op == "write",
+                    record: d.id,
+                    offset,
+                    length,
+                    start_ns: seconds_to_ns(s),
+                    end_ns: seconds_to_ns(e).max(seconds_to_ns(s)),
+                }),
+        );
+    }
+    (segments, hosts)
+}
+
+/// The HEATMAP lines as store rows, by module, rank and bin: only the bins with I/O.
+fn heatmap_rows(mut heatmaps: Vec<HeatmapLine>) -> Vec<DarshanHeatmapRow> {
+    heatmaps.sort_by(|a, b| (&a.module, a.rank).cmp(&(&b.module, b.rank)));
+    let mut rows = Vec::new();
+    for h in &heatmaps {
+        let width_ns = seconds_to_ns(h.bin_width_s);
+        let bins = h.read.iter().zip(&h.write).enumerate();
+        for (bin, (&read_bytes, &write_bytes)) in bins {
+            if read_bytes != 0 || write_bytes != 0 {
+                rows.push(DarshanHeatmapRow {
+                    module: h.module.clone(),
+                    rank: h.rank,
+                    bin: bin as i32,
+                    start_ns: width_ns.saturating_mul(bin as i64),
+                    width_ns,
+                    read_bytes,
+                    write_bytes,
+                });
             }
-            Line::Counters(c) => self.counters.push(c),
-            Line::Dxt(d) => {
-                let mpiio = d.module == "DXT_MPIIO";
-                if !d.host.is_empty() {
-                    self.hosts.entry(d.rank).or_insert(d.host);
-                }
-                self.segments
-                    .extend(
-                        d.segments
-                            .into_iter()
-                            .map(|(offset, length, s, e)| Segment {
-                                rank: d.rank,
-                                mpiio,
-                                write: d.op == "write",
-                                record: d.id,
-                                offset,
-                                length,
-                                start_ns: seconds_to_ns(s),
-                                end_ns: seconds_to_ns(e).max(seconds_to_ns(s)),
-                            }),
-                    );
-            }
-            Line::Skipped { module, why } => self.skipped.push((module, why)),
-            Line::Error { .. } => {}
         }
     }
+    rows
 }
 
 /// DXT times are seconds since the job start, as doubles.
@@ -336,12 +197,13 @@ fn write_store(log: &Path, out: &Path, parsed: Log) -> Result<ImportSummary, Imp
         job,
         names,
         counters,
-        mut segments,
-        hosts,
+        dxt,
+        heatmaps,
         skipped,
         complaints,
     } = parsed;
-    let job = job.expect("checked by read_log");
+    let job = job.expect("checked by the reader");
+    let (mut segments, hosts) = segments(dxt);
 
     // Files: every record that has counters or segments, ids in path order.
     let name_of = |id: u64| {
@@ -430,6 +292,7 @@ fn write_store(log: &Path, out: &Path, parsed: Log) -> Result<ImportSummary, Imp
     }
     let counter_rows = rows.len();
     writer.add_darshan_counters(rows);
+    writer.add_darshan_heatmap(heatmap_rows(heatmaps));
 
     let files: Vec<FileRow> = paths
         .iter()

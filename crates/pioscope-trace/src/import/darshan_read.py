@@ -1,32 +1,39 @@
-"""Reads one Darshan log with Darshan's own reader (PyDarshan over libdarshan-util) and writes
-it to stdout as JSON lines for `pioscope import darshan` (crates/pioscope-trace/src/import/
-darshan.rs parses them; docs/IMPORT.md). One object per line, told apart by "kind":
+"""Reads Darshan logs with Darshan's own reader (PyDarshan over libdarshan-util) and writes each
+to stdout as JSON lines for `pioscope import darshan` and `pioscope fleet` (crates/pioscope-trace/
+src/import/darshan.rs parses them; docs/IMPORT.md). One process reads many logs, so PyDarshan's
+start-up (about a second) is paid once per process, not once per log: the logs come on stdin,
+one a line, each path hex-encoded (any bytes a path can hold), and the answer to each ends with
+an "end" line. One object per line, told apart by "kind":
 
   {"kind": "job", ...}          first: the job, the modules and the mount table
   {"kind": "name", "id", "path"} every record id with a name
   {"kind": "counters", "module", "rank", "id", "counters": {NAME: int}, "fcounters": {NAME: float}}
                                 LUSTRE: one per layout component, with "component": i
   {"kind": "dxt", "module", "rank", "id", "host", "op": "read"|"write", "segments": [[offset, length, start_s, end_s], ...]}
+  {"kind": "heatmap", "module", "rank", "bin_width_s", "read": [bytes, ...], "write": [bytes, ...]}
+                                HEATMAP: one per module and rank (POSIX, MPIIO, STDIO, ...)
   {"kind": "skipped", "module", "why"}   a module whose records this reader does not carry
-  {"kind": "error", "message"}  the log cannot be read (then exit status 2)
+  {"kind": "stderr", "text"}    what libdarshan-util and PyDarshan said on stderr for this log
+  {"kind": "error", "message"}  the log cannot be read
+  {"kind": "end"}               last, for every log
 
-Run as: python3 -c "$(cat darshan_read.py)" LOG
+Run as: python3 -c "$(cat darshan_read.py)", with the logs on stdin.
 """
 import contextlib
 import json
 import math
+import os
 import sys
+import tempfile
+
+
+# The JSON lines' stream, kept aside: PyDarshan's notes on sys.stdout go to stderr.
+OUT = sys.stdout
 
 
 def emit(obj):
-    sys.stdout.write(json.dumps(obj, separators=(",", ":")))
-    sys.stdout.write("\n")
-
-
-def fail(message):
-    sys.stdout = sys.__stdout__
-    emit({"kind": "error", "message": message})
-    sys.exit(2)
+    OUT.write(json.dumps(obj, separators=(",", ":")))
+    OUT.write("\n")
 
 
 def number(value):
@@ -66,20 +73,26 @@ def module_records(report, module):
             counter_record(module, rec["rank"], rec["id"], rec, names)
 
 
-def main():
-    if len(sys.argv) != 2:
-        fail("usage: darshan_read.py LOG")
+def heatmap_records(report):
+    """HEATMAP: PyDarshan gathers its records per module (the API the bins count) as frames
+    of one row per rank and one column per time bin."""
+    for module, heatmap in report.heatmaps.items():
+        reads = heatmap.to_df(ops=["read"])
+        writes = heatmap.to_df(ops=["write"])
+        width = float(reads.columns[0].length) if len(reads.columns) else 0.0
+        for rank in reads.index:
+            emit({"kind": "heatmap", "module": str(module), "rank": int(rank), "bin_width_s": width,
+                  "read": [int(v) for v in reads.loc[rank]],
+                  "write": [int(v) for v in writes.loc[rank]]})
+
+
+def read_log(darshan, path):
     try:
-        import darshan
-    except ImportError:
-        fail("PyDarshan is not installed (python3 -m pip install darshan; `make deps` installs it)")
-    # PyDarshan prints notes on stdout; the JSON lines own it.
-    with contextlib.redirect_stdout(sys.stderr):
-        try:
-            report = darshan.DarshanReport(sys.argv[1], read_all=False)
-            report.read_all(dtype="numpy")
-        except Exception as e:  # PyDarshan raises plain RuntimeError/ValueError for bad logs
-            fail(f"not a readable Darshan log ({e})")
+        report = darshan.DarshanReport(path, read_all=False)
+        report.read_all(dtype="numpy")
+    except Exception as e:  # PyDarshan raises plain RuntimeError/ValueError for bad logs
+        emit({"kind": "error", "message": f"not a readable Darshan log ({e})"})
+        return
     meta = report.metadata
     emit({"kind": "job", "exe": meta.get("exe", ""), "job": dict(meta.get("job", {})),
           "modules": {m: {"version": int(v.get("ver", 0)), "partial": bool(v.get("partial_flag")),
@@ -87,14 +100,55 @@ def main():
                       for m, v in report.modules.items()},
           "mounts": [[p, t] for p, t in report.mounts],
           "reader": f"PyDarshan {darshan.__version__}"})
-    for rid, path in report.name_records.items():
-        emit({"kind": "name", "id": int(rid), "path": path})
+    for rid, name in report.name_records.items():
+        emit({"kind": "name", "id": int(rid), "path": name})
     for module in report.modules:
-        if module in report.records:
+        if module == "HEATMAP":
+            heatmap_records(report)
+        elif module in report.records:
             module_records(report, module)
         else:
             emit({"kind": "skipped", "module": module,
                   "why": "PyDarshan does not read this module's records"})
+
+
+@contextlib.contextmanager
+def captured_stderr():
+    """Everything written on stderr meanwhile, libdarshan-util's C writes included (fd 2),
+    kept apart per log; PyDarshan's notes on stdout go there too (the JSON lines own stdout)."""
+    with tempfile.TemporaryFile(mode="w+b") as spool:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(spool.fileno(), 2)
+        text = []
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                yield text
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            spool.seek(0)
+            text.append(spool.read().decode(errors="replace"))
+
+
+def main():
+    try:
+        import darshan
+    except ImportError:
+        darshan = None
+    for line in sys.stdin:
+        path = os.fsdecode(bytes.fromhex(line.strip()))
+        if darshan is None:
+            emit({"kind": "error", "message":
+                  "PyDarshan is not installed (python3 -m pip install darshan; `make deps` installs it)"})
+        else:
+            with captured_stderr() as text:
+                read_log(darshan, path)
+            if text and text[0].strip():
+                emit({"kind": "stderr", "text": text[0]})
+        emit({"kind": "end"})
+        OUT.flush()
 
 
 main()

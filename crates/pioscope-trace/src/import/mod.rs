@@ -2,3 +2,4 @@
 //! (`pioscope import darshan`, docs/IMPORT.md).
 
 pub mod darshan;
+mod darshan_reader;

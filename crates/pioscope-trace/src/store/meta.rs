@@ -167,6 +167,10 @@ pub struct Counts {
     /// Rows of darshan.parquet (imported stores only; absent from meta.json when 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub darshan_counters: u64,
+    /// Rows of darshan_heatmap.parquet (stores imported from a log with a HEATMAP module only;
+    /// absent from meta.json when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub darshan_heatmap: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -234,6 +234,33 @@ pub fn darshan_schema() -> SchemaRef {
     ]))
 }
 
+/// Column names of darshan_heatmap.parquet (the HEATMAP module of an imported Darshan log,
+/// see `darshan_heatmap`).
+pub mod darshan_heatmap {
+    #![allow(missing_docs)]
+    pub const MODULE: &str = "module";
+    pub const RANK: &str = "rank";
+    pub const BIN: &str = "bin";
+    pub const START_NS: &str = "start_ns";
+    pub const WIDTH_NS: &str = "width_ns";
+    pub const READ_BYTES: &str = "read_bytes";
+    pub const WRITE_BYTES: &str = "write_bytes";
+}
+
+/// The schema of darshan_heatmap.parquet.
+pub fn darshan_heatmap_schema() -> SchemaRef {
+    use darshan_heatmap::*;
+    Arc::new(Schema::new(vec![
+        Field::new(MODULE, dict_str(), false),
+        Field::new(RANK, DataType::Int32, false),
+        Field::new(BIN, DataType::Int32, false),
+        Field::new(START_NS, DataType::Int64, false),
+        Field::new(WIDTH_NS, DataType::Int64, false),
+        Field::new(READ_BYTES, DataType::Int64, false),
+        Field::new(WRITE_BYTES, DataType::Int64, false),
+    ]))
+}
+
 /// Writer settings every file of the store starts from (ZSTD level 3, page statistics, the
 /// writer's name); each file adds its own row groups, dictionaries and encodings.
 pub(crate) fn base_properties() -> parquet::file::properties::WriterPropertiesBuilder {

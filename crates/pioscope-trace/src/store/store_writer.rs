@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::counters::{self, write_counters, CounterRow, COUNTERS_FILE};
 use super::darshan_counters::{write_darshan_counters, DarshanCounterRow, DARSHAN_FILE};
+use super::darshan_heatmap::{write_darshan_heatmap, DarshanHeatmapRow, DARSHAN_HEATMAP_FILE};
 use super::lod::{self, LodSummary};
 use super::matching::Matcher;
 use super::messages::{write_messages, MESSAGES_FILE};
@@ -33,6 +34,9 @@ pub struct StoreWriter {
     counters: Vec<CounterRow>,
     /// Counters of an imported Darshan log, written as darshan.parquet when there are any.
     darshan: Vec<DarshanCounterRow>,
+    /// The HEATMAP bins of an imported Darshan log, written as darshan_heatmap.parquet when
+    /// there are any.
+    darshan_heatmap: Vec<DarshanHeatmapRow>,
 }
 
 /// The hidden directory a store is written into; removed on drop unless it was renamed.
@@ -84,6 +88,7 @@ impl StoreWriter {
             end_ns: 0,
             counters: Vec::new(),
             darshan: Vec::new(),
+            darshan_heatmap: Vec::new(),
         })
     }
 
@@ -110,6 +115,12 @@ impl StoreWriter {
     /// Adds the counters of an imported Darshan log (darshan.parquet, in the order given).
     pub fn add_darshan_counters(&mut self, rows: impl IntoIterator<Item = DarshanCounterRow>) {
         self.darshan.extend(rows);
+    }
+
+    /// Adds the HEATMAP bins of an imported Darshan log (darshan_heatmap.parquet, in the order
+    /// given).
+    pub fn add_darshan_heatmap(&mut self, rows: impl IntoIterator<Item = DarshanHeatmapRow>) {
+        self.darshan_heatmap.extend(rows);
     }
 
     /// Events pushed so far (the id of the next one).
@@ -140,6 +151,7 @@ impl StoreWriter {
             end_ns: _,
             mut counters,
             darshan,
+            darshan_heatmap,
         } = self;
         let dir = tmp.path.clone();
         let events = events.finish()?;
@@ -151,6 +163,9 @@ impl StoreWriter {
         write_counters(&dir.join(COUNTERS_FILE), &counters)?;
         if !darshan.is_empty() {
             write_darshan_counters(&dir.join(DARSHAN_FILE), &darshan)?;
+        }
+        if !darshan_heatmap.is_empty() {
+            write_darshan_heatmap(&dir.join(DARSHAN_HEATMAP_FILE), &darshan_heatmap)?;
         }
 
         for p in &mut meta.processes {
@@ -164,6 +179,7 @@ impl StoreWriter {
         c.messages = matched.messages.len() as u64;
         c.counters = counters.len() as u64;
         c.darshan_counters = darshan.len() as u64;
+        c.darshan_heatmap = darshan_heatmap.len() as u64;
         c.unmatched_sends = matched.unmatched_sends;
         c.unmatched_receives = matched.unmatched_receives;
         let mpath = dir.join(META_FILE);
