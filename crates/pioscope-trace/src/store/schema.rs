@@ -303,6 +303,20 @@ pub(crate) fn whole_table_properties() -> parquet::file::properties::WriterPrope
     base_properties().set_statistics_enabled(EnabledStatistics::Chunk)
 }
 
+/// Writer settings of messages.parquet: the ids and times of its rows grow with the send
+/// time (the table's order), where delta beats a dictionary of distinct values (measured on
+/// the collective HPIO demo trace: 12 % less for the table).
+pub(crate) fn messages_properties() -> parquet::file::properties::WriterPropertiesBuilder {
+    use messages::*;
+    let mut b = whole_table_properties();
+    for col in [SEND_ID, RECV_ID, RECV_POST_ID, SEND_NS, RECV_NS] {
+        b = b
+            .set_column_dictionary_enabled(ColumnPath::from(col), false)
+            .set_column_encoding(ColumnPath::from(col), Encoding::DELTA_BINARY_PACKED);
+    }
+    b
+}
+
 /// Writer settings of the small tables (files, settings).
 pub fn small_table_properties() -> WriterProperties {
     whole_table_properties()
