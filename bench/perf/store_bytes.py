@@ -66,10 +66,11 @@ def event_columns(events: Path) -> dict:
     return sizes
 
 
-def measure(trace: Path) -> dict:
+def measure(trace: Path, label: Path) -> dict:
+    """The figures of the store `trace`, under the name of what it was made from."""
     events = json.loads((trace / "meta.json").read_text())["counts"]["events"]
     files = {p.name: p.stat().st_size for p in sorted(trace.iterdir()) if p.is_file()}
-    return {"trace": str(trace), "events": events, "bytes": sum(files.values()), "files": files,
+    return {"trace": str(label), "events": events, "bytes": sum(files.values()), "files": files,
             "events_columns": event_columns(trace / "events.parquet")}
 
 
@@ -98,10 +99,10 @@ def main() -> None:
     if not args.paths and not args.demo:
         ap.error("give --demo DIR or stores / raw directories to measure")
     with tempfile.TemporaryDirectory(prefix="store-bytes-") as tmp:
-        traces = run_demo(args.demo) if args.demo else []
+        inputs = [(t, t) for t in run_demo(args.demo)] if args.demo else []
         for p in args.paths:
-            traces.append(p if (p / "meta.json").is_file() else merge(p, Path(tmp)))
-        figures = [measure(t) for t in traces]
+            inputs.append((p if (p / "meta.json").is_file() else merge(p, Path(tmp)), p))
+        figures = [measure(trace, label) for trace, label in inputs]
     if args.json:
         json.dump(figures, sys.stdout, indent=1)
         print()
