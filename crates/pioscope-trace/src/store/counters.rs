@@ -87,7 +87,7 @@ const ROWS_PER_BATCH: usize = 1 << 20;
 pub(crate) fn write_counters(path: &Path, rows: &[CounterRow]) -> Result<(), StoreError> {
     let schema = schema::counters_schema();
     let file = File::create(path).map_err(|e| StoreError::io(path, e))?;
-    let props = schema::base_properties()
+    let props = schema::whole_table_properties()
         .set_max_row_group_row_count(Some(ROWS_PER_BATCH))
         .build();
     let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props))?;

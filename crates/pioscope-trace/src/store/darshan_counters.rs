@@ -49,7 +49,7 @@ pub(crate) fn write_darshan_counters(
 ) -> Result<(), StoreError> {
     let schema = schema::darshan_schema();
     let file = File::create(path).map_err(|e| StoreError::io(path, e))?;
-    let props = schema::base_properties()
+    let props = schema::whole_table_properties()
         .set_max_row_group_row_count(Some(ROWS_PER_BATCH))
         .build();
     let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props))?;

@@ -63,7 +63,7 @@ const ROWS_PER_BATCH: usize = 1 << 20;
 pub(crate) fn write_messages(path: &Path, rows: &[MessageRow]) -> Result<(), StoreError> {
     let schema = schema::messages_schema();
     let file = File::create(path).map_err(|e| StoreError::io(path, e))?;
-    let props = schema::base_properties()
+    let props = schema::messages_properties()
         .set_max_row_group_row_count(Some(ROWS_PER_BATCH))
         .build();
     let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props))?;

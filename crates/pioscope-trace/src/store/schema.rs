@@ -4,12 +4,14 @@
 //! - sorted or slowly changing integers (id, start_ns, offset, parent, request) use
 //!   DELTA_BINARY_PACKED: a pwrite every ~300 ns costs ~9 bits of start_ns, a constant stride
 //!   costs nothing;
-//! - durations are noise around a typical value: PLAIN + zstd (~1 byte each) beats delta (~1.7);
+//! - durations are noise around a typical value: BYTE_STREAM_SPLIT + zstd (~0.9 byte each)
+//!   beats PLAIN + zstd (~1) and delta (~1.7);
 //! - low-cardinality columns (rank, process, thread, layer, func, depth, file, sizes, errors,
 //!   MPI fields, strings) use dictionary + RLE, falling back to DELTA_BINARY_PACKED for
 //!   integers when the dictionary grows too big;
-//! - everything is zstd compressed; row groups hold ~1M rows; statistics are written per page
-//!   so that a rank or a time window is a range read.
+//! - everything is zstd compressed; row groups hold ~1M rows; rank and start_ns have
+//!   statistics per page (the page index) so that a rank or a time window is a range read,
+//!   the other columns per row group only.
 
 use std::sync::Arc;
 
@@ -298,10 +300,20 @@ pub fn events_properties() -> WriterProperties {
             .set_column_encoding(ColumnPath::from(col), Encoding::DELTA_BINARY_PACKED);
     }
     // Durations are independent noise: delta doubles their spread and one long call widens a
-    // whole miniblock; plain bytes leave zstd to squeeze out the always-zero high bytes.
+    // whole miniblock. Split into byte streams, the always-zero high bytes become long runs
+    // and the noisy low bytes sit together, which zstd squeezes better than plain values
+    // (measured on the HPIO demo traces: 9 to 22 % less for the column).
     b = b
         .set_column_dictionary_enabled(ColumnPath::from(DURATION_NS), false)
-        .set_column_encoding(ColumnPath::from(DURATION_NS), Encoding::PLAIN);
+        .set_column_encoding(ColumnPath::from(DURATION_NS), Encoding::BYTE_STREAM_SPLIT);
+    // Page statistics (the page index) only where range reads prune pages (`scan::Pred` on
+    // rank and start_ns); row-group statistics everywhere, for DuckDB's and pyarrow's pushdown.
+    for field in events_schema().fields() {
+        let name = field.name().as_str();
+        if name != RANK && name != START_NS {
+            b = b.set_column_statistics_enabled(ColumnPath::from(name), EnabledStatistics::Chunk);
+        }
+    }
     // Dictionary columns of integers: fall back to delta when the dictionary overflows.
     for col in [
         RANK, PROCESS, THREAD, FILE_ID, SIZE, RESULT, ERROR, INSTANCE, PEER, TAG, ROOT, COMM_SIZE,
@@ -311,7 +323,30 @@ pub fn events_properties() -> WriterProperties {
     b.build()
 }
 
+/// Writer settings every table read only whole starts from (files, settings, messages,
+/// counters, darshan): row-group statistics, for DuckDB's and pyarrow's pushdown, but no page
+/// index, which no reader of theirs prunes by and which costs a few hundred bytes per table.
+pub(crate) fn whole_table_properties() -> parquet::file::properties::WriterPropertiesBuilder {
+    base_properties().set_statistics_enabled(EnabledStatistics::Chunk)
+}
+
+/// Writer settings of messages.parquet: the ids and times of its rows grow with the send
+/// time (the table's order), where delta beats a dictionary of distinct values (measured on
+/// the collective HPIO demo trace: 12 % less for the table).
+pub(crate) fn messages_properties() -> parquet::file::properties::WriterPropertiesBuilder {
+    use messages::*;
+    let mut b = whole_table_properties();
+    for col in [SEND_ID, RECV_ID, RECV_POST_ID, SEND_NS, RECV_NS] {
+        b = b
+            .set_column_dictionary_enabled(ColumnPath::from(col), false)
+            .set_column_encoding(ColumnPath::from(col), Encoding::DELTA_BINARY_PACKED);
+    }
+    b
+}
+
 /// Writer settings of the small tables (files, settings).
 pub fn small_table_properties() -> WriterProperties {
-    base_properties().set_dictionary_enabled(true).build()
+    whole_table_properties()
+        .set_dictionary_enabled(true)
+        .build()
 }
