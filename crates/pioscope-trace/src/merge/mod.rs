@@ -4,8 +4,9 @@
 //! 1. every file is decoded without keeping its events: headers, strings, job facts, clock
 //!    pairs and syncs, settings, the earliest event and the collective links. That is enough
 //!    to fit clocks, find the job start, number files and collective instances;
-//! 2. rank by rank, the files of the rank are decoded again with their events, which are
-//!    converted, given parents, sorted and written.
+//! 2. rank by rank, the files of the rank are decoded again, each event converted to a compact
+//!    row as the decoder passes it (the raw events are not held); the rows are given parents,
+//!    sorted and written (the store writer encodes on a second thread meanwhile).
 //!
 //! The store is written by `StoreWriter`, which renames it into place at the end, so a failed
 //! merge never leaves something that looks like a trace.
@@ -716,6 +717,27 @@ struct Numbering<'a> {
     system_files: &'a [bool],
 }
 
+/// A function id's layer, store name, kind and the id its name has in this build's table.
+#[derive(Clone)]
+struct FuncFacts {
+    layer: Layer,
+    name: String,
+    kind: OpKind,
+    id: u16,
+}
+
+impl FuncFacts {
+    fn of(func: u16) -> Self {
+        let (layer, name) = functions::describe(func);
+        FuncFacts {
+            layer,
+            kind: functions::kind_of(layer, &name),
+            id: functions::by_name(&name).map_or(0, |f| f.id),
+            name,
+        }
+    }
+}
+
 /// Decodes every rank's events again, gives them parents, sorts them and pushes them to the
 /// store writer; returns the application's totals and per-file event and rank counts.
 fn write_events(
@@ -738,72 +760,47 @@ fn write_events(
     };
     let mut totals = ApplicationTotals::default();
     let mut file_stats: FileStats = HashMap::new();
-    let mut func_names: HashMap<u16, (Layer, String, OpKind)> = HashMap::new();
+    // What each function id is, looked up once per id (a table by id: the lookup is per event).
+    let mut func_facts: Vec<Option<FuncFacts>> = vec![None; usize::from(u16::MAX) + 1];
 
     let mut ranks: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
     for (i, p) in procs.iter().enumerate() {
         ranks.entry(p.rank).or_default().push(i);
     }
     for (&rank, members) in &ranks {
-        let mut rows: Vec<Row> = Vec::new();
+        let expected: u64 = members.iter().map(|&pi| procs[pi].raw.event_count).sum();
+        let mut rows: Vec<Row> = Vec::with_capacity(expected as usize);
         for &pi in members {
             let p = &procs[pi];
-            let mut raw = segments::read_segments(&p.segments)
-                .map_err(|e| MergeError::RawFileChanged(e.to_string()))?;
-            // A live server's file grows: what pass 1 saw is what is merged.
-            let grown = p.server.is_some() && raw.event_count > p.raw.event_count;
-            if grown {
-                raw.events.truncate(p.raw.event_count as usize);
-            } else if raw.event_count != p.raw.event_count {
-                return Err(MergeError::RawFileChanged(p.raw.file_name()));
-            }
-            prog.done += p.file_size;
-            progress(*prog);
             let base = rows.len();
-            // Row of each event (NONE: a server's record outside the job's window).
-            let mut row_of = vec![NONE; raw.events.len()];
-            let mut next = base as u32;
-            for (slot, e) in row_of.iter_mut().zip(&raw.events) {
+            // Each event is converted as the decoder passes it (the raw events are not held):
+            // its row, or NONE for a server's record outside the job's window (a live server's
+            // file grows: what pass 1 saw is what is merged), and its span on the process's own
+            // ticks, on which parents are found per thread.
+            let seen_by_pass_1 = p.raw.event_count;
+            let mut decoded = 0u64;
+            let mut row_of: Vec<u32> = Vec::with_capacity(seen_by_pass_1 as usize);
+            let mut spans: Vec<Span> = Vec::with_capacity(seen_by_pass_1 as usize);
+            let mut threads: Vec<u32> = Vec::with_capacity(seen_by_pass_1 as usize);
+            let raw = segments::read_segments_with(&p.segments, &mut |e| {
+                decoded += 1;
+                if decoded > seen_by_pass_1 {
+                    return false;
+                }
+                let end = e.start.saturating_add(e.duration);
                 let keep = p.server.is_none()
-                    || servers::in_window(
-                        p.abs_ns(e.start),
-                        p.abs_ns(e.start.saturating_add(e.duration)),
-                        job_start,
-                        job_end,
-                    );
-                if keep {
-                    *slot = next;
-                    next += 1;
+                    || servers::in_window(p.abs_ns(e.start), p.abs_ns(end), job_start, job_end);
+                spans.push(Span {
+                    start: e.start,
+                    end,
+                    depth: e.depth,
+                });
+                threads.push(e.thread);
+                if !keep {
+                    row_of.push(NONE);
+                    return false;
                 }
-            }
-            // Parents per thread, on the process's own ticks.
-            let mut by_thread: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-            for (i, e) in raw.events.iter().enumerate() {
-                by_thread.entry(e.thread).or_default().push(i);
-            }
-            let mut parent = vec![NONE; raw.events.len()];
-            for idx in by_thread.values() {
-                let spans: Vec<Span> = idx
-                    .iter()
-                    .map(|&i| {
-                        let e = &raw.events[i];
-                        Span {
-                            start: e.start,
-                            end: e.start.saturating_add(e.duration),
-                            depth: e.depth,
-                        }
-                    })
-                    .collect();
-                for (k, par) in reconstruct_parents(&spans).into_iter().enumerate() {
-                    if let Some(j) = par {
-                        parent[idx[k]] = row_of[idx[j]];
-                    }
-                }
-            }
-            for (i, e) in raw.events.iter().enumerate() {
-                if row_of[i] == NONE {
-                    continue;
-                }
+                row_of.push(rows.len() as u32);
                 let (start_ns, duration_ns) = p.abs_span(e.start, e.duration);
                 rows.push(Row {
                     start_ns: start_ns - job_start,
@@ -819,15 +816,29 @@ fn write_events(
                     result: e.result,
                     error: e.error,
                     link: e.link,
-                    parent: parent[i],
+                    parent: NONE,
                 });
+                false
+            })
+            .map_err(|e| MergeError::RawFileChanged(e.to_string()))?;
+            let grown = p.server.is_some() && raw.event_count > seen_by_pass_1;
+            if !grown && raw.event_count != seen_by_pass_1 {
+                return Err(MergeError::RawFileChanged(p.raw.file_name()));
             }
+            prog.done += p.file_size;
+            progress(*prog);
+            set_parents(&mut rows[base..], base, &spans, &threads, &row_of);
         }
-        let mut order: Vec<u32> = (0..rows.len() as u32).collect();
-        order.sort_by_key(|&i| {
-            let r = &rows[i as usize];
-            (r.start_ns, r.process, r.thread, r.depth, i)
-        });
+        // Store order. The keys are sorted apart from the rows (a rank's records come nearly
+        // in order, which the stable sort finds as runs).
+        let mut keys: Vec<(i64, u32, u32, u8, u32)> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.start_ns, r.process, r.thread, r.depth, i as u32))
+            .collect();
+        keys.sort();
+        let order: Vec<u32> = keys.iter().map(|k| k.4).collect();
+        drop(keys);
         let mut pos = vec![0u32; rows.len()];
         for (k, &i) in order.iter().enumerate() {
             pos[i as usize] = k as u32;
@@ -841,12 +852,13 @@ fn write_events(
         for &i in &order {
             let r = &rows[i as usize];
             let p = &procs[r.process as usize];
-            let (layer, name, kind) = func_names.entry(r.func).or_insert_with(|| {
-                let (layer, name) = functions::describe(r.func);
-                let kind = functions::kind_of(layer, &name);
-                (layer, name, kind)
-            });
-            let (layer, kind) = (*layer, *kind);
+            let FuncFacts {
+                layer,
+                name,
+                kind,
+                id: func_id,
+            } = func_facts[usize::from(r.func)].get_or_insert_with(|| FuncFacts::of(r.func));
+            let (layer, kind, func_id) = (*layer, *kind, *func_id);
             let lookup = |kind: u16| -> Option<usize> {
                 if r.object == 0 {
                     None
@@ -902,7 +914,7 @@ fn write_events(
                 duration_ns: r.duration_ns,
                 layer,
                 func: name,
-                func_id: functions::by_name(name).map_or(0, |f| f.id),
+                func_id,
                 depth: r.depth,
                 parent: (r.parent != NONE).then(|| base_id + pos[r.parent as usize] as i64),
                 file_id: file_id.map(|f| f as i32),
@@ -959,6 +971,35 @@ fn write_events(
         }
     }
     Ok((totals, file_stats))
+}
+
+/// Sets the `parent` of a process's rows (`rows`, the first at `base` in the rank's rows): the
+/// enclosing record on the same thread (`nesting`), found on the process's own ticks among
+/// every event decoded (`spans`, `threads`), whose row is `row_of` (NONE: left out).
+fn set_parents(rows: &mut [Row], base: usize, spans: &[Span], threads: &[u32], row_of: &[u32]) {
+    let mut assign = |events: &[u32], parents: Vec<Option<u32>>| {
+        for (&event, parent) in events.iter().zip(parents) {
+            let row = row_of[event as usize];
+            if let (Some(j), true) = (parent, row != NONE) {
+                rows[row as usize - base].parent = row_of[events[j as usize] as usize];
+            }
+        }
+    };
+    let first = threads.first().copied();
+    if threads.iter().all(|&t| Some(t) == first) {
+        // One thread (the common case): its spans as they are.
+        let all: Vec<u32> = (0..spans.len() as u32).collect();
+        assign(&all, reconstruct_parents(spans));
+        return;
+    }
+    let mut by_thread: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (i, &t) in threads.iter().enumerate() {
+        by_thread.entry(t).or_default().push(i as u32);
+    }
+    for events in by_thread.values() {
+        let thread_spans: Vec<Span> = events.iter().map(|&i| spans[i as usize]).collect();
+        assign(events, reconstruct_parents(&thread_spans));
+    }
 }
 
 /// The settings (hints, views) of every process, in rank then time order.

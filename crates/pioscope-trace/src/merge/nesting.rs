@@ -17,24 +17,25 @@ pub struct Span {
     pub depth: u8,
 }
 
-/// For each span, the index (into `spans`) of the record that encloses it, if any; and the
-/// order (start, depth, input index) in which they were visited.
-pub fn reconstruct_parents(spans: &[Span]) -> Vec<Option<usize>> {
-    let mut order: Vec<usize> = (0..spans.len()).collect();
-    order.sort_by_key(|&i| (spans[i].start, spans[i].depth, i));
+/// For each span, the index (into `spans`) of the record that encloses it, if any. Records are
+/// visited in (start, depth, input index) order. Indices are `u32` (merge holds a rank's
+/// records, fewer than 2^32) to halve the memory of a large rank's pass.
+pub fn reconstruct_parents(spans: &[Span]) -> Vec<Option<u32>> {
+    let mut order: Vec<u32> = (0..spans.len() as u32).collect();
+    order.sort_by_key(|&i| (spans[i as usize].start, spans[i as usize].depth, i));
     let mut parents = vec![None; spans.len()];
-    let mut stack: Vec<usize> = Vec::new();
+    let mut stack: Vec<u32> = Vec::new();
     for i in order {
-        let s = spans[i];
+        let s = spans[i as usize];
         while let Some(&top) = stack.last() {
-            let t = spans[top];
+            let t = spans[top as usize];
             if t.depth >= s.depth || t.end < s.start {
                 stack.pop();
             } else {
                 break;
             }
         }
-        parents[i] = stack.last().copied();
+        parents[i as usize] = stack.last().copied();
         stack.push(i);
     }
     parents

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use crate::raw::{read_raw_file, RawError, RawFile};
+use crate::raw::{read_raw_file_with, RawError, RawEvent, RawFile};
 
 /// JOB fact naming a process's segment 0 (the same in each of its segments).
 pub const FIRST_SEGMENT_FACT: &str = "first_segment";
@@ -53,11 +53,16 @@ fn fact_u64(raw: &RawFile, key: &str) -> u64 {
     raw.job_fact(key).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
-/// Decodes the segments of one process (in order) as one raw file.
-pub fn read_segments(paths: &[PathBuf]) -> Result<RawFile, RawError> {
+/// Decodes the segments of one process (in order) as one raw file; `keep` sees every event,
+/// oldest segment first, and says whether to store it in `RawFile::events` (merge's second
+/// pass keeps none: it converts each event as it passes).
+pub fn read_segments_with(
+    paths: &[PathBuf],
+    keep: &mut dyn FnMut(&RawEvent) -> bool,
+) -> Result<RawFile, RawError> {
     let mut joined: Option<RawFile> = None;
     for path in paths {
-        let raw = read_raw_file(path)?;
+        let raw = read_raw_file_with(path, keep)?;
         match &mut joined {
             Some(j) => j.append_segment(raw),
             None => joined = Some(raw),

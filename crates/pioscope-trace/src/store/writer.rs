@@ -1,11 +1,14 @@
 //! Encoders of the store's Parquet tables, used by `StoreWriter` alone. Rows are buffered
 //! column by column and handed to Parquet in batches; Parquet cuts row groups of
-//! `ROW_GROUP_ROWS`.
+//! `ROW_GROUP_ROWS`. The events' batches are encoded and compressed on a thread of their own,
+//! so a producer (merge) fills the next batch on the other core meanwhile.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
+use std::thread::{self, JoinHandle};
 
 use arrow_array::builder::BooleanBufferBuilder;
 use arrow_array::types::Int32Type;
@@ -28,16 +31,27 @@ const BATCH_ROWS: usize = 64 * 1024;
 pub(super) struct Dict {
     index: HashMap<String, i32>,
     values: Vec<String>,
+    /// The key returned last.
+    last: Option<i32>,
 }
 
 impl Dict {
     fn key(&mut self, s: &str) -> i32 {
-        if let Some(&k) = self.index.get(s) {
+        // Consecutive rows mostly repeat a value (one function, layer, communicator): compare
+        // with the last key's value before hashing.
+        if let Some(k) = self.last.filter(|&k| self.values[k as usize] == s) {
             return k;
         }
-        let k = self.values.len() as i32;
-        self.values.push(s.to_string());
-        self.index.insert(s.to_string(), k);
+        let k = match self.index.get(s) {
+            Some(&k) => k,
+            None => {
+                let k = self.values.len() as i32;
+                self.values.push(s.to_string());
+                self.index.insert(s.to_string(), k);
+                k
+            }
+        };
+        self.last = Some(k);
         k
     }
 
@@ -62,8 +76,7 @@ impl Dict {
 
 /// Writes events.parquet. Rows must arrive in store order (rank, start_ns, process, thread).
 pub(crate) struct EventWriter {
-    writer: ArrowWriter<File>,
-    schema: SchemaRef,
+    encoder: Encoder,
     rows: u64,
     layer_dict: Dict,
     func_dict: Dict,
@@ -108,8 +121,7 @@ impl EventWriter {
         let schema = schema::events_schema();
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(schema::events_properties()))?;
         Ok(EventWriter {
-            writer,
-            schema,
+            encoder: Encoder::start(writer, schema),
             rows: 0,
             layer_dict: Dict::default(),
             func_dict: Dict::default(),
@@ -159,11 +171,48 @@ impl EventWriter {
         Ok(())
     }
 
+    /// Hands the rows buffered to the encoder thread, with the dictionaries as they stand (they
+    /// only grow: every key buffered is in them).
     fn flush_batch(&mut self) -> Result<(), StoreError> {
         if self.cols.id.is_empty() {
             return Ok(());
         }
-        let c = std::mem::take(&mut self.cols);
+        let batch = Batch {
+            cols: std::mem::take(&mut self.cols),
+            dicts: [
+                &self.layer_dict,
+                &self.func_dict,
+                &self.comm_dict,
+                &self.region_dict,
+            ]
+            .map(|d| d.values.clone()),
+        };
+        self.encoder.write(batch)
+    }
+
+    /// Writes the remaining rows and the file footer.
+    pub fn finish(mut self) -> Result<u64, StoreError> {
+        self.flush_batch()?;
+        self.encoder.finish()?;
+        Ok(self.rows)
+    }
+}
+
+/// Rows buffered column by column, with the values of the layer, func, comm and region
+/// dictionaries their keys refer to.
+struct Batch {
+    cols: EventColumns,
+    dicts: [Vec<String>; 4],
+}
+
+impl Batch {
+    /// The Arrow record batch of events.parquet's schema (built on the encoder thread).
+    fn into_record_batch(self, schema: &SchemaRef) -> Result<RecordBatch, StoreError> {
+        let Batch { cols: c, dicts } = self;
+        let [layer, func, comm, region] = dicts.map(|values| Dict {
+            values,
+            ..Dict::default()
+        });
         let mut collective = BooleanBufferBuilder::new(c.collective.len());
         for b in &c.collective {
             collective.append(*b);
@@ -175,8 +224,8 @@ impl EventWriter {
             Arc::new(Int32Array::from(c.thread)),
             Arc::new(Int64Array::from(c.start_ns)),
             Arc::new(Int64Array::from(c.duration_ns)),
-            self.layer_dict.array(c.layer)?,
-            self.func_dict.array(c.func)?,
+            layer.array(c.layer)?,
+            func.array(c.func)?,
             Arc::new(UInt8Array::from(c.depth)),
             Arc::new(Int64Array::from(c.parent)),
             Arc::new(Int32Array::from(c.file_id)),
@@ -192,19 +241,62 @@ impl EventWriter {
             Arc::new(Int32Array::from(c.tag)),
             Arc::new(Int32Array::from(c.root)),
             Arc::new(Int32Array::from(c.comm_size)),
-            self.comm_dict.array(c.comm)?,
-            self.region_dict.array(c.region)?,
+            comm.array(c.comm)?,
+            region.array(c.region)?,
         ];
-        let batch = RecordBatch::try_new(self.schema.clone(), columns)?;
-        self.writer.write(&batch)?;
-        Ok(())
+        Ok(RecordBatch::try_new(schema.clone(), columns)?)
+    }
+}
+
+/// The thread that builds, encodes and compresses batches into a Parquet file, one batch queued
+/// while it works on another (so the memory stays two batches). It ends when the queue is closed
+/// (and closes the file) or on its first error; dropped unfinished, it is waited for.
+struct Encoder {
+    batches: Option<SyncSender<Batch>>,
+    thread: Option<JoinHandle<Result<(), StoreError>>>,
+}
+
+impl Encoder {
+    fn start(mut writer: ArrowWriter<File>, schema: SchemaRef) -> Encoder {
+        let (batches, queued) = sync_channel::<Batch>(1);
+        let thread = thread::spawn(move || {
+            for batch in queued {
+                writer.write(&batch.into_record_batch(&schema)?)?;
+            }
+            writer.close()?;
+            Ok(())
+        });
+        Encoder {
+            batches: Some(batches),
+            thread: Some(thread),
+        }
     }
 
-    /// Writes the remaining rows and the file footer.
-    pub fn finish(mut self) -> Result<u64, StoreError> {
-        self.flush_batch()?;
-        self.writer.close()?;
-        Ok(self.rows)
+    /// Queues `batch`; when the thread has stopped on an error, returns that error.
+    fn write(&mut self, batch: Batch) -> Result<(), StoreError> {
+        match &self.batches {
+            Some(queue) if queue.send(batch).is_ok() => Ok(()),
+            _ => self.finish(),
+        }
+    }
+
+    /// Closes the queue and waits for every batch to be written and the footer closed.
+    fn finish(&mut self) -> Result<(), StoreError> {
+        self.batches = None;
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Encoder {
+    fn drop(&mut self) {
+        self.batches = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 
