@@ -5,7 +5,7 @@
  *
  * Every wrapper is declared by PIOSCOPE_WRAPPER (tracer.h) and has the same shape: resolve the
  * real function once and enter, call it, save errno, record (leave), restore errno, return the
- * real result. Fields: object = file id, offset = where the transfer started (lseek,
+ * real result (calls on an fd read errno only when they failed, below). Fields: object = file id, offset = where the transfer started (lseek,
  * ftruncate: the resulting offset or length), size = bytes requested (0 for metadata calls),
  * result = return value, error = errno when it failed. */
 #include <errno.h>
