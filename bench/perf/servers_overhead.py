@@ -15,7 +15,7 @@ of the machine's load falls on all alike; after a restart a first run of each be
 the new daemon and is not measured. glusterd, the management daemon, stays traced throughout
 (it is not on the data path).
 
-usage: bench/perf/servers_overhead.py [--rounds 6] [--ranks 4] [--hpio-iterations 8] [--lab DIR]
+usage: bench/perf/servers_overhead.py [--rounds 7] [--ranks 4] [--hpio-iterations 8] [--lab DIR]
                                       [--runtime LIB]..."""
 import argparse
 import json
@@ -33,7 +33,6 @@ RUNTIME = ROOT / "build" / "lib" / "libpioscope-posix.so"
 LAB = ROOT / "scripts" / "gluster-lab.sh"
 # The name the lab script preloads from PIOSCOPE_LIB_DIR.
 PRELOAD_NAME = "libpioscope-posix.so"
-
 
 
 def benchmarks(hpio_iterations):
@@ -96,8 +95,8 @@ def loadavg():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=6,
-                    help="rounds, each running every variant once (default 6)")
+    ap.add_argument("--rounds", type=int, default=7,
+                    help="rounds, each running every variant once (default 7)")
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--hpio-iterations", type=int, default=8,
                     help="HPIO iterations per run (default 8)")
@@ -161,11 +160,16 @@ def main():
     print(f"{'benchmark':44}{head}{ratios}")
     for name, _, _, phases in marks:
         for figure in (*phases, "cpu_ms_per_mib"):
-            med = [statistics.median(run[name][figure] for run in runs[v]) for v in variants]
+            values = [[one[name][figure] for one in runs[v]] for v in variants]
+            med = [statistics.median(vs) for vs in values]
             scale, unit = (1, "ms CPU/MiB") if figure == "cpu_ms_per_mib" else (2**-20, "MiB/s")
             what = f"{name}, {'daemon CPU' if figure == 'cpu_ms_per_mib' else figure}"
             print(f"{what:44}" + "".join(f" {m * scale:12.2f}" for m in med)
                   + "".join(f" {m / med[0]:14.3f}" for m in med[1:]) + f"  {unit}")
+            # The rounds' spread: at a load of 10 and more it is wider than the tracer's cost.
+            print(f"{'  (min-max of the rounds)':44}"
+                  + "".join(f" {f'{min(vs) * scale:.1f}-{max(vs) * scale:.1f}':>12}"
+                            for vs in values))
 
 
 if __name__ == "__main__":
