@@ -2,10 +2,14 @@
 # A GlusterFS file system on this one machine with every server daemon traced by pioscope
 # (docs/SERVERS.md): bricks under DIR/bricks, the volume mounted at DIR/mnt over FUSE, the
 # servers' raw files in DIR/servers. `up` installs GlusterFS when missing and starts it all;
-# `down` undoes all of it, also after a failed `up`. Both are safe to run twice. Needs root.
+# `down` undoes all of it, also after a failed `up`. Both are safe to run twice. `restart` stops
+# and starts the volume of a lab that is up: its brick daemons start anew (loading their preload
+# again, which is how bench/perf/servers_overhead.py switches tracing) and the mount is remade.
+# Needs root.
 #
 #   scripts/gluster-lab.sh up --dir DIR [--bricks N] [--type distribute|disperse] [--null] [--tmpfs] [--untraced]
 #   scripts/gluster-lab.sh down --dir DIR
+#   scripts/gluster-lab.sh restart --dir DIR
 set -Eeuo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,7 +18,7 @@ runtime=$lib_dir/libpioscope-posix.so
 pioscope=${PIOSCOPE_BIN:-$here/../build/bin/pioscope}
 
 usage() {
-    sed -n '7,8p' "$0" | sed 's/^#   /usage: /' >&2
+    sed -n '10,12p' "$0" | sed 's/^#   /usage: /' >&2
     exit 2
 }
 die() {
@@ -39,7 +43,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -n "$dir" ] || die "--dir DIR is required"
-case $command in up | down) ;; *) die "unknown command: $command (up or down)" ;; esac
+case $command in up | down | restart) ;; *) die "unknown command: $command (up, down or restart)" ;; esac
 case $bricks in '' | *[!0-9]* | 0) die "--bricks must be a positive number, not '$bricks'" ;; esac
 case $type in
 distribute) ;;
@@ -156,12 +160,15 @@ bricks_online() {
     [ "$online" -eq "$bricks" ]
 }
 
-# Every brick daemon has written its raw file (its first periodic flush): from then on its
-# records reach the disk while a job runs, and a job started at once finds it.
+# Every brick daemon that has the tracer loaded has written its raw file (its first periodic
+# flush): from then on its records reach the disk while a job runs, and a job started at once
+# finds it. (A daemon whose preload is another library, bench/perf/servers_overhead.py's
+# untraced variant, writes none.)
 bricks_traced() {
     local pid
     for pid in $(pgrep -x glusterfsd || true); do
         lab_pids | grep -qxF "$pid" || continue
+        grep -q libpioscope "/proc/$pid/maps" 2>/dev/null || continue
         compgen -G "$dir/servers/*-$pid-*.praw" >/dev/null || return 1
     done
 }
@@ -236,8 +243,28 @@ up() {
     say "up: $volume ($wanted) mounted at $dir/mnt; servers' raw files in $dir/servers"
 }
 
+# The volume stopped and started again with the options it was brought up with (the state
+# file): new brick daemons, the mount remade, the servers settled.
+restart() {
+    [ -f "$state" ] && is_mounted "$dir/mnt" || die "the lab at $dir is not up (gluster-lab.sh up first)"
+    local option
+    for option in $(cat "$state"); do
+        case $option in bricks=*) bricks=${option#bricks=} ;; esac
+    done
+    umount "$dir/mnt" 2>/dev/null || umount -l "$dir/mnt"
+    gluster_cli volume stop "$volume" force >/dev/null
+    gluster_cli volume start "$volume" >/dev/null
+    wait_for "all $bricks bricks online" 60 bricks_online
+    mount -t glusterfs "$host:/$volume" "$dir/mnt"
+    wait_for "the mount at $dir/mnt" 30 is_mounted "$dir/mnt"
+    wait_for "the brick daemons' raw files" 30 bricks_traced
+    settle
+    say "restarted: $volume mounted at $dir/mnt"
+}
+
 case $command in
 up) up ;;
+restart) restart ;;
 down)
     down
     say "down: nothing of $dir left running"

@@ -134,6 +134,27 @@ def test_viewer_shows_server_rows(gluster, traces):
         server.stop()
 
 
+def brick_daemons(lab_dir: Path):
+    """Pids of the lab's brick daemons: glusterfsd with its raw directory in their environment."""
+    out = subprocess.run(["pgrep", "-x", "glusterfsd"], capture_output=True, text=True).stdout
+    mark = f"PIOSCOPE_RAW_DIR={lab_dir}/servers".encode()
+    return [int(pid) for pid in out.split()
+            if mark in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")]
+
+
+def test_restart_starts_a_new_traced_brick_daemon(gluster, traces):
+    """`restart` stops and starts the volume: a new brick daemon, traced (a raw file of its
+    own), and the mount back with what was written before."""
+    before = brick_daemons(gluster)
+    kept = gluster / "mnt" / "kept.bin"
+    kept.write_bytes(b"k" * 4096)
+    lab("restart", "--dir", gluster)
+    after = brick_daemons(gluster)
+    assert len(before) == len(after) == 1 and before != after
+    assert kept.read_bytes() == b"k" * 4096
+    assert len(list((gluster / "servers").glob(f"*-{after[0]}-*.praw"))) == 1
+
+
 def test_down_leaves_nothing_behind(gluster, traces):
     """Last: takes the module's lab down, twice (idempotent)."""
     assert leftovers(gluster), "the lab should be up before this test"

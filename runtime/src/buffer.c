@@ -1,5 +1,8 @@
-/* buffer.c: owns the per-thread record buffers: record encoding (main + ext), the lock-free
- * registry of buffers, spilling a full buffer as one EVENTS chunk, and flushing them all. */
+/* buffer.c: owns the per-thread record buffers: the lock-free registry of buffers, the record
+ * path's rare part (a thread's first buffer, a flushed buffer started again, a full one spilled
+ * as one EVENTS chunk), the record path out of line for the wrappers that do not inline it, and
+ * flushing every buffer. The record path itself (encoding, main + ext) is record.h's. */
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -164,12 +167,12 @@ void pioscope_buffers_after_fork(void)
     }
 }
 
-/* ---- recording ---- */
+/* ---- recording (the fast path is record.h's) ---- */
 
 /* The owner's buffer is full: its records go out as one chunk and it starts again. Returns
  * where the next record goes, or NULL when the tracer has stopped. Records the file could not
  * be opened for stay in the buffer: the end writes them, when descriptors may be free again. */
-static __attribute__((noinline)) char *spill(struct pioscope_tbuf *b)
+static char *spill(struct pioscope_tbuf *b)
 {
     tbuf_lock(b);
     int kept = cut_chunk(b, b->flushed, b->cur) != 0 && pioscope_raw_writable();
@@ -185,7 +188,7 @@ static __attribute__((noinline)) char *spill(struct pioscope_tbuf *b)
  * again at the buffer's start. Without this a thread's records walk the whole buffer (8 MiB
  * by default), each one on a line, often a page, not touched since the last spill: in a
  * daemon of dozens of threads that cache miss or page fault was most of the record's cost. */
-static __attribute__((noinline)) char *rewind_flushed(struct pioscope_tbuf *b)
+static char *rewind_flushed(struct pioscope_tbuf *b)
 {
     tbuf_lock(b);
     if (b->flushed == b->cur) {
@@ -196,62 +199,33 @@ static __attribute__((noinline)) char *rewind_flushed(struct pioscope_tbuf *b)
     return b->cur;
 }
 
-/* The record path, inlined into pioscope_leave: no lock, no allocation, no formatting. */
-static inline __attribute__((always_inline)) void append(uint64_t start, uint64_t duration,
-                                                         uint32_t depth,
-                                                         const pioscope_event *ev)
+__attribute__((noinline)) char *pioscope_record_room(void)
 {
-    if (!__atomic_load_n(&pioscope_recording, __ATOMIC_RELAXED)) return;
-    struct pioscope_tbuf *b = pioscope_thread.buf;
-    if (__builtin_expect(!b, 0) && !(b = pioscope_thread_buffer())) return;
-    char *p = b->cur;
-    if (__builtin_expect(p != b->data && p == __atomic_load_n(&b->flushed, __ATOMIC_RELAXED), 0))
+    int saved = errno;  /* the slow path's calls (pthread_setspecific) may set it */
+    struct pioscope_tbuf *b = pioscope_thread_buffer();
+    char *p = b ? b->cur : NULL;
+    if (p && p != b->data && p == __atomic_load_n(&b->flushed, __ATOMIC_RELAXED))
         p = rewind_flushed(b);
-    if (__builtin_expect(p + 2 * sizeof(pioscope_raw_event) > b->end, 0) && !(p = spill(b)))
-        return;
-
-    int ext = ev->result != (int64_t)ev->size || ev->error != 0 || ev->link != 0 ||
-              (ev->size >> 32) != 0 || duration >= UINT32_MAX;
-    pioscope_raw_event *e = (pioscope_raw_event *)p;
-    e->start = start;
-    e->duration = duration >= UINT32_MAX ? UINT32_MAX : (uint32_t)duration;
-    e->func = ev->func;
-    e->depth = depth > 255 ? 255 : (uint8_t)depth;
-    e->flags = (uint8_t)((ev->flags & ~PIOSCOPE_F_EXT) | (ext ? PIOSCOPE_F_EXT : 0));
-    e->object = ev->object;
-    e->size = (uint32_t)ev->size;
-    e->offset = ev->offset;
-    p += sizeof *e;
-    if (ext) {
-        pioscope_raw_event_ext *x = (pioscope_raw_event_ext *)p;
-        x->result = ev->result;
-        x->duration = duration;
-        x->error = ev->error;
-        x->size_hi = (uint32_t)(ev->size >> 32);
-        x->link = ev->link;
-        p += sizeof *x;
-    }
-    __atomic_store_n(&b->cur, p, __ATOMIC_RELEASE);
+    if (p && p + 2 * sizeof(pioscope_raw_event) > b->end) p = spill(b);
+    errno = saved;
+    return p;
 }
 
 void pioscope_append(uint64_t start, uint64_t duration, uint32_t depth,
                      const pioscope_event *event)
 {
-    append(start, duration, depth, event);
+    pioscope_append_inline(start, duration, depth, event);
 }
 
 void pioscope_leave(const pioscope_call *call, const pioscope_event *event)
 {
-    uint32_t depth = --pioscope_thread.depth;
-    if (!call->recording) return;
-    uint64_t end = call->end ? call->end : pioscope_ticks();
-    append(call->start, end - call->start, depth, event);
+    pioscope_leave_inline(call, event);
 }
 
 void pioscope_record_instant(const pioscope_event *event)
 {
     if (pioscope_thread.internal) return;
-    append(pioscope_ticks(), 0, pioscope_thread.depth, event);
+    pioscope_append_inline(pioscope_ticks(), 0, pioscope_thread.depth, event);
 }
 
 void pioscope_internal_begin(void)

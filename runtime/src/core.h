@@ -7,38 +7,15 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "record.h"
 #include "tracer.h"
 
 #define PIOSCOPE_TRACER_VERSION "0.1.0"
-#define PIOSCOPE_REGION_MAX 64              /* nesting depth of user regions per thread */
 #define PIOSCOPE_DEFAULT_BUFFER_BYTES (8u << 20)
 #define PIOSCOPE_MIN_BUFFER_BYTES 4096u
 #define PIOSCOPE_MAX_BUFFER_BYTES (1u << 30)
 
-/* ---- per-thread buffers (buffer.c) ---- */
-
-struct pioscope_region_frame {
-    uint64_t start;   /* ticks at pioscope_region_begin */
-    uint32_t name;    /* region string id */
-    uint32_t depth;   /* depth of the region record */
-};
-
-/* One thread's buffer: this header, then room for a chunk header, then records. Lives in one
- * mmap'd area; never unmapped (a thread that ends gives it back for the next thread). */
-struct pioscope_tbuf {
-    struct pioscope_tbuf *next;  /* process-wide list (lock-free push) */
-    int state;                   /* atomic: TBUF_FREE or TBUF_OWNED */
-    int lock;                    /* atomic spin flag: held while a chunk is cut from it */
-    uint32_t thread;             /* tracer thread number of the owner */
-    uint32_t region_top;         /* region frames in use */
-    uint32_t region_overflow;    /* begins past PIOSCOPE_REGION_MAX (not recorded) */
-    char *base;                  /* chunk header room */
-    char *data;                  /* first record (base + chunk header) */
-    char *end;                   /* end of record room */
-    char *cur;                   /* atomic: end of published records (owner stores) */
-    char *flushed;               /* records before this are in the file (set under lock) */
-    struct pioscope_region_frame regions[PIOSCOPE_REGION_MAX];
-};
+/* ---- per-thread buffers (buffer.c; the record path and the buffer's layout: record.h) ---- */
 
 /* Sets the buffer size (bytes including the chunk header room) and the thread-exit key. */
 int pioscope_buffers_init(size_t buffer_bytes);

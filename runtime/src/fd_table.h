@@ -68,9 +68,11 @@ static inline void pioscope_fd_open(int fd, uint32_t file, int append)
                      __ATOMIC_RELEASE);
 }
 
-/* True when writes to fd are discarded (null storage, server_mode.c). */
+/* True when writes to fd are discarded (null storage, server_mode.c). Only server mode marks
+ * descriptors so: outside it, one load answers and the table is not read. */
 static inline int pioscope_fd_null(int fd)
 {
+    if (__builtin_expect(!pioscope_server_mode, 1)) return 0;
     pioscope_fd_entry *e = pioscope_fd_get(fd);
     return e && (__atomic_load_n(&e->state, __ATOMIC_RELAXED) & PIOSCOPE_FD_NULL);
 }

@@ -5,7 +5,7 @@
  *
  * Every wrapper is declared by PIOSCOPE_WRAPPER (tracer.h) and has the same shape: resolve the
  * real function once and enter, call it, save errno, record (leave), restore errno, return the
- * real result. Fields: object = file id, offset = where the transfer started (lseek,
+ * real result (calls on an fd read errno only when they failed, below). Fields: object = file id, offset = where the transfer started (lseek,
  * ftruncate: the resulting offset or length), size = bytes requested (0 for metadata calls),
  * result = return value, error = errno when it failed. */
 #include <errno.h>
@@ -32,19 +32,27 @@ static inline int tracing_now(void)
     return __atomic_load_n(&pioscope_recording, __ATOMIC_RELAXED) && !pioscope_thread.internal;
 }
 
-/* The *_done functions run right after the real call: each saves errno first, records the call
- * and restores errno, so the program sees the real function's errno. */
+/* The *_done functions run right after the real call and leave the program the real function's
+ * errno. Those of calls on an fd read errno only when the call failed: nothing they do changes
+ * it (the record path keeps it, record.h; so does naming a socket, server_mode.c), and reading
+ * it is a call into libc that a successful call need not pay. Those that intern a path save
+ * errno first and restore it after. */
+
+/* errno of a call that failed (result < 0), else 0. */
+static inline int failure_errno(int64_t result)
+{
+    return result < 0 ? errno : 0;
+}
 
 /* read/write/readv/writev: through the file offset the fd table tracks. */
 PIOSCOPE_ALWAYS_INLINE
 static inline void through_offset_done(const pioscope_call *call, const pioscope_target *target,
                                        int fd, uint64_t size, ssize_t r, int is_write)
 {
-    int err = errno;
     uint8_t flags = 0;
     uint64_t offset = pioscope_fd_advance(fd, r, is_write, &flags);
-    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, size, r, r < 0, err, flags);
-    errno = err;
+    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, size, r, r < 0,
+                    failure_errno(r), flags);
 }
 
 /* pread/pwrite/preadv/pwritev: at the offset given. */
@@ -52,9 +60,8 @@ PIOSCOPE_ALWAYS_INLINE
 static inline void positioned_done(const pioscope_call *call, const pioscope_target *target, int fd,
                                    uint64_t size, uint64_t offset, ssize_t r)
 {
-    int err = errno;
-    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, size, r, r < 0, err, 0);
-    errno = err;
+    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, size, r, r < 0,
+                    failure_errno(r), 0);
 }
 
 /* Metadata calls on an fd. */
@@ -62,9 +69,8 @@ PIOSCOPE_ALWAYS_INLINE
 static inline void fd_meta_done(const pioscope_call *call, const pioscope_target *target, int fd,
                                 uint64_t offset, int r)
 {
-    int err = errno;
-    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, 0, r, r < 0, err, 0);
-    errno = err;
+    pioscope_record(call, target->func, pioscope_fd_file(fd), offset, 0, r, r < 0,
+                    failure_errno(r), 0);
 }
 
 /* Metadata calls on a path (dirfd: AT_FDCWD or the *at directory). The path is interned after

@@ -141,18 +141,9 @@ static inline void *pioscope_begin(pioscope_call *call, pioscope_target *target)
     PIOSCOPE_EXPORT ret symbol params
 
 /* Ends it: restores the nesting and appends the record (and its ext record when needed). Never
- * changes errno. */
+ * changes errno. The POSIX, STDIO, aio and PnetCDF wrappers inline it (pioscope_record,
+ * record.h). */
 void pioscope_leave(const pioscope_call *call, const pioscope_event *event);
-/* pioscope_leave for a call whose record has no link, its fields given one by one: what the
- * POSIX and STDIO wrappers record (error = err when the call failed). */
-PIOSCOPE_ALWAYS_INLINE
-static inline void pioscope_record(const pioscope_call *call, uint16_t func, uint32_t object,
-                                   uint64_t offset, uint64_t size, int64_t result, int failed,
-                                   int err, uint8_t flags)
-{
-    pioscope_event ev = {func, flags, object, offset, size, result, failed ? err : 0, 0};
-    pioscope_leave(call, &ev);
-}
 /* Records a zero-length event at the current depth (used for request completions). */
 void pioscope_record_instant(const pioscope_event *event);
 /* A new nonblocking request id (the link of its start and of its completion), unique in this
