@@ -13,6 +13,7 @@
 //!
 //! Docs: docs/MODEL.md, "MPI-IO (ROMIO)".
 
+mod calendar;
 pub mod calls;
 pub mod hints;
 pub mod pattern;

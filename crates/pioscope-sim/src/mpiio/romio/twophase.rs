@@ -12,13 +12,15 @@
 //! Dense exchanges (ranks × aggregators above `aggregate_exchange_above`, no overlap) become
 //! one `MPI_Alltoallv` call per rank holding an aggregated `Op::Exchange` (per-rank byte and
 //! message totals) instead of a message per pair: 10,000 ranks with 5,000 aggregators are
-//! 50 million messages per cycle. Both forms come from the same window scan, which finds the
-//! ranks meeting a window through their extents sorted by start ([`Extents`]), so a cycle
-//! costs O(aggregators × ranks meeting their windows) with no allocation per pair.
+//! 50 million messages per cycle. Both forms come from the same window scan, which visits only
+//! the ranks that can have data in a window: windows in file order take them from a calendar
+//! of where each rank's data resumes ([`Calendar`]), other windows find them through the
+//! extents sorted by start ([`Extents`]); no allocation per pair.
 
 use crate::model::{AggregatorPlacement, FileDomain, Toggle};
 use crate::program::{IoKind, Op, Rank, Traffic};
 
+use super::calendar::Calendar;
 use super::calls::{self, file_call, wrap};
 use super::{data_call, independent_body, Hints, Pattern, Request};
 
@@ -262,6 +264,8 @@ struct Extents {
     end: Vec<u64>,
     /// The longest extent.
     longest: u64,
+    /// The end of the last extent.
+    hi: u64,
 }
 
 impl Extents {
@@ -277,10 +281,12 @@ impl Extents {
             }
         }
         by_start.sort_unstable();
+        let hi = end.iter().copied().max().unwrap_or(0);
         Extents {
             by_start,
             end,
             longest,
+            hi,
         }
     }
 
@@ -433,6 +439,10 @@ struct WindowScan {
     /// `InWindow::resume`). Windows come in file order, so in a dense pattern most ranks meet
     /// the next window inside that range and are skipped without a query.
     empty: Vec<(u64, u64)>,
+    /// The ranks by `empty[r].1`, for one-range windows in file order.
+    calendar: Calendar,
+    /// The ranks the calendar gives for the current range.
+    due: Vec<Rank>,
     /// Per range of the window: the data span and whether it has holes.
     ios: Vec<(u64, u64, bool)>,
     /// Contiguous pieces in the window (counted when asked).
@@ -450,6 +460,8 @@ impl WindowScan {
             amount: vec![0; n],
             touched: Vec::new(),
             empty: vec![(0, 0); n],
+            calendar: Calendar::default(),
+            due: Vec::new(),
             ios: Vec::new(),
             pieces: 0,
             unsorted: false,
@@ -476,6 +488,45 @@ impl WindowScan {
         let w = in_window(pat, a, b);
         *empty = (b, w.resume);
         w
+    }
+
+    /// Calls `f` with what each rank that can have data in [a, b) has there (`query`). With
+    /// `sweep` (a one-range window) from the calendar: every rank it leaves out resumes at or
+    /// after b and knew [a, b) empty, the rest come in rank order. Else through the extents,
+    /// after which the calendar's keys are stale. A range before the last one (a new pass)
+    /// rebuilds the calendar: a rank whose empty range starts after a is due at once.
+    fn visit(
+        &mut self,
+        ext: &Extents,
+        patterns: &[Pattern],
+        (a, b): (u64, u64),
+        sweep: bool,
+        mut f: impl FnMut(&mut WindowScan, Rank, InWindow),
+    ) {
+        if !sweep {
+            self.calendar.invalidate();
+            for r in ext.meeting(a, b) {
+                let w = self.query(r, &patterns[r as usize], a, b);
+                f(self, r, w);
+            }
+            return;
+        }
+        if !self.calendar.ready(a) {
+            let empty = &self.empty;
+            let keys = ext.by_start.iter().map(|&(_, r)| {
+                let (from, to) = empty[r as usize];
+                (if from <= a { to } else { 0 }, r)
+            });
+            self.calendar.reset((a, b), ext.hi, keys);
+        }
+        let mut due = std::mem::take(&mut self.due);
+        self.calendar.due(b, &mut due);
+        for &r in &due {
+            let w = self.query(r, &patterns[r as usize], a, b);
+            self.calendar.push(self.empty[r as usize].1, r);
+            f(self, r, w);
+        }
+        self.due = due;
     }
 
     /// `x` more for rank `r`. One range: a rank meets it once, so the pair goes straight to
@@ -520,21 +571,20 @@ impl WindowScan {
         let one = win.len() == 1;
         for &(o, l) in win {
             let (mut s, mut e, mut total) = (u64::MAX, 0u64, 0u64);
-            for r in ext.meeting(o, o + l) {
-                let w = self.query(r, &patterns[r as usize], o, o + l);
+            self.visit(ext, patterns, (o, o + l), one, |scan, r, w| {
                 if w.bytes == 0 {
-                    continue;
+                    return;
                 }
                 if count_pieces {
-                    self.pieces += w.pieces;
+                    scan.pieces += w.pieces;
                 }
-                self.add(r, w.bytes, one);
+                scan.add(r, w.bytes, one);
                 total += w.bytes;
                 if let Some((x, y)) = w.span {
                     s = s.min(x);
                     e = e.max(y);
                 }
-            }
+            });
             if s < e {
                 self.ios.push((s, e - s, total < e - s));
             }
@@ -549,16 +599,15 @@ impl WindowScan {
         let one = dom.len() == 1;
         let (mut s, mut e) = (u64::MAX, 0);
         for &(o, l) in dom {
-            for r in ext.meeting(o, o + l) {
-                let w = self.query(r, &patterns[r as usize], o, o + l);
+            self.visit(ext, patterns, (o, o + l), one, |scan, r, w| {
                 if w.pieces > 0 {
-                    self.add(r, 16 * w.pieces, one);
+                    scan.add(r, 16 * w.pieces, one);
                 }
                 if let Some((x, y)) = w.span {
                     s = s.min(x);
                     e = e.max(y);
                 }
-            }
+            });
         }
         self.span = (s, e);
         self.finish();
@@ -1008,15 +1057,18 @@ mod tests {
         }
         windows.push(vec![(170, 400), (5000, 2000), (30000, 50)]);
         windows.push(vec![(0, end)]);
-        for win in &windows {
-            scan.data(&ext, &pats, win, true);
+        let data = |scan: &mut WindowScan, win: &[(u64, u64)]| {
             let mut fresh = WindowScan::new(pats.len());
+            scan.data(&ext, &pats, win, true);
             fresh.data(&ext, &pats, win, true);
             assert_eq!(
                 (&scan.pairs, &scan.ios, scan.pieces),
                 (&fresh.pairs, &fresh.ios, fresh.pieces),
                 "{win:?}"
             );
+        };
+        let lists = |scan: &mut WindowScan, win: &[(u64, u64)]| {
+            let mut fresh = WindowScan::new(pats.len());
             scan.lists(&ext, &pats, win);
             fresh.lists(&ext, &pats, win);
             assert_eq!(
@@ -1024,6 +1076,18 @@ mod tests {
                 (&fresh.pairs, fresh.span),
                 "{win:?}"
             );
+        };
+        // Both scans of each window (every window starts a new pass of the calendar), then
+        // each kind alone (consecutive windows in file order: one pass per window size).
+        for win in &windows {
+            data(&mut scan, win);
+            lists(&mut scan, win);
+        }
+        let (mut only_data, mut only_lists) =
+            (WindowScan::new(pats.len()), WindowScan::new(pats.len()));
+        for win in &windows {
+            data(&mut only_data, win);
+            lists(&mut only_lists, win);
         }
     }
 
