@@ -150,13 +150,8 @@ mod tests {
 
     #[test]
     fn depths_pack_as_digits() {
-        let b = BucketAcc {
-            index: 0,
-            busy_ns: [100, 50, 0, 1],
-            count: 1,
-            bytes: 0.0,
-            funcs: vec![(0, 7, 100)],
-        };
+        let mut b = bucket(0, 100, 7, 1);
+        b.busy_ns = [100, 50, 0, 1];
         let r = BucketRuns::new(&[b], 100, 100);
         assert_eq!(r.busy, vec![8 + 4 * 9 + 729]);
     }
