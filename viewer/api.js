@@ -60,10 +60,13 @@ export class Api {
 
   rows() { return getJSON(this.url("rows", {})); }
 
-  /** States or buckets of `rows` in [t0, t1] for a plot `px` wide. */
-  window(t0, t1, px, rows) {
+  /** States or buckets of `rows` in [t0, t1] for a plot `px` wide; bucket rows decoded
+   * (`decodeBuckets`). */
+  async window(t0, t1, px, rows) {
     const p = { t0: String(t0), t1: String(t1), px: String(px), rows: rowsParam(rows) };
-    return this.latest("window", this.url("window", p), true);
+    const answer = await this.latest("window", this.url("window", p), true);
+    for (const row of answer.rows) if (row.mode === "buckets") decodeBuckets(row);
+    return answer;
   }
 
   /** `rows` merged into row groups that fit `height` pixel rows (issue 18): per group, mean
@@ -87,6 +90,26 @@ export class Api {
 
   /** What an imported Darshan log's counters say per rank, per file and over time. */
   darshan() { return getJSON(this.url("darshan", {})); }
+}
+
+/** A bucket row of a window answer (runs of alike buckets, one array per field: docs/VIEWER.md)
+ * as the painter reads it: `row.buckets`, one `{start, busy: [4 fractions], func, count}` per
+ * bucket (the calls of a run go to its first bucket). Decodes once; cached answers keep it. */
+export function decodeBuckets(row) {
+  if (row.buckets) return;
+  const buckets = [];
+  let index = row.first;
+  for (let i = 0; i < row.len.length; i++) {
+    index += row.skip[i];
+    const busy = [];
+    for (let d = 0, packed = row.busy[i]; d < 4; d++, packed = Math.floor(packed / (row.busy_steps + 1))) {
+      busy.push((packed % (row.busy_steps + 1)) / row.busy_steps);
+    }
+    for (let k = 0; k < row.len[i]; k++, index++) {
+      buckets.push({ start: index * row.bucket_ns, busy, func: row.func[i], count: k === 0 ? row.count[i] : 0 });
+    }
+  }
+  row.buckets = buckets;
 }
 
 /** True for the error a superseded (aborted) request throws: not worth reporting. */

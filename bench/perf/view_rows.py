@@ -5,8 +5,9 @@ level-of-detail index, its row groups included, and reports its build time), the
 whole trace down to a millionth of it, random places) two /api/window queries, interleaved:
 - *all rows*: every row with `height=H` (the overview: row groups fitting H pixel rows);
 - *screen rows*: a random block of S consecutive rows, without `height` (row by row).
-Reports the median and worst time and the largest reply of each, and the index's size (lod*.parquet
-against the whole store) and build time. A benchmark that reports figures; no assertion.
+Reports the median and worst time, the median CPU time the server spent (less noisy than the time
+on a loaded machine) and the largest reply of each, and the index's size (lod*.parquet against the
+whole store) and build time. A benchmark that reports figures; no assertion.
 
 Build first: make -C <repo> cli
 usage: bench/perf/view_rows.py [--events 10M] [--ranks 1024] [--windows 20] [--px 1600]
@@ -14,6 +15,7 @@ usage: bench/perf/view_rows.py [--events 10M] [--ranks 1024] [--windows 20] [--p
                                [--keep] [--json]"""
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -34,14 +36,33 @@ def fetch(url: str) -> tuple:
     return time.perf_counter() - t0, len(body), json.loads(body)
 
 
+def cpu_s(pid: int) -> float:
+    """CPU time of every thread of process `pid` so far, s (Linux schedstat: ns)."""
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            total += int(Path(f"/proc/{pid}/task/{t}/schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended meanwhile
+    return total / 1e9
+
+
+def timed(pid: int, url: str) -> tuple:
+    """(seconds, bytes, JSON, server CPU seconds) of one GET."""
+    c0 = cpu_s(pid)
+    dt, n, ans = fetch(url)
+    return dt, n, ans, cpu_s(pid) - c0
+
+
 def store_bytes(trace: Path) -> dict:
     files = {p.name: p.stat().st_size for p in trace.iterdir() if p.is_file()}
     lod = sum(v for k, v in files.items() if k.startswith("lod"))
     return {"store_bytes": sum(files.values()), "lod_bytes": lod}
 
 
-def summary(times: list, sizes: list) -> dict:
+def summary(times: list, sizes: list, cpu: list) -> dict:
     return {"median_ms": statistics.median(times) * 1e3, "worst_ms": max(times) * 1e3,
+            "median_cpu_ms": statistics.median(cpu) * 1e3, "worst_cpu_ms": max(cpu) * 1e3,
             "max_reply_bytes": max(sizes)}
 
 
@@ -86,21 +107,24 @@ def main() -> None:
             figures["ranks"] = info[0]["ranks"]
             figures["rows"] = nrows
             rng = random.Random(args.seed)
-            overview, screen = ([], []), ([], [])
+            overview, screen = ([], [], []), ([], [], [])
+            pid = srv.proc.pid
             for _ in range(args.windows):
                 span = max(1, int(d * 10 ** (-6 * rng.random())))
                 t0 = rng.randint(0, max(0, d - span))
                 first = rng.randint(0, max(0, nrows - args.screen_rows))
                 last = min(nrows, first + args.screen_rows) - 1
                 q = f"{srv.url}api/window?trace=0&t0={t0}&t1={t0 + span}&px={args.px}"
-                dt, n, ans = fetch(f"{q}&rows=0-{nrows - 1}&height={args.height}")
+                dt, n, ans, cpu = timed(pid, f"{q}&rows=0-{nrows - 1}&height={args.height}")
                 overview[0].append(dt)
                 overview[1].append(n)
+                overview[2].append(cpu)
                 figures.setdefault("overview_answer", {"source": ans.get("source"), "rows": len(ans["rows"]),
                                                        "mode": ans["rows"][0].get("mode") if ans["rows"] else None})
-                dt, n, _ = fetch(f"{q}&rows={first}-{last}")
+                dt, n, _, cpu = timed(pid, f"{q}&rows={first}-{last}")
                 screen[0].append(dt)
                 screen[1].append(n)
+                screen[2].append(cpu)
             figures["all_rows"] = summary(*overview)
             figures["screen_rows"] = summary(*screen)
         finally:
@@ -119,6 +143,7 @@ def main() -> None:
     for k, label in (("all_rows", f"all rows, height={args.height}"), ("screen_rows", f"{args.screen_rows} rows")):
         r = figures[k]
         print(f"  {label:24} median {r['median_ms']:7.1f} ms  worst {r['worst_ms']:7.1f} ms  "
+              f"server CPU median {r['median_cpu_ms']:6.1f} ms worst {r['worst_cpu_ms']:6.1f} ms  "
               f"largest reply {r['max_reply_bytes'] / 1e3:.0f} kB")
     print(f"  overview answer: {figures.get('overview_answer')}")
 

@@ -15,6 +15,7 @@ pub mod details;
 pub mod findings;
 pub mod host;
 pub mod model;
+pub mod row_buckets;
 pub mod row_groups;
 pub mod search;
 pub mod stats;

@@ -82,6 +82,8 @@ pub struct Lod {
     pub meta: LodMeta,
     /// Long calls per display row, by start.
     pub spans: Vec<Vec<LongSpan>>,
+    /// The view's function id of each function of the index (its `func` column).
+    pub func_ids: Vec<u32>,
 }
 
 /// A matched message, rows resolved.
@@ -138,6 +140,9 @@ pub struct TraceView {
     pub settings: Vec<SettingRow>,
     /// Matched messages by send time (empty without messages.parquet).
     pub messages: Vec<Message>,
+    /// Per message, the latest send or receive of it and every message before it: where the
+    /// messages touching a window start ([`TraceView::messages_near`]).
+    message_reach: Vec<i64>,
     /// Sampled counters (empty without counters.parquet).
     pub counters: Vec<CounterRow>,
 }
@@ -212,6 +217,7 @@ impl TraceView {
             func_by_id: HashMap::new(),
             settings: Vec::new(),
             messages: Vec::new(),
+            message_reach: Vec::new(),
             counters: Vec::new(),
         };
         let funcs: Vec<(String, String, u64)> = match &lod_meta {
@@ -267,6 +273,14 @@ impl TraceView {
         // Counters are a side track: an unreadable table shows none rather than no trace.
         view.counters = view.trace.counters().unwrap_or_default();
         view.messages = view.read_messages(note);
+        view.message_reach = view
+            .messages
+            .iter()
+            .scan(i64::MIN, |reach, m| {
+                *reach = (*reach).max(m.recv.max(m.send));
+                Some(*reach)
+            })
+            .collect();
         Ok(view)
     }
 
@@ -301,7 +315,17 @@ impl TraceView {
     fn load_index(&self, meta: lod::LodMeta) -> Result<Lod, StoreError> {
         let table = Table::open(&self.trace.dir.join(lod::LOD_FILE))?;
         let spans = self.read_spans()?;
-        Ok(Lod { table, meta, spans })
+        let func_ids = meta
+            .functions
+            .iter()
+            .map(|f| self.func_id(&f.name))
+            .collect();
+        Ok(Lod {
+            table,
+            meta,
+            spans,
+            func_ids,
+        })
     }
 
     fn read_spans(&self) -> Result<Vec<Vec<LongSpan>>, StoreError> {
@@ -361,6 +385,15 @@ impl TraceView {
             .collect();
         out.sort_by_key(|m| (m.send, m.recv));
         out
+    }
+
+    /// The messages that may have a send or receive in [t0, t1): sent before t1, from the first
+    /// one that it or an earlier one reaches t0 (millions of messages are not all scanned for
+    /// a window near the end of the trace). The caller still checks each one.
+    pub fn messages_near(&self, t0: i64, t1: i64) -> &[Message] {
+        let end = self.messages.partition_point(|m| m.send < t1);
+        let start = self.message_reach[..end].partition_point(|&r| r < t0);
+        &self.messages[start..end]
     }
 
     /// The display row of an event's (process, thread).

@@ -4,18 +4,20 @@
 //! and its calls; messages summarised between groups. The answer is columnar (one array per
 //! field) so that tens of thousands of cells stay well under 1 MB.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use pioscope_trace::store::StoreError;
 use serde::Serialize;
 
 use crate::model::TraceView;
-use crate::window::{level_for, scan_lod, AnyRow, WindowOut, WindowQuery};
+use crate::window::{level_for, lod_reads, scan_lod, AnyRow, WindowOut, WindowQuery};
 
 /// Group buckets one answer carries at most (about): the level is chosen coarse enough.
 pub const CELL_BUDGET: i64 = 20_000;
 /// Messages between groups are listed per pair of groups, at most this many pairs.
 pub const GROUP_MESSAGE_BUDGET: usize = 2_000;
+/// Pairs of groups up to which messages are summed in a dense table.
+const DENSE_PAIRS: usize = 1 << 16;
 
 /// One row group of an answer: its buckets as parallel arrays.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -138,23 +140,32 @@ pub fn group_window(
         .collect();
     // lod.parquet is sorted by (level, grade, row, start): each group's buckets come in time
     // order.
-    scan_lod(view, level, grade, &firsts, t0, t1, &mut |k, r| {
-        let g = &mut out[k];
-        let n = g.rows.max(1) as f64;
-        let (worst_row, worst_ns) = r.worst.unwrap_or((0, 0));
-        g.index.push(r.start.div_euclid(width));
-        g.busy
-            .push(per_mille(r.busy_ns[0] as f64, width as f64 * n));
-        g.worst.push(per_mille(worst_ns as f64, width as f64));
-        g.worst_row.push(
-            view.canon_to_display
-                .get(worst_row as usize)
-                .copied()
-                .unwrap_or(g.first),
-        );
-        g.count.push(r.count);
-        g.func.push(r.func);
-    })?;
+    scan_lod(
+        view,
+        level,
+        grade,
+        &firsts,
+        t0,
+        t1,
+        lod_reads::GROUPS,
+        &mut |k, r| {
+            let g = &mut out[k];
+            let n = g.rows.max(1) as f64;
+            let (worst_row, worst_ns) = r.worst.unwrap_or((0, 0));
+            g.index.push(r.start.div_euclid(width));
+            g.busy
+                .push(per_mille(r.busy_ns[0] as f64, width as f64 * n));
+            g.worst.push(per_mille(worst_ns as f64, width as f64));
+            g.worst_row.push(
+                view.canon_to_display
+                    .get(worst_row as usize)
+                    .copied()
+                    .unwrap_or(g.first),
+            );
+            g.count.push(r.count);
+            g.func.push(r.func);
+        },
+    )?;
     let group_messages = group_messages(view, &firsts, size, &out, t0, t1);
     Ok(Some(WindowOut {
         t0,
@@ -180,40 +191,65 @@ fn group_messages(
     if view.messages.is_empty() {
         return None;
     }
-    let first_display: HashMap<u32, u32> = firsts
-        .iter()
-        .zip(groups)
-        .map(|(&f, g)| ((f as u64 / size) as u32, g.first))
-        .collect();
-    let group_of = |display: u32| {
-        let c = *view.display_to_canon.get(display as usize)?;
-        first_display.get(&((c as u64 / size) as u32)).copied()
+    // The group (index into `groups`) of each display row: a wide window holds millions of
+    // messages, so no hashing per message.
+    let total = view.display_to_canon.len() as u64;
+    let mut group_of = vec![u32::MAX; view.rows.len()];
+    for (k, &f) in firsts.iter().enumerate() {
+        for c in f as u64..(f as u64 + size).min(total) {
+            if let Some(d) = view.canon_to_display.get(c as usize) {
+                if let Some(g) = group_of.get_mut(*d as usize) {
+                    *g = k as u32;
+                }
+            }
+        }
+    }
+    let group = |display: u32| {
+        group_of
+            .get(display as usize)
+            .copied()
+            .filter(|&g| g != u32::MAX)
     };
-    let mut pairs: BTreeMap<(u32, u32), (u64, i64)> = BTreeMap::new();
-    let end = view.messages.partition_point(|m| m.send < t1);
-    for m in &view.messages[..end] {
+    // Per (sending, receiving) group: a dense table for the few groups of a screen, a tree
+    // beyond.
+    let n = groups.len();
+    let mut dense = (n * n <= DENSE_PAIRS).then(|| vec![(0u64, 0i64); n * n]);
+    let mut sparse: BTreeMap<usize, (u64, i64)> = BTreeMap::new();
+    let mut distinct = 0usize;
+    for m in view.messages_near(t0, t1) {
         if m.recv.max(m.send) < t0 {
             continue;
         }
-        let (Some(a), Some(b)) = (group_of(m.from_row), group_of(m.to_row)) else {
+        let (Some(a), Some(b)) = (group(m.from_row), group(m.to_row)) else {
             continue;
         };
-        let e = pairs.entry((a, b)).or_default();
+        let key = a as usize * n + b as usize;
+        let e = match dense.as_mut() {
+            Some(d) => &mut d[key],
+            None => sparse.entry(key).or_default(),
+        };
+        if e.0 == 0 {
+            distinct += 1;
+            if distinct > GROUP_MESSAGE_BUDGET {
+                return None;
+            }
+        }
         e.0 += 1;
         e.1 += m.bytes;
-        if pairs.len() > GROUP_MESSAGE_BUDGET {
-            return None;
-        }
     }
-    Some(
-        pairs
-            .into_iter()
-            .map(|((from, to), (count, bytes))| GroupMessage {
-                from,
-                to,
-                count,
-                bytes,
-            })
-            .collect(),
-    )
+    let tallies: Vec<(usize, (u64, i64))> = match dense {
+        Some(d) => d.into_iter().enumerate().filter(|x| x.1 .0 > 0).collect(),
+        None => sparse.into_iter().collect(),
+    };
+    let mut out: Vec<GroupMessage> = tallies
+        .into_iter()
+        .map(|(key, (count, bytes))| GroupMessage {
+            from: groups[key / n].first,
+            to: groups[key % n].first,
+            count,
+            bytes,
+        })
+        .collect();
+    out.sort_by_key(|m| (m.from, m.to));
+    Some(out)
 }

@@ -5,12 +5,13 @@
 
 use std::collections::HashMap;
 
-use pioscope_trace::store::columns::CallColumns;
+use pioscope_trace::store::columns::{CallColumns, Columns, IntCol};
 use pioscope_trace::store::lod::{columns as lc, BucketAcc, RowBinner, DEPTHS};
 use pioscope_trace::store::{Pred, StoreError};
 use serde::Serialize;
 
 use crate::model::{func_keys, in_window, layer_name, TraceView};
+use crate::row_buckets::BucketRuns;
 use crate::row_groups::{GroupMessage, GroupRowOut};
 
 /// Most states one answer carries; rows beyond it are summarised.
@@ -37,24 +38,6 @@ pub struct State {
     pub layer: &'static str,
 }
 
-/// One summary bucket of a row.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct BucketOut {
-    /// Start, ns.
-    pub start: i64,
-    /// Busy fraction per depth 0..3.
-    pub busy: [f64; DEPTHS],
-    /// Dominant function id (null when none).
-    pub func: Option<u32>,
-    /// Its layer.
-    pub layer: Option<String>,
-    /// Calls starting in the bucket.
-    pub count: u64,
-    /// Data bytes moved in the bucket.
-    #[serde(skip)]
-    pub bytes: i64,
-}
-
 /// One row of an answer.
 #[derive(Clone, Debug, Serialize)]
 pub struct RowOut {
@@ -65,12 +48,9 @@ pub struct RowOut {
     /// Exact states (mode states).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub states: Option<Vec<State>>,
-    /// Bucket width (mode buckets).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bucket_ns: Option<i64>,
-    /// Buckets (mode buckets).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub buckets: Option<Vec<BucketOut>>,
+    /// Buckets (mode buckets): their width and runs, one array per field.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub buckets: Option<BucketRuns>,
 }
 
 /// One aggregated host row (`group=1`).
@@ -227,7 +207,8 @@ pub fn bin_states(states: &[State], width: i64, t0: i64, t1: i64) -> RowBuckets 
     out
 }
 
-/// One bucket of lod.parquet as [`scan_lod`] hands it over.
+/// One bucket of lod.parquet as [`scan_lod`] hands it over: the fields of columns not read are
+/// zero (None).
 #[derive(Clone, Copy, Debug)]
 pub struct LodRecord {
     /// Bucket start, ns.
@@ -244,9 +225,37 @@ pub struct LodRecord {
     pub worst: Option<(u32, i64)>,
 }
 
+/// The columns of lod.parquet a scan reads besides its keys.
+pub mod lod_reads {
+    use super::lc;
+
+    /// Every column: what a row's buckets, the statistics and the counters use.
+    pub const ALL: &[&str] = &[
+        lc::BUSY0,
+        lc::BUSY1,
+        lc::BUSY2,
+        lc::BUSY3,
+        lc::COUNT,
+        lc::BYTES,
+        lc::FUNC,
+        lc::WORST_ROW,
+        lc::WORST_BUSY,
+    ];
+    /// What a row group's cell shows: busy time at depth 0, calls, function, worst row.
+    pub const GROUPS: &[&str] = &[
+        lc::BUSY0,
+        lc::COUNT,
+        lc::FUNC,
+        lc::WORST_ROW,
+        lc::WORST_BUSY,
+    ];
+}
+
 /// Reads the buckets at `level` of grade `grade` (0: rows; g: groups of 8^g rows, named by
 /// their first canonical row) overlapping [t0, t1), for the canonical `rows` (ascending, no
-/// duplicates): `f(index into rows, bucket)`.
+/// duplicates): `f(index into rows, bucket)`. Only the value columns `reads` (of
+/// [`lod_reads`]) are decoded.
+#[allow(clippy::too_many_arguments)]
 pub fn scan_lod(
     view: &TraceView,
     level: u32,
@@ -254,13 +263,18 @@ pub fn scan_lod(
     rows: &[u32],
     t0: i64,
     t1: i64,
+    reads: &[&'static str],
     f: &mut dyn FnMut(usize, LodRecord),
 ) -> Result<(), StoreError> {
     let Some(lod) = &view.lod else {
         return Ok(());
     };
     let width = lod.meta.width(level);
-    let slot: HashMap<u32, usize> = rows.iter().enumerate().map(|(i, &r)| (r, i)).collect();
+    // Asked index of each canonical row (a row's buckets come in runs: no hashing per bucket).
+    let mut slot = vec![usize::MAX; rows.last().map_or(0, |&r| r as usize + 1)];
+    for (i, &r) in rows.iter().enumerate() {
+        slot[r as usize] = i;
+    }
     let mut ranges: Vec<(i64, i64)> = Vec::new();
     for &c in rows {
         let c = c as i64;
@@ -282,26 +296,34 @@ pub fn scan_lod(
             t1.saturating_sub(1),
         ),
     ];
+    let mut columns = vec![lc::LEVEL, lc::GRADE, lc::ROW, lc::START_NS];
+    columns.extend_from_slice(reads);
+    let read = |c: &Columns<'_>, name: &'static str| -> Result<Option<IntCol>, StoreError> {
+        reads.contains(&name).then(|| c.int(name)).transpose()
+    };
     for sel in lod.table.select(&preds) {
-        for b in lod.table.read(&sel, &[])? {
+        for b in lod.table.read(&sel, &columns)? {
             let c = lod.table.columns(&b);
-            let (lv, gr, row, start, count, bytes) = (
+            let (lv, gr, row, start) = (
                 c.int(lc::LEVEL)?,
                 c.int(lc::GRADE)?,
                 c.int(lc::ROW)?,
                 c.int(lc::START_NS)?,
-                c.int(lc::COUNT)?,
-                c.int(lc::BYTES)?,
             );
-            let (worst_row, worst_busy) = (c.int(lc::WORST_ROW)?, c.int(lc::WORST_BUSY)?);
+            let (count, bytes, func) = (
+                read(&c, lc::COUNT)?,
+                read(&c, lc::BYTES)?,
+                read(&c, lc::FUNC)?,
+            );
+            let (worst_row, worst_busy) = (read(&c, lc::WORST_ROW)?, read(&c, lc::WORST_BUSY)?);
             let busy = [
-                c.int(lc::BUSY0)?,
-                c.int(lc::BUSY1)?,
-                c.int(lc::BUSY2)?,
-                c.int(lc::BUSY3)?,
+                read(&c, lc::BUSY0)?,
+                read(&c, lc::BUSY1)?,
+                read(&c, lc::BUSY2)?,
+                read(&c, lc::BUSY3)?,
             ];
-            let func = c.str(lc::FUNC)?;
-            let fk = func_keys(view, &func);
+            let value = |col: &Option<IntCol>, i: usize| col.as_ref().map_or(0, |c| c.value(i));
+            let get = |col: &Option<IntCol>, i: usize| col.as_ref().and_then(|c| c.get(i));
             for i in 0..b.num_rows() {
                 if lv.value(i) != level as i64 || gr.value(i) != grade as i64 {
                     continue;
@@ -310,20 +332,23 @@ pub fn scan_lod(
                 if s >= t1 || s + width <= t0 {
                     continue;
                 }
-                let Some(&k) = slot.get(&(row.value(i) as u32)) else {
+                let Some(&k) = slot
+                    .get(row.value(i) as usize)
+                    .filter(|&&k| k != usize::MAX)
+                else {
                     continue;
                 };
                 f(
                     k,
                     LodRecord {
                         start: s,
-                        busy_ns: busy.each_ref().map(|b| b.value(i)),
-                        count: count.value(i).max(0) as u64,
-                        bytes: bytes.value(i),
-                        func: func.key(i).map(|x| fk[x]),
-                        worst: worst_row
-                            .get(i)
-                            .map(|w| (w.max(0) as u32, worst_busy.get(i).unwrap_or(0))),
+                        busy_ns: busy.each_ref().map(|b| value(b, i)),
+                        count: value(&count, i).max(0) as u64,
+                        bytes: value(&bytes, i),
+                        func: get(&func, i)
+                            .and_then(|x| lod.func_ids.get(usize::try_from(x).ok()?).copied()),
+                        worst: get(&worst_row, i)
+                            .map(|w| (w.max(0) as u32, get(&worst_busy, i).unwrap_or(0))),
                     },
                 );
             }
@@ -354,45 +379,33 @@ pub fn read_lod(
     canon.sort_unstable();
     canon.dedup_by_key(|c| c.0);
     let canon_rows: Vec<u32> = canon.iter().map(|c| c.0).collect();
-    scan_lod(view, level, 0, &canon_rows, t0, t1, &mut |k, r| {
-        let mut acc = BucketAcc {
-            index: r.start.div_euclid(width),
-            busy_ns: r.busy_ns,
-            count: r.count,
-            bytes: r.bytes as f64,
-            funcs: Vec::new(),
-        };
-        if let Some(f) = r.func {
-            acc.funcs.push((0, f, 1));
-        }
-        out[canon[k].1].push(acc);
-    })?;
+    scan_lod(
+        view,
+        level,
+        0,
+        &canon_rows,
+        t0,
+        t1,
+        lod_reads::ALL,
+        &mut |k, r| {
+            let mut acc = BucketAcc {
+                index: r.start.div_euclid(width),
+                busy_ns: r.busy_ns,
+                count: r.count,
+                bytes: r.bytes as f64,
+                funcs: Vec::new(),
+            };
+            // Weighted by busy time, so that merged buckets keep the busiest one's function.
+            if let Some(f) = r.func {
+                acc.funcs.push((0, f, r.busy_ns[0].max(1)));
+            }
+            out[canon[k].1].push(acc);
+        },
+    )?;
     for v in &mut out {
         v.sort_by_key(|b| b.index);
     }
     Ok(out)
-}
-
-/// Turns accumulated buckets into the page's form.
-pub fn buckets_out(view: &TraceView, buckets: &[BucketAcc], width: i64) -> Vec<BucketOut> {
-    buckets
-        .iter()
-        .map(|b| {
-            let mut busy = [0.0; DEPTHS];
-            for (f, &ns) in busy.iter_mut().zip(&b.busy_ns) {
-                *f = ((ns as f64 / width as f64).min(1.0) * 1000.0).round() / 1000.0;
-            }
-            let func = b.dominant();
-            BucketOut {
-                start: b.index * width,
-                busy,
-                func,
-                layer: func.map(|f| view.func_layer(f)),
-                count: b.count,
-                bytes: b.bytes.round() as i64,
-            }
-        })
-        .collect()
 }
 
 /// Which index level answers a window of `ns_per_px`: the coarsest whose buckets are at most
@@ -509,7 +522,6 @@ pub fn window(view: &TraceView, q: &WindowQuery) -> Result<WindowOut, StoreError
                 row: q.rows[i],
                 mode: "states",
                 states: Some(std::mem::take(&mut states[k])),
-                bucket_ns: None,
                 buckets: None,
             });
         } else if level.is_none() || view.lod.is_none() {
@@ -519,8 +531,7 @@ pub fn window(view: &TraceView, q: &WindowQuery) -> Result<WindowOut, StoreError
                 row: q.rows[i],
                 mode: "buckets",
                 states: None,
-                bucket_ns: Some(ns_per_px),
-                buckets: Some(buckets_out(view, &b, ns_per_px)),
+                buckets: Some(BucketRuns::new(&b, ns_per_px, ns_per_px)),
             });
         } else {
             exact[i] = false;
@@ -534,8 +545,7 @@ pub fn window(view: &TraceView, q: &WindowQuery) -> Result<WindowOut, StoreError
                     row: q.rows[i],
                     mode: "buckets",
                     states: None,
-                    bucket_ns: Some(width),
-                    buckets: Some(buckets_out(view, &lod_rows[i], width)),
+                    buckets: Some(BucketRuns::new(&lod_rows[i], width, ns_per_px)),
                 });
             }
         }
@@ -571,15 +581,20 @@ fn messages_in(
     if view.messages.is_empty() {
         return None;
     }
-    let wanted: std::collections::HashSet<u32> = rows.iter().copied().collect();
+    // By display row: two lookups per message of the window, which can be millions.
+    let mut wanted = vec![false; view.rows.len()];
+    for &r in rows {
+        if let Some(w) = wanted.get_mut(r as usize) {
+            *w = true;
+        }
+    }
+    let asked = |r: u32| wanted.get(r as usize).copied().unwrap_or(false);
     let mut out = Vec::new();
-    // Sorted by send time: everything sent after t1 cannot show.
-    let end = view.messages.partition_point(|m| m.send < t1);
-    for m in &view.messages[..end] {
+    for m in view.messages_near(t0, t1) {
         if m.recv.max(m.send) < t0 {
             continue;
         }
-        if wanted.contains(&m.from_row) && wanted.contains(&m.to_row) {
+        if asked(m.from_row) && asked(m.to_row) {
             out.push(*m);
             if out.len() > MESSAGE_BUDGET {
                 return None;

@@ -253,6 +253,7 @@ async fn index_levels_add_up() {
                 &firsts,
                 0,
                 view.duration() + 1,
+                pioscope_view::window::lod_reads::ALL,
                 &mut |_, r| {
                     count += r.count;
                     b0 += r.busy_ns[0];

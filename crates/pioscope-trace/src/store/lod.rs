@@ -11,10 +11,11 @@
 //!   deeper calls count as depth 3), the calls starting in it, the data bytes moved in it
 //!   (spread over each call's duration) and the function with the most time at the shallowest
 //!   busy depth. Only non-empty buckets are stored.
-//! - `base_ns` is chosen so that level 0 cannot exceed about half as many buckets as there
+//! - `base_ns` is chosen so that level 0 cannot exceed about an eighth as many buckets as there
 //!   are events, even when every row is busy all the time: finer windows are answered from
 //!   events.parquet itself (the window then holds few events per pixel), so fine levels would
-//!   only repeat the events at a higher cost.
+//!   only repeat the events at a higher cost, and the index stays a fraction of the store
+//!   (issue 18: level 0 at half the events made it +50 %).
 //! - Across rows too (issue 18): grade g > 0 holds row groups of 8^g consecutive rows, each
 //!   bucket the sum of its rows' with the worst row named (built in `lod_groups`).
 //! - Rows are sorted (level, grade, row, start_ns) with page statistics, so a (level, grade,
@@ -33,9 +34,7 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::types::Int32Type;
-use arrow_array::{ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch};
-use arrow_array::{StringArray, UInt8Array};
+use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, UInt8Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Encoding;
@@ -61,7 +60,7 @@ pub const LOD_SPANS_FILE: &str = "lod_spans.parquet";
 /// Key of the JSON description ([`LodMeta`]) in lod.parquet's key-value metadata.
 pub const LOD_META_KEY: &str = "pioscope.lod";
 /// Version of the index layout; a viewer rebuilds an index of another version.
-pub const LOD_VERSION: u32 = 2;
+pub const LOD_VERSION: u32 = 3;
 /// Depths with a busy column of their own (deeper calls count as the last one).
 pub const DEPTHS: usize = 4;
 /// Width ratio between two consecutive levels.
@@ -72,6 +71,8 @@ pub const MIN_BASE_NS: i64 = 1_000;
 const PAGE_ROWS: usize = 2 * 1024;
 /// Rows per row group of lod.parquet.
 const ROW_GROUP_ROWS: usize = 1 << 20;
+/// Events per level 0 bucket at least, were every row busy all the time (see `choose_base_ns`).
+pub const EVENTS_PER_BUCKET: u64 = 8;
 /// Buckets a row keeps per level before they go to the spill file.
 const RUN_RECORDS: usize = 8 * 1024;
 
@@ -89,7 +90,6 @@ pub mod columns {
     pub const COUNT: &str = "count";
     pub const BYTES: &str = "bytes";
     pub const FUNC: &str = "func";
-    pub const LAYER: &str = "layer";
     pub const WORST_ROW: &str = "worst_row";
     pub const WORST_BUSY: &str = "worst_busy_ns";
 }
@@ -597,11 +597,11 @@ pub struct LodSummary {
 }
 
 /// The level 0 bucket width for a trace: the finest power-of-4 multiple of [`MIN_BASE_NS`]
-/// such that `rows` fully busy rows over `duration_ns` make at most ~events/2 buckets. No
-/// floor: the index of a small trace stays small (issue 19), its fine windows are answered from
-/// its few events.
+/// such that `rows` fully busy rows over `duration_ns` make at most ~events /
+/// [`EVENTS_PER_BUCKET`] buckets. No floor: the index of a small trace stays small (issue 19),
+/// its fine windows are answered from its few events.
 pub fn choose_base_ns(events: u64, rows: usize, duration_ns: i64) -> i64 {
-    let budget = (events / 2).max(1) as f64;
+    let budget = (events / EVENTS_PER_BUCKET).max(1) as f64;
     let mut base = MIN_BASE_NS;
     while (rows.max(1) as f64) * (duration_ns.max(1) as f64) / (base as f64) > budget
         && base < i64::MAX / LEVEL_FACTOR
@@ -870,10 +870,6 @@ fn build_into(
     })
 }
 
-fn dict_str() -> DataType {
-    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
-}
-
 /// The schema of lod.parquet.
 pub fn lod_schema() -> SchemaRef {
     use columns::*;
@@ -888,8 +884,7 @@ pub fn lod_schema() -> SchemaRef {
         Field::new(BUSY3, DataType::Int64, false),
         Field::new(COUNT, DataType::Int64, false),
         Field::new(BYTES, DataType::Int64, false),
-        Field::new(FUNC, dict_str(), true),
-        Field::new(LAYER, dict_str(), true),
+        Field::new(FUNC, DataType::Int32, true),
         Field::new(WORST_ROW, DataType::Int32, true),
         Field::new(WORST_BUSY, DataType::Int64, true),
     ]))
@@ -1029,27 +1024,13 @@ fn write_lod(tmp: &Path, shared: &mut Shared, meta: &LodMeta) -> Result<u64, Sto
     )];
     let schema = lod_schema();
     let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(properties(Some(kv))))?;
-    // Dictionary arrays of function and layer names, shared by every batch.
-    let func_values = StringArray::from_iter_values(meta.functions.iter().map(|f| f.name.as_str()));
-    let layer_names: Vec<&str> = {
-        let mut v: Vec<&str> = meta.functions.iter().map(|f| f.layer.as_str()).collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
-    let layer_of: Vec<i32> = meta
-        .functions
-        .iter()
-        .map(|f| layer_names.binary_search(&f.layer.as_str()).unwrap_or(0) as i32)
-        .collect();
-    let layer_values = StringArray::from_iter_values(layer_names.iter().copied());
     let mut total = 0u64;
     let mut batch = LodBatch::default();
     let mut push = |level: usize, grade: u32, r: &Rec| -> Result<(), StoreError> {
-        batch.push(level as i32, grade as i32, r, &layer_of);
+        batch.push(level as i32, grade as i32, r);
         total += 1;
         if batch.len() >= 64 * 1024 {
-            writer.write(&batch.take(&schema, &func_values, &layer_values)?)?;
+            writer.write(&batch.take(&schema)?)?;
         }
         Ok(())
     };
@@ -1089,7 +1070,7 @@ fn write_lod(tmp: &Path, shared: &mut Shared, meta: &LodMeta) -> Result<u64, Sto
         )?;
     }
     if batch.len() > 0 {
-        writer.write(&batch.take(&schema, &func_values, &layer_values)?)?;
+        writer.write(&batch.take(&schema)?)?;
     }
     writer.close()?;
     Ok(total)
@@ -1105,7 +1086,6 @@ struct LodBatch {
     count: Vec<i64>,
     bytes: Vec<i64>,
     func: Vec<Option<i32>>,
-    layer: Vec<Option<i32>>,
     worst_row: Vec<Option<i32>>,
     worst_busy: Vec<Option<i64>>,
 }
@@ -1115,7 +1095,7 @@ impl LodBatch {
         self.level.len()
     }
 
-    fn push(&mut self, level: i32, grade: i32, r: &Rec, layer_of: &[i32]) {
+    fn push(&mut self, level: i32, grade: i32, r: &Rec) {
         self.level.push(level);
         self.grade.push(grade);
         // A row is its own worst row: stored null, which costs next to nothing.
@@ -1129,28 +1109,13 @@ impl LodBatch {
         }
         self.count.push(r.count as i64);
         self.bytes.push(r.bytes);
-        let f = (r.func != u32::MAX).then_some(r.func as i32);
-        self.func.push(f);
-        self.layer
-            .push(f.and_then(|f| layer_of.get(f as usize).copied()));
+        self.func
+            .push((r.func != u32::MAX).then_some(r.func as i32));
     }
 
-    fn take(
-        &mut self,
-        schema: &SchemaRef,
-        func_values: &StringArray,
-        layer_values: &StringArray,
-    ) -> Result<RecordBatch, StoreError> {
+    fn take(&mut self, schema: &SchemaRef) -> Result<RecordBatch, StoreError> {
         let b = std::mem::take(self);
         let [b0, b1, b2, b3] = b.busy;
-        let func = DictionaryArray::<Int32Type>::try_new(
-            Int32Array::from(b.func),
-            Arc::new(func_values.clone()),
-        )?;
-        let layer = DictionaryArray::<Int32Type>::try_new(
-            Int32Array::from(b.layer),
-            Arc::new(layer_values.clone()),
-        )?;
         let cols: Vec<ArrayRef> = vec![
             Arc::new(Int32Array::from(b.level)),
             Arc::new(Int32Array::from(b.grade)),
@@ -1162,8 +1127,7 @@ impl LodBatch {
             Arc::new(Int64Array::from(b3)),
             Arc::new(Int64Array::from(b.count)),
             Arc::new(Int64Array::from(b.bytes)),
-            Arc::new(func),
-            Arc::new(layer),
+            Arc::new(Int32Array::from(b.func)),
             Arc::new(Int32Array::from(b.worst_row)),
             Arc::new(Int64Array::from(b.worst_busy)),
         ];
@@ -1253,10 +1217,12 @@ mod tests {
     fn merge_sums_and_levels() {
         assert_eq!(level_count(1000, 1000), 1);
         assert_eq!(level_count(1000, 4001), 3);
-        assert_eq!(choose_base_ns(400_000, 1, 100_000_000), 1000);
+        // One busy row of 100 ms in 400,000 events: at most 50,000 buckets of 4 µs (25,000).
+        assert_eq!(choose_base_ns(400_000, 1, 100_000_000), 4000);
+        assert_eq!(choose_base_ns(800_000, 1, 100_000_000), 1000);
         assert!(choose_base_ns(400_000, 16, 100_000_000_000) > 1000);
         // Issue 19: a small trace gets coarse buckets, not a fixed budget of them.
-        assert_eq!(choose_base_ns(4982, 8, 821_742_103), 4_096_000);
+        assert_eq!(choose_base_ns(4982, 8, 821_742_103), 16_384_000);
     }
 
     #[test]
