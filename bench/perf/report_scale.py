@@ -4,12 +4,14 @@ on a 2-core machine). Writes a synthetic trace with `pioscope synth` (or takes -
 times `pioscope report TRACE --json` with its CPU time and peak RSS, and, as the reference in
 the same run, DuckDB grouping the same events.parquet by function (what a scan costs: the
 report's own work is the rest). The runs are interleaved and repeated; medians are printed.
+With --baseline BIN, another pioscope binary (an earlier build) is timed on the same trace,
+interleaved with the others, so a change is measured before/after under the same load.
 A benchmark that reports figures; no assertion.
 
 Build first: make -C <repo> cli. The reference needs DuckDB: python3 -m pip install duckdb
 (without it the reference is skipped and said so).
 usage: bench/perf/report_scale.py [--events 100M] [--ranks 16] [--seed 1] [--repeats 3]
-                                  [--dir DIR | --trace TRACE] [--keep]"""
+                                  [--dir DIR | --trace TRACE] [--keep] [--baseline BIN]"""
 import argparse
 import json
 import os
@@ -38,9 +40,9 @@ def store_bytes(d: Path) -> int:
     return sum(f.stat().st_size for f in d.iterdir() if f.is_file())
 
 
-def run_report(trace: Path) -> tuple:
-    """(wall s, CPU s, peak RSS bytes) of `pioscope report TRACE --json > /dev/null`."""
-    cmd = [str(PIOSCOPE), "report", str(trace), "--json"]
+def run_report(trace: Path, binary: Path = PIOSCOPE) -> tuple:
+    """(wall s, CPU s, peak RSS bytes) of `BINARY report TRACE --json > /dev/null`."""
+    cmd = [str(binary), "report", str(trace), "--json"]
     if GNU_TIME.exists():
         cmd = [str(GNU_TIME), "-v"] + cmd
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -85,6 +87,8 @@ def main() -> None:
     ap.add_argument("--trace", type=Path, help="time this existing trace instead of writing one")
     ap.add_argument("--repeats", type=int, default=3, help="runs of each measurement (median printed)")
     ap.add_argument("--keep", action="store_true", help="keep the trace afterwards")
+    ap.add_argument("--baseline", type=Path, metavar="BIN",
+                    help="also time this pioscope binary's report, interleaved (before/after)")
     args = ap.parse_args()
     if not PIOSCOPE.exists():
         sys.exit(f"{PIOSCOPE} is missing: run `make -C {ROOT} cli` first")
@@ -107,18 +111,24 @@ def main() -> None:
         events = json.loads((trace / "meta.json").read_text())["counts"]["events"]
         ranks = json.loads((trace / "meta.json").read_text())["job"]["ranks"]
         size = store_bytes(trace)
-        reports, refs = [], []
-        for _ in range(max(1, args.repeats)):  # interleaved: both see the same machine load
+        reports, baseline, refs = [], [], []
+        for _ in range(max(1, args.repeats)):  # interleaved: all see the same machine load
+            if args.baseline:
+                baseline.append(run_report(trace, args.baseline))
             reports.append(run_report(trace))
             refs.append(duckdb_group_by(trace))
-        wall = statistics.median(r[0] for r in reports)
-        cpu = statistics.median(r[1] for r in reports)
-        rss = max(r[2] for r in reports)
         print(f"events            {events:,} ({ranks} ranks)")
         print(f"store             {size / 1e6:.1f} MB ({size / events:.2f} bytes/event)")
-        print(f"report wall       {wall:.1f} s ({events / wall / 1e6:.2f} M events/s), "
-              f"CPU {cpu:.1f} s, median of {len(reports)}")
-        print(f"report peak RSS   {rss / 2**20:.0f} MiB")
+        print(f"load average      {os.getloadavg()[0]:.1f} (2 cores: other work shares them)")
+        for name, runs in (("baseline", baseline), ("report", reports)):
+            if not runs:
+                continue
+            wall = statistics.median(r[0] for r in runs)
+            cpu = statistics.median(r[1] for r in runs)
+            rss = max(r[2] for r in runs)
+            print(f"{name + ' wall':<17} {wall:.1f} s ({events / wall / 1e6:.2f} M events/s), "
+                  f"CPU {cpu:.1f} s, median of {len(runs)}")
+            print(f"{name + ' peak RSS':<17} {rss / 2**20:.0f} MiB")
         if refs[0] is None:
             print("duckdb GROUP BY   skipped: python3 -m pip install duckdb")
         else:

@@ -1,12 +1,14 @@
 //! One streaming pass over a trace's events, feeding every analysis at once. Statistics,
 //! access patterns and finding rules are visitors: each keeps its own small state, sees the
 //! events in store order (rank, then start time: a parent before its children) and concludes
-//! at the end. One read of events.parquet, row group by row group, serves them all, so the
-//! cost of a report grows with the trace once, not once per analysis.
+//! at the end. One read of events.parquet, in small batches, serves them all, so the cost of
+//! a report grows with the trace once, not once per analysis. The read decodes only the
+//! columns visitors read ([`NOT_VISITED`] are left out).
 
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
+use pioscope_trace::store::schema::events as ev;
 use pioscope_trace::store::{Event, EventBatch, StoreError, Trace};
 
 use crate::hints::Hints;
@@ -34,7 +36,18 @@ impl Context<'_> {
     }
 }
 
-/// An analysis fed by the pass.
+/// The columns of events.parquet no visitor reads: the pass does not decode them, and its
+/// events have them empty (None). A visitor that needs one takes it out of this list.
+pub const NOT_VISITED: [&str; 6] = [
+    ev::REQUEST,
+    ev::PEER,
+    ev::TAG,
+    ev::ROOT,
+    ev::COMM_SIZE,
+    ev::COMM,
+];
+
+/// An analysis fed by the pass. Its events lack the columns of [`NOT_VISITED`].
 pub trait Visitor {
     /// One event the scope keeps, in store order.
     fn visit(&mut self, event: &Event<'_>, ctx: &Context<'_>);
@@ -65,14 +78,19 @@ pub fn context(trace: &Trace, scope: Scope) -> Result<Context<'_>, StoreError> {
     })
 }
 
-/// Row groups decoded ahead of each consumer: one in flight while the visitors work on the
-/// previous one keeps the cores busy with a few decoded row groups in memory at most.
-const DECODED_AHEAD: usize = 1;
+/// Batches decoded ahead of each consumer: a few in flight keep the cores busy while both
+/// groups of visitors work at their own pace, with a few small batches in memory at most.
+const DECODED_AHEAD: usize = 4;
+
+/// Rows per decoded batch. Both groups of visitors read every row of a batch; batches this
+/// small (a few MB decoded) are still in the cache when the second group reads them, where a
+/// whole row group (a million rows, hundreds of MB) was read from memory twice.
+const BATCH_ROWS: usize = 8192;
 
 /// Streams every event of the trace once through `visitors` (those the scope keeps), then
 /// finishes them. `progress(done, total)` is called after each row group.
 ///
-/// A second thread decodes row group n+1 while the visitors see row group n; the visitors
+/// A second thread decodes the next batches while the visitors see this one; the visitors
 /// still see every event in store order, on this thread. (A [`run_beside`] with nothing
 /// beside: its second group drops the feed at once.)
 pub fn run(
@@ -110,8 +128,9 @@ impl Feed<'_, '_> {
 /// calls [`Feed::visit`] with them and returns what they concluded.
 ///
 /// Each group sees every event in store order, exactly as in one group: the result of each
-/// visitor does not depend on the split. One thread decodes the row groups once and hands each
-/// to both groups, so the visitors' work, which is most of a report's, runs on two cores.
+/// visitor does not depend on the split. One thread decodes each batch once (its rows built
+/// as events there) and hands it to both groups, so the visitors' work, which is most of a
+/// report's, runs on two cores.
 pub fn run_beside<T: Send>(
     ctx: &Context<'_>,
     visitors: &mut [&mut dyn Visitor],
@@ -120,7 +139,11 @@ pub fn run_beside<T: Send>(
 ) -> Result<(PassCounts, T), StoreError> {
     let mut filter = ScopeFilter::new(ctx.trace, ctx.scope);
     let mut counts = PassCounts::default();
-    let batches = ctx.trace.events()?;
+    let batches = ctx
+        .trace
+        .events()?
+        .in_batches_of(BATCH_ROWS)
+        .without(&NOT_VISITED);
     let total = batches.row_groups();
     let beside_result = std::thread::scope(|scope| {
         let (sender, receiver) = sync_channel(DECODED_AHEAD);
@@ -146,10 +169,14 @@ pub fn run_beside<T: Send>(
                 batches: beside_receiver,
             })
         });
-        for (done, batch) in receiver.into_iter().enumerate() {
+        let mut done = 0;
+        for batch in receiver {
             let batch: Arc<EventBatch> = batch?;
             show(&batch, &mut filter, visitors, ctx, &mut counts);
-            progress(done + 1, total);
+            if batch.ends_row_group() {
+                done += 1;
+                progress(done, total);
+            }
         }
         // A panic of the second group is a bug: raise it here as it was.
         Ok::<T, StoreError>(
@@ -164,7 +191,7 @@ pub fn run_beside<T: Send>(
     Ok((counts, beside_result))
 }
 
-/// Shows the events of one row group to `visitors` (those `filter` keeps, and the server
+/// Shows the events of one batch to `visitors` (those `filter` keeps, and the server
 /// records to the visitors that see them), counting them.
 fn show(
     batch: &EventBatch,
@@ -242,5 +269,58 @@ mod tests {
         assert_eq!((counts.events, counts.left_out), (6, 0));
         assert_eq!(here.0, (0..6).collect::<Vec<i64>>());
         assert_eq!(beside, here.0);
+    }
+
+    /// The pass's read, in small batches without the columns no visitor reads, holds the same
+    /// events in the same order as one batch per row group (those columns empty), the last
+    /// batch of the row group marked as such.
+    #[test]
+    fn small_batches_hold_the_same_events() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut b = testutil::rank(0, 1, "n1");
+        b.events(
+            0,
+            &[
+                io("pwrite", 100, 10, FILE_A, 0, 8),
+                ev("MPI_Barrier", 200, 10),
+                io("pread", 300, 10, FILE_A, 8, 8),
+                ev("MPI_Barrier", 400, 10),
+                io("pwrite", 500, 10, FILE_A, 16, 8),
+            ],
+        );
+        let t = testutil::trace(dir.path(), vec![b]);
+        let whole: Vec<EventBatch> = t
+            .events()
+            .expect("events")
+            .map(|b| b.expect("batch"))
+            .collect();
+        let small: Vec<EventBatch> = (t.events().expect("events").in_batches_of(2))
+            .without(&NOT_VISITED)
+            .map(|b| b.expect("batch"))
+            .collect();
+        let ends: Vec<(usize, bool)> = small
+            .iter()
+            .map(|b| (b.len(), b.ends_row_group()))
+            .collect();
+        assert_eq!(ends, vec![(2, false), (2, false), (1, true)]);
+        // The whole read has the barriers' MPI columns; the pass's has none of the columns it
+        // leaves out.
+        let whole: Vec<Event<'_>> = whole.iter().flat_map(|b| b.iter()).collect();
+        let mpi = |e: &Event<'_>| e.comm.is_some() || e.comm_size.is_some() || e.root.is_some();
+        assert_eq!(whole.iter().filter(|e| mpi(e)).count(), 2);
+        let expected: Vec<Event<'_>> = whole
+            .into_iter()
+            .map(|e| Event {
+                request: None,
+                peer: None,
+                tag: None,
+                root: None,
+                comm_size: None,
+                comm: None,
+                ..e
+            })
+            .collect();
+        let read: Vec<Event<'_>> = small.iter().flat_map(|b| b.iter()).collect();
+        assert_eq!(read, expected);
     }
 }

@@ -10,7 +10,7 @@ use crate::aggregation::{Aggregation, AggregationVisitor};
 use crate::breakdown::{Breakdown, BreakdownVisitor};
 use crate::counters::{summarize, CounterSummary};
 use crate::darshan::{self, DarshanSummary};
-use crate::findings::{self, AsVisitor, Finding};
+use crate::findings::{self, Finding};
 use crate::heatmap::{Heatmap, HeatmapVisitor};
 use crate::hints;
 use crate::pass::{self, Visitor};
@@ -150,7 +150,7 @@ pub fn profile(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Profile, StoreError> {
     let ctx = pass::context(trace, options.scope)?;
-    let mut stats: Vec<StatsVisitor> = GroupBy::ALL.iter().map(|&g| StatsVisitor::new(g)).collect();
+    let mut stats = StatsVisitor::new(&GroupBy::ALL);
     let mut breakdown = BreakdownVisitor::new();
     let mut patterns = PatternsVisitor::new(options.patterns);
     let mut aggregation = AggregationVisitor::new();
@@ -163,15 +163,14 @@ pub fn profile(
         _ => None,
     };
     let (counts, found) = {
-        let mut visitors: Vec<&mut dyn Visitor> = Vec::new();
-        for s in stats.iter_mut() {
-            visitors.push(s);
-        }
-        visitors.push(&mut breakdown);
-        visitors.push(&mut patterns);
-        visitors.push(&mut aggregation);
-        visitors.push(&mut heatmap);
-        visitors.push(&mut servers);
+        let mut visitors: Vec<&mut dyn Visitor> = vec![
+            &mut stats,
+            &mut breakdown,
+            &mut patterns,
+            &mut aggregation,
+            &mut heatmap,
+            &mut servers,
+        ];
         // The rules, about half of the visiting, on the second thread of the pass.
         let rules_config = &options.findings;
         pass::run_beside(
@@ -181,12 +180,8 @@ pub fn profile(
                 // Built on that thread: the rules share state that stays on one thread.
                 let mut rules = findings::rules(rules_config);
                 {
-                    let mut rule_visitors: Vec<AsVisitor<'_>> =
-                        rules.iter_mut().map(|r| AsVisitor(r.as_mut())).collect();
-                    let mut visitors: Vec<&mut dyn Visitor> = Vec::new();
-                    for r in rule_visitors.iter_mut() {
-                        visitors.push(r);
-                    }
+                    let mut visitors: Vec<&mut dyn Visitor> =
+                        rules.iter_mut().map(|r| r.as_visitor()).collect();
                     feed.visit(&mut visitors);
                 }
                 match &darshan_counters {
@@ -201,7 +196,7 @@ pub fn profile(
     let server_table = servers
         .has_servers()
         .then(|| servers.table(&ctx, &counter_rows));
-    let mut rows = stats.into_iter().map(|s| s.rows(&ctx));
+    let mut rows = stats.rows(&ctx).into_iter();
     let mut next = || rows.next().unwrap_or_default();
     let tables = Tables {
         layer: next(),

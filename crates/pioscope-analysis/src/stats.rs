@@ -342,6 +342,66 @@ enum RawKey {
     Phase(u32, Layer),
 }
 
+impl RawKey {
+    /// The key's layer and its number besides the layer (None when it has no small one).
+    fn parts(self) -> (Layer, Option<u32>) {
+        match self {
+            RawKey::Layer(l) => (l, Some(0)),
+            RawKey::Func(l, f) => (l, Some(f)),
+            RawKey::File(f, l) => (l, u32::try_from(f).ok()),
+            // Rank -1 (no MPI) is number 0.
+            RawKey::Rank(r, l) => (l, r.checked_add(1).and_then(|r| u32::try_from(r).ok())),
+            RawKey::Host(h, l) | RawKey::Phase(h, l) => (l, Some(h)),
+        }
+    }
+}
+
+/// Numbers below this are found in [`Groups`]' table; the table grows to the largest one seen
+/// (at most this many times the layers, 4 bytes each).
+const INDEXED_NUMBERS: u32 = 1 << 16;
+
+/// The groups of one grouping. Every event adds to a group of each grouping: a group whose key
+/// has a small number (functions, files, ranks, hosts and phases are numbered densely) is
+/// found by indexing a table with the number and the layer, not by hashing its key; the others
+/// (a damaged file's rank of 10^9) are in a map.
+#[derive(Default)]
+struct Groups {
+    /// Per (number, layer) the group's place in `accs` plus one, 0 for none yet.
+    slots: Vec<u32>,
+    /// Groups whose number is not small: their place in `accs`.
+    others: FxHashMap<RawKey, usize>,
+    accs: Vec<(RawKey, Acc)>,
+}
+
+impl Groups {
+    /// The group of `key`, new if need be.
+    fn at(&mut self, key: RawKey) -> &mut Acc {
+        let accs = &mut self.accs;
+        let mut add = || {
+            accs.push((key, Acc::default()));
+            accs.len() - 1
+        };
+        let i = match key.parts() {
+            (layer, Some(n)) if n < INDEXED_NUMBERS => {
+                let cell = n as usize * Layer::ALL.len() + layer as usize;
+                if self.slots.len() <= cell {
+                    self.slots.resize(cell + 1, 0);
+                }
+                match self.slots[cell] {
+                    0 => {
+                        let i = add();
+                        self.slots[cell] = i as u32 + 1;
+                        i
+                    }
+                    slot => slot as usize - 1,
+                }
+            }
+            _ => *self.others.entry(key).or_insert_with(add),
+        };
+        &mut self.accs[i].1
+    }
+}
+
 /// The group key for sorting rows: (group sort key, label, layer).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Key {
@@ -369,23 +429,51 @@ struct Acc {
     open: Option<(i32, i64, i64)>,
 }
 
+/// What one event adds to every group it counts in, computed once however many groupings
+/// count it.
+struct Sample {
+    rank: i32,
+    duration: i64,
+    failed: bool,
+    /// Requested size and bytes moved, for data operations.
+    data: Option<(u64, u64)>,
+    start: i64,
+    end: i64,
+}
+
+impl Sample {
+    fn of(e: &Event<'_>, kind: OpKind) -> Sample {
+        let data = kind.moves_data().then(|| {
+            let size = e.size.max(0) as u64;
+            (size, functions::bytes_moved(size, e.result, e.error))
+        });
+        Sample {
+            rank: e.rank,
+            duration: e.duration_ns,
+            failed: e.error != 0,
+            data,
+            start: e.start_ns,
+            end: e.end_ns().max(e.start_ns),
+        }
+    }
+}
+
 impl Acc {
-    fn add(&mut self, e: &Event<'_>, kind: OpKind) {
+    fn add(&mut self, e: &Sample) {
         self.operations += 1;
-        self.total_time += e.duration_ns;
-        if e.error != 0 {
+        self.total_time += e.duration;
+        if e.failed {
             self.errors += 1;
         }
-        if kind.moves_data() {
-            let size = e.size.max(0) as u64;
+        if let Some((size, bytes)) = e.data {
             self.data_operations += 1;
             self.size_min = Some(self.size_min.map_or(size, |m| m.min(size)));
             self.size_max = Some(self.size_max.map_or(size, |m| m.max(size)));
             self.size_sum += size as u128;
             self.hist.add(size);
-            self.bytes += functions::bytes_moved(size, e.result, e.error);
+            self.bytes += bytes;
         }
-        let (start, end) = (e.start_ns, e.end_ns().max(e.start_ns));
+        let (start, end) = (e.start, e.end);
         self.open = Some(match self.open {
             Some((rank, s, t)) if rank == e.rank && start <= t => (rank, s, t.max(end)),
             Some((_, s, t)) => {
@@ -423,26 +511,28 @@ impl Acc {
     }
 }
 
-/// Statistics grouped one way, as a visitor of the shared pass.
+/// Statistics grouped one or several ways, as one visitor of the shared pass: the function's
+/// kind, the host and the phase of an event are looked up once for every grouping.
 pub struct StatsVisitor {
-    by: GroupBy,
+    by: Vec<GroupBy>,
     names: Names,
     /// Kind of each function (its number keys `RawKey::Func`).
     kinds: PerFunc<OpKind>,
     /// Host name number of each `process` seen (a map: a damaged process of 10^9 is one entry).
     hosts: FxHashMap<i32, u32>,
-    groups: FxHashMap<RawKey, Acc>,
+    /// The groups of each grouping of `by`, in its order.
+    groups: Vec<Groups>,
 }
 
 impl StatsVisitor {
-    /// Statistics grouped by `by`.
-    pub fn new(by: GroupBy) -> Self {
+    /// Statistics grouped by each of `by`.
+    pub fn new(by: &[GroupBy]) -> Self {
         StatsVisitor {
-            by,
+            by: by.to_vec(),
             names: Names::default(),
             kinds: PerFunc::new(functions::kind_of),
             hosts: FxHashMap::default(),
-            groups: FxHashMap::default(),
+            groups: by.iter().map(|_| Groups::default()).collect(),
         }
     }
 
@@ -455,40 +545,19 @@ impl StatsVisitor {
         h
     }
 
-    /// The rows, sorted by group then layer.
-    pub fn rows(self, ctx: &Context<'_>) -> Vec<StatsRow> {
+    /// The rows of each grouping, in the order of `by`, each sorted by group then layer.
+    pub fn rows(self, ctx: &Context<'_>) -> Vec<Vec<StatsRow>> {
         let (names, kinds) = (&self.names, &self.kinds);
-        let mut keyed: Vec<(Key, Acc)> = self
-            .groups
+        self.groups
             .into_iter()
-            .filter_map(|(k, acc)| {
-                let key = match k {
-                    RawKey::Layer(l) => Key::Layer(l),
-                    RawKey::Func(l, f) => Key::Func(l, kinds.name(f).to_string()),
-                    RawKey::File(f, l) => Key::File(ctx.trace.file_path(f)?.to_string(), l),
-                    RawKey::Rank(r, l) => Key::Rank(r, l),
-                    RawKey::Host(h, l) => Key::Host(names.get(h).to_string(), l),
-                    RawKey::Phase(p, l) => Key::Phase(names.get(p).to_string(), l),
-                };
-                Some((key, acc))
-            })
-            .collect();
-        keyed.sort_by(|a, b| a.0.cmp(&b.0));
-        keyed
-            .into_iter()
-            .map(|(key, acc)| match key {
-                Key::Layer(l) => acc.finish(l.name().to_string(), l),
-                Key::Func(l, f) => acc.finish(f, l),
-                Key::File(p, l) | Key::Host(p, l) | Key::Phase(p, l) => acc.finish(p, l),
-                Key::Rank(r, l) => acc.finish(r.to_string(), l),
-            })
+            .map(|groups| rows_of(groups, names, kinds, ctx))
             .collect()
     }
 
-    /// The statistics, with the counts of the pass that fed the visitor.
+    /// The statistics of a visitor of one grouping, with the counts of the pass that fed it.
     pub fn into_stats(self, ctx: &Context<'_>, counts: PassCounts) -> Stats {
-        let by = self.by;
-        let rows = self.rows(ctx);
+        let by = self.by.first().copied().unwrap_or(GroupBy::Layer);
+        let rows = self.rows(ctx).into_iter().next().unwrap_or_default();
         let m = &ctx.trace.meta;
         Stats {
             group_by: by,
@@ -505,26 +574,67 @@ impl StatsVisitor {
     }
 }
 
+/// One grouping's rows, sorted by group then layer.
+fn rows_of(
+    groups: Groups,
+    names: &Names,
+    kinds: &PerFunc<OpKind>,
+    ctx: &Context<'_>,
+) -> Vec<StatsRow> {
+    let mut keyed: Vec<(Key, Acc)> = groups
+        .accs
+        .into_iter()
+        .filter_map(|(k, acc)| {
+            let key = match k {
+                RawKey::Layer(l) => Key::Layer(l),
+                RawKey::Func(l, f) => Key::Func(l, kinds.name(f).to_string()),
+                RawKey::File(f, l) => Key::File(ctx.trace.file_path(f)?.to_string(), l),
+                RawKey::Rank(r, l) => Key::Rank(r, l),
+                RawKey::Host(h, l) => Key::Host(names.get(h).to_string(), l),
+                RawKey::Phase(p, l) => Key::Phase(names.get(p).to_string(), l),
+            };
+            Some((key, acc))
+        })
+        .collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed
+        .into_iter()
+        .map(|(key, acc)| match key {
+            Key::Layer(l) => acc.finish(l.name().to_string(), l),
+            Key::Func(l, f) => acc.finish(f, l),
+            Key::File(p, l) | Key::Host(p, l) | Key::Phase(p, l) => acc.finish(p, l),
+            Key::Rank(r, l) => acc.finish(r.to_string(), l),
+        })
+        .collect()
+}
+
 impl Visitor for StatsVisitor {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         let (func, kind) = self.kinds.entry(e);
-        let key = match self.by {
-            GroupBy::Layer => RawKey::Layer(e.layer),
-            GroupBy::Func => RawKey::Func(e.layer, func),
-            GroupBy::File => match e.file_id {
-                Some(f) => RawKey::File(f, e.layer),
-                None => return,
-            },
-            GroupBy::Rank => RawKey::Rank(e.rank, e.layer),
-            GroupBy::Host => RawKey::Host(self.host_id(e.process, ctx), e.layer),
-            GroupBy::Phase => RawKey::Phase(self.names.id(e.region.unwrap_or(NO_PHASE)), e.layer),
-            // A server's and its disks' containers carry the server's name as their host.
-            GroupBy::Server => match e.layer {
-                Layer::Server | Layer::Disk => RawKey::Host(self.host_id(e.process, ctx), e.layer),
-                _ => return,
-            },
-        };
-        self.groups.entry(key).or_default().add(e, kind);
+        let sample = Sample::of(e, kind);
+        for i in 0..self.by.len() {
+            let key = match self.by[i] {
+                GroupBy::Layer => RawKey::Layer(e.layer),
+                GroupBy::Func => RawKey::Func(e.layer, func),
+                GroupBy::File => match e.file_id {
+                    Some(f) => RawKey::File(f, e.layer),
+                    None => continue,
+                },
+                GroupBy::Rank => RawKey::Rank(e.rank, e.layer),
+                GroupBy::Host => RawKey::Host(self.host_id(e.process, ctx), e.layer),
+                GroupBy::Phase => {
+                    RawKey::Phase(self.names.id(e.region.unwrap_or(NO_PHASE)), e.layer)
+                }
+                // A server's and its disks' containers carry the server's name as their host.
+                GroupBy::Server => match e.layer {
+                    Layer::Server | Layer::Disk => {
+                        RawKey::Host(self.host_id(e.process, ctx), e.layer)
+                    }
+                    _ => continue,
+                },
+            };
+            self.groups[i].at(key).add(&sample);
+        }
     }
 }
 
@@ -532,7 +642,7 @@ impl Visitor for StatsVisitor {
 /// events (one pass; `--by server` adds the server table to the same pass).
 pub fn compute(trace: &Trace, by: GroupBy, scope: Scope) -> Result<Stats, StoreError> {
     let ctx = pass::context(trace, scope)?;
-    let mut v = StatsVisitor::new(by);
+    let mut v = StatsVisitor::new(&[by]);
     if by != GroupBy::Server {
         let counts = pass::run(&ctx, &mut [&mut v], &mut |_, _| {})?;
         return Ok(v.into_stats(&ctx, counts));

@@ -12,7 +12,7 @@ use pioscope_trace::raw::fixture::{FixtureEvent, RawFileBuilder};
 use pioscope_trace::raw::format::{flags, string_kind};
 use pioscope_trace::store::Trace;
 
-use crate::findings::{self, AsVisitor, Config, Finding};
+use crate::findings::{self, Config, Finding};
 use crate::pass::{self, Context, Visitor};
 use crate::scope::Scope;
 
@@ -186,8 +186,7 @@ pub fn findings(trace: &Trace, config: &Config) -> Vec<Finding> {
     let ctx = pass::context(trace, Scope::Application).expect("context");
     let mut rules = findings::rules(config);
     {
-        let mut rs: Vec<AsVisitor<'_>> = rules.iter_mut().map(|r| AsVisitor(r.as_mut())).collect();
-        let mut vs: Vec<&mut dyn Visitor> = rs.iter_mut().map(|r| r as &mut dyn Visitor).collect();
+        let mut vs: Vec<&mut dyn Visitor> = rules.iter_mut().map(|r| r.as_visitor()).collect();
         pass::run(&ctx, &mut vs, &mut |_, _| {}).expect("pass");
     }
     findings::conclude(&rules, &ctx)

@@ -289,10 +289,27 @@ pub fn all() -> &'static [FuncInfo] {
 
 /// The function with this id, if functions.def has it.
 pub fn by_id(id: u16) -> Option<&'static FuncInfo> {
-    FUNCTIONS
-        .binary_search_by_key(&id, |f| f.id)
-        .ok()
-        .map(|i| &FUNCTIONS[i])
+    // Asked for most records of a pass: a table indexed by id (built once; ids are small),
+    // each entry the function's place in FUNCTIONS plus one, 0 for none.
+    static INDEX: OnceLock<Vec<u16>> = OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut index = vec![
+            0;
+            FUNCTIONS
+                .iter()
+                .map(|f| f.id as usize + 1)
+                .max()
+                .unwrap_or(0)
+        ];
+        for (i, f) in FUNCTIONS.iter().enumerate() {
+            index[f.id as usize] = i as u16 + 1;
+        }
+        index
+    });
+    match index.get(id as usize) {
+        Some(&place) if place > 0 => FUNCTIONS.get(place as usize - 1),
+        _ => None,
+    }
 }
 
 /// The function with this name, if functions.def has it.

@@ -13,7 +13,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
-use super::library::{self, Beneath};
+use super::library;
 use super::util::{self, General, Keyed, Numbers, Requests, Shared};
 use super::{misaligned, Evidence, Finding, Rule};
 use crate::hints;
@@ -123,7 +123,6 @@ pub(crate) struct H5ChunkStripe {
     min_requests: u64,
     parallel_fs_bytes: u64,
     shared: Shared,
-    beneath: Beneath,
     stripes: HashMap<i32, Option<(u64, &'static str)>>,
     /// Per (rank, dataset).
     by: Keyed<(i32, i32), Acc>,
@@ -137,7 +136,6 @@ impl H5ChunkStripe {
             // The stripe of a parallel file system without a hint: one setting for both rules.
             parallel_fs_bytes: config.section(misaligned::ID).u64("parallel_fs_bytes"),
             shared: shared.clone(),
-            beneath: Beneath::default(),
             stripes: HashMap::new(),
             by: Keyed::default(),
         }
@@ -154,8 +152,9 @@ impl H5ChunkStripe {
 impl Visitor for H5ChunkStripe {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         // Asked of every record: the shared facts follow the nesting record by record.
-        let kind = util::facts(&self.shared, e).kind;
-        let Some(c) = self.beneath.enter(e) else {
+        let fx = util::facts(&self.shared, e);
+        let kind = fx.kind;
+        let Some(c) = fx.library else {
             return;
         };
         if !matches!(c.func, "H5Dwrite" | "H5Dread")

@@ -11,7 +11,6 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
-use super::library::Beneath;
 use super::util::{self, General, Keyed, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -37,7 +36,6 @@ pub(crate) struct H5IndependentMetadata {
     min_ranks: usize,
     min_requests: u64,
     shared: Shared,
-    beneath: Beneath,
     /// Per (file, rank).
     by: Keyed<(i32, i32), Access>,
 }
@@ -50,7 +48,6 @@ impl H5IndependentMetadata {
             min_ranks: s.u64("min_ranks") as usize,
             min_requests: s.u64("min_requests"),
             shared: shared.clone(),
-            beneath: Beneath::default(),
             by: Keyed::default(),
         }
     }
@@ -64,8 +61,9 @@ fn is_metadata_call(func: &str) -> bool {
 impl Visitor for H5IndependentMetadata {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         // Asked of every record: the shared facts follow the nesting record by record.
-        let kind = util::facts(&self.shared, e).kind;
-        let Some(c) = self.beneath.enter(e) else {
+        let fx = util::facts(&self.shared, e);
+        let kind = fx.kind;
+        let Some(c) = fx.library else {
             return;
         };
         if e.layer != Layer::Posix || !is_metadata_call(c.func) {

@@ -9,7 +9,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
-use super::library::{self, Beneath};
+use super::library;
 use super::util::{self, General, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
@@ -34,7 +34,6 @@ pub(crate) struct H5IndependentWrites {
     min_ranks: usize,
     max_mean_bytes: u64,
     shared: Shared,
-    beneath: Beneath,
     by_dataset: BTreeMap<i32, Dataset>,
 }
 
@@ -47,7 +46,6 @@ impl H5IndependentWrites {
             min_ranks: s.u64("min_ranks") as usize,
             max_mean_bytes: s.u64("max_mean_bytes"),
             shared: shared.clone(),
-            beneath: Beneath::default(),
             by_dataset: BTreeMap::new(),
         }
     }
@@ -64,8 +62,9 @@ impl H5IndependentWrites {
 impl Visitor for H5IndependentWrites {
     fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
         // Asked of every record: the shared facts follow the nesting record by record.
-        let kind = util::facts(&self.shared, e).kind;
-        match self.beneath.enter(e) {
+        let fx = util::facts(&self.shared, e);
+        let kind = fx.kind;
+        match fx.library {
             None if e.layer == Layer::Hdf5 && e.func == "H5Dwrite" && !e.collective => {
                 let Some(d) = e.file_id else { return };
                 let a = self.by_dataset.entry(d).or_default();

@@ -18,7 +18,6 @@
 
 use std::collections::BTreeMap;
 
-use pioscope_trace::store::Event;
 use serde::Serialize;
 
 use crate::pass::{Context, Visitor};
@@ -115,7 +114,7 @@ pub struct Finding {
 }
 
 /// A finding rule: a visitor of the pass that concludes with zero or more findings.
-pub trait Rule: Visitor {
+pub trait Rule: Visitor + AsVisitor {
     /// The findings, after `finish`.
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding>;
 
@@ -127,19 +126,17 @@ pub trait Rule: Visitor {
     }
 }
 
-/// A rule seen as a plain visitor of the pass (turning `&mut dyn Rule` into `&mut dyn Visitor`
-/// directly needs trait upcasting, Rust 1.86; the workspace supports 1.85).
-pub struct AsVisitor<'r>(pub &'r mut dyn Rule);
+/// A rule seen as a plain visitor of the pass: turning `&mut dyn Rule` into `&mut dyn Visitor`
+/// directly needs trait upcasting (Rust 1.86; the workspace supports 1.85). The pass then calls
+/// each rule's `visit` directly, not through a wrapper that calls it again, once per event.
+pub trait AsVisitor {
+    /// The rule as a visitor.
+    fn as_visitor(&mut self) -> &mut dyn Visitor;
+}
 
-impl Visitor for AsVisitor<'_> {
-    fn visit(&mut self, event: &Event<'_>, ctx: &Context<'_>) {
-        self.0.visit(event, ctx);
-    }
-    fn sees_server_records(&self) -> bool {
-        self.0.sees_server_records()
-    }
-    fn finish(&mut self, ctx: &Context<'_>) {
-        self.0.finish(ctx);
+impl<T: Visitor> AsVisitor for T {
+    fn as_visitor(&mut self) -> &mut dyn Visitor {
+        self
     }
 }
 

@@ -12,7 +12,6 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
-use super::library::Beneath;
 use super::util::{self, General, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -47,7 +46,6 @@ pub(crate) struct PnetcdfBlocking {
     min_calls_per_rank: f64,
     max_mean_bytes: u64,
     shared: Shared,
-    beneath: Beneath,
     puts: Direction,
     gets: Direction,
 }
@@ -60,7 +58,6 @@ impl PnetcdfBlocking {
             min_calls_per_rank: s.f64("min_calls_per_rank"),
             max_mean_bytes: s.u64("max_mean_bytes"),
             shared: shared.clone(),
-            beneath: Beneath::default(),
             puts: Direction::default(),
             gets: Direction::default(),
         }
@@ -79,8 +76,9 @@ impl PnetcdfBlocking {
 impl Visitor for PnetcdfBlocking {
     fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
         // Asked of every record: the shared facts follow the nesting record by record.
-        let kind = util::facts(&self.shared, e).kind;
-        match self.beneath.enter(e) {
+        let fx = util::facts(&self.shared, e);
+        let kind = fx.kind;
+        match fx.library {
             None if e.layer == Layer::Pnetcdf => {
                 let nonblocking = e.flags & flags::NONBLOCKING != 0;
                 let Some(f) = functions::by_id(e.func_id) else {

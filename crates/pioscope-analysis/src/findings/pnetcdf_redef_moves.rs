@@ -11,7 +11,6 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
-use super::library::Beneath;
 use super::util::{self, General, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -35,7 +34,6 @@ pub(crate) struct PnetcdfRedefMoves {
     general: General,
     min_moves: u64,
     shared: Shared,
-    beneath: Beneath,
     /// Per (rank, file), a `ncmpi_redef` not yet closed.
     in_redef: BTreeSet<(i32, i32)>,
     /// The enddef closing a redef, by its id, and its file.
@@ -50,7 +48,6 @@ impl PnetcdfRedefMoves {
             general: General::new(config),
             min_moves: s.u64("min_moves"),
             shared: shared.clone(),
-            beneath: Beneath::default(),
             in_redef: BTreeSet::new(),
             closing: None,
             by_file: BTreeMap::new(),
@@ -61,8 +58,9 @@ impl PnetcdfRedefMoves {
 impl Visitor for PnetcdfRedefMoves {
     fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
         // Asked of every record: the shared facts follow the nesting record by record.
-        let kind = util::facts(&self.shared, e).kind;
-        match self.beneath.enter(e) {
+        let fx = util::facts(&self.shared, e);
+        let kind = fx.kind;
+        match fx.library {
             None if e.layer == Layer::Pnetcdf => {
                 let Some(file) = e.file_id else { return };
                 match e.func {

@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::config::Config;
+use super::library::{Beneath, LibraryCall};
 use super::{Evidence, Finding, Severity};
 use crate::class::{self, is_io_layer, IoClass};
 use crate::hints;
@@ -59,6 +60,9 @@ pub(crate) struct Facts {
     /// The record is ranks waiting for each other inside `parent`, a call that moves no data
     /// (`crate::class::is_wait`): its time is not the parent's open, close or sync cost.
     pub wait: bool,
+    /// The HDF5 or PnetCDF call enclosing the record (None for such a call itself and for
+    /// records outside one): the library rules' view of the nesting.
+    pub library: Option<LibraryCall>,
 }
 
 impl Facts {
@@ -89,6 +93,8 @@ pub(crate) struct SharedState {
     nest: Nesting<Option<Call>>,
     /// The function, its `crate::class` bits and kind, per function name.
     funcs: PerFunc<(Option<&'static FuncInfo>, u16, OpKind)>,
+    /// Per thread the HDF5 or PnetCDF call enclosing the record.
+    library: Beneath,
 }
 
 /// A handle on the shared state (one per `rules()` call; the rules run on one thread).
@@ -106,9 +112,11 @@ pub(crate) fn shared() -> Shared {
             call: false,
             parent: None,
             wait: false,
+            library: None,
         },
         this: None,
         nest: Nesting::new(),
+        library: Beneath::default(),
         funcs: PerFunc::new(|_, name| match by_name(name) {
             Some(f) => (Some(f), class::bits(f), f.kind()),
             None => (None, 0, OpKind::Other),
@@ -152,6 +160,7 @@ impl SharedState {
                 func: c.func_id,
             }),
             wait,
+            library: self.library.enter(e),
         };
         self.this = this;
         self.last = e.id;

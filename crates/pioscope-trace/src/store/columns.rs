@@ -177,6 +177,14 @@ pub struct StrCol {
 }
 
 impl StrCol {
+    /// A column of `rows` nulls (a column not read).
+    pub fn null(rows: usize) -> StrCol {
+        StrCol {
+            keys: None,
+            values: StringArray::new_null(rows),
+        }
+    }
+
     /// The key of row `i`, None for a null.
     #[inline]
     pub fn key(&self, i: usize) -> Option<usize> {

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::{Array, Int64Array, RecordBatch};
 
-use super::columns::{BoolCol, Columns, StrCol};
+use super::columns::{Columns, StrCol};
 use super::event::Event;
 use super::meta::{Meta, FORMAT_NAME, FORMAT_VERSION};
 use super::scan::{Pred, Selected, Table, TableBatches};
-use super::schema::{events as ev, files as fc, settings as sc};
+use super::schema::{events as ev, events_schema, files as fc, settings as sc};
 use super::writer::{FileRow, SettingRow};
 use super::{StoreError, EVENTS_FILE, FILES_FILE, META_FILE, SETTINGS_FILE};
 use crate::functions::{self, Layer};
@@ -166,8 +166,8 @@ impl Trace {
     }
 }
 
-/// Iterator over events.parquet, one [`EventBatch`] per row group (or per `batch_rows` rows of
-/// a row range, see [`EventBatches::open_rows`]).
+/// Iterator over events.parquet, one [`EventBatch`] per row group (or per `batch_rows` rows,
+/// see [`EventBatches::open_rows`] and [`EventBatches::in_batches_of`]).
 pub struct EventBatches {
     table: Table,
     selections: Vec<Selected>,
@@ -175,6 +175,12 @@ pub struct EventBatches {
     batch_rows: usize,
     next: usize,
     current: Option<TableBatches>,
+    /// Rows of the current selection not yet handed out.
+    left_in_row_group: usize,
+    /// Columns not decoded (see [`EventBatches::without`]).
+    skipped: Vec<&'static str>,
+    /// The columns decoded when some are skipped (empty: all of them).
+    read: Vec<String>,
 }
 
 impl EventBatches {
@@ -194,7 +200,34 @@ impl EventBatches {
             batch_rows: 0,
             next: 0,
             current: None,
+            left_in_row_group: 0,
+            skipped: Vec::new(),
+            read: Vec::new(),
         })
+    }
+
+    /// The same rows in batches of at most `rows` (several per row group).
+    ///
+    /// A whole row group of events is hundreds of MB once decoded: a reader that goes through
+    /// every row of each batch (a pass) finds smaller batches still in the CPU's cache, and
+    /// the allocator reuses their buffers instead of mapping fresh pages for each.
+    pub fn in_batches_of(mut self, rows: usize) -> EventBatches {
+        self.batch_rows = rows.max(1);
+        self
+    }
+
+    /// The same rows without the nullable columns `skipped`: they are not decoded, and every
+    /// [`Event`] has them empty (None). For a reader that never looks at them (the report's
+    /// pass does not read the MPI point-to-point and communicator columns).
+    pub fn without(mut self, skipped: &[&'static str]) -> EventBatches {
+        self.skipped = skipped.to_vec();
+        self.read = events_schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .filter(|n| !skipped.contains(&n.as_str()))
+            .collect();
+        self
     }
 
     /// Streams rows `first .. first + count` of an events table (0-based row numbers, which
@@ -214,6 +247,9 @@ impl EventBatches {
             batch_rows: batch_rows.max(1),
             next: 0,
             current: None,
+            left_in_row_group: 0,
+            skipped: Vec::new(),
+            read: Vec::new(),
         })
     }
 
@@ -230,7 +266,13 @@ impl Iterator for EventBatches {
         loop {
             if let Some(reader) = self.current.as_mut() {
                 match reader.next() {
-                    Some(Ok(batch)) => return Some(EventBatch::new(self.table.path(), batch)),
+                    Some(Ok(batch)) => {
+                        self.left_in_row_group =
+                            self.left_in_row_group.saturating_sub(batch.num_rows());
+                        let ends = self.left_in_row_group == 0;
+                        let path = self.table.path();
+                        return Some(EventBatch::new(path, batch, ends, &self.skipped));
+                    }
                     Some(Err(e)) => return Some(Err(e)),
                     None => self.current = None,
                 }
@@ -241,54 +283,49 @@ impl Iterator for EventBatches {
                 0 => self.table.row_group_rows(sel.row_group),
                 n => n,
             };
-            match self.table.reader(sel, &[], rows) {
-                Ok(r) => self.current = Some(r),
+            let read: Vec<&str> = self.read.iter().map(String::as_str).collect();
+            match self.table.reader(sel, &read, rows) {
+                Ok(r) => {
+                    self.current = Some(r);
+                    self.left_in_row_group = sel.rows();
+                }
                 Err(e) => return Some(Err(e)),
             }
         }
     }
 }
 
-/// One row group of events.parquet, decoded column by column.
+/// One row group of events.parquet (or a part of it, see [`EventBatches::in_batches_of`]),
+/// decoded.
 ///
-/// The integer columns are widened to Int64 when the batch is built (on the thread that
-/// decodes), so that building an [`Event`] per row, which every row of a pass does once per
-/// thread that visits it, reads plain values with no test of the column's width.
+/// The rows are built as [`Event`]s once, when the batch is built (on the thread that
+/// decodes): a pass shows every row to two threads of visitors, which then read each event
+/// whole from one place instead of gathering it again from twenty columns each. The strings
+/// stay in their columns; [`EventBatch::get`] puts them in.
 pub struct EventBatch {
-    rows: usize,
-    id: Int64Array,
-    rank: Int64Array,
-    process: Int64Array,
-    thread: Int64Array,
-    start_ns: Int64Array,
-    duration_ns: Int64Array,
-    layer: Vec<Layer>,
+    /// The last batch of its row group.
+    ends_row_group: bool,
+    /// Every row, its strings left out (`func` "", `comm` and `region` None).
+    events: Vec<Event<'static>>,
     func: StrCol,
-    /// functions.def id of each row's function (0 if unknown).
-    func_id: Vec<u16>,
-    depth: Int64Array,
-    parent: Int64Array,
-    file_id: Int64Array,
-    offset: Int64Array,
-    size: Int64Array,
-    result: Int64Array,
-    error: Int64Array,
-    flags: Int64Array,
-    collective: BoolCol,
-    instance: Int64Array,
-    request: Int64Array,
-    peer: Int64Array,
-    tag: Int64Array,
-    root: Int64Array,
-    comm_size: Int64Array,
     comm: StrCol,
     region: StrCol,
 }
 
 impl EventBatch {
-    fn new(path: &Path, batch: RecordBatch) -> Result<EventBatch, StoreError> {
+    fn new(
+        path: &Path,
+        batch: RecordBatch,
+        ends_row_group: bool,
+        skipped: &[&str],
+    ) -> Result<EventBatch, StoreError> {
         let c = Columns::new(path, &batch);
         let rows = batch.num_rows();
+        // A skipped column reads as nulls: no decoding, one small validity buffer.
+        let str_col = |name: &str| match skipped.contains(&name) {
+            true => Ok(StrCol::null(rows)),
+            false => c.str(name),
+        };
         let layer_names = c.str(ev::LAYER)?;
         let known_layers = layer_names.map_keys(Layer::from_name);
         let mut layer = Vec::with_capacity(rows);
@@ -301,90 +338,116 @@ impl EventBatch {
         }
         let func = c.str(ev::FUNC)?;
         let ids = func.map_keys(|name| functions::by_name(name).map_or(0, |f| f.id));
-        let func_id = (0..rows)
-            .map(|i| func.key(i).map_or(0, |k| ids[k]))
+        let int = |name: &str| match skipped.contains(&name) {
+            true => Ok(Int64Array::new_null(rows)),
+            false => c.int(name).map(|col| col.widen()),
+        };
+        let (id, rank, process, thread) = (
+            int(ev::ID)?,
+            int(ev::RANK)?,
+            int(ev::PROCESS)?,
+            int(ev::THREAD)?,
+        );
+        let (start_ns, duration_ns, depth, parent) = (
+            int(ev::START_NS)?,
+            int(ev::DURATION_NS)?,
+            int(ev::DEPTH)?,
+            int(ev::PARENT)?,
+        );
+        let (file_id, offset, size, result) = (
+            int(ev::FILE_ID)?,
+            int(ev::OFFSET)?,
+            int(ev::SIZE)?,
+            int(ev::RESULT)?,
+        );
+        let (error, flags, collective, instance) = (
+            int(ev::ERROR)?,
+            int(ev::FLAGS)?,
+            c.bool(ev::COLLECTIVE)?,
+            int(ev::INSTANCE)?,
+        );
+        let (request, peer, tag, root, comm_size) = (
+            int(ev::REQUEST)?,
+            int(ev::PEER)?,
+            int(ev::TAG)?,
+            int(ev::ROOT)?,
+            int(ev::COMM_SIZE)?,
+        );
+        let events = (0..rows)
+            .zip(layer)
+            .map(|(i, layer)| {
+                // A null reads as 0 where the column has none (a damaged file's).
+                let int = |c: &Int64Array| if c.is_valid(i) { c.value(i) } else { 0 };
+                let opt = |c: &Int64Array| c.is_valid(i).then(|| c.value(i));
+                let opt32 = |c: &Int64Array| opt(c).map(|v| v as i32);
+                Event {
+                    id: int(&id),
+                    rank: int(&rank) as i32,
+                    process: int(&process) as i32,
+                    thread: int(&thread) as i32,
+                    start_ns: int(&start_ns),
+                    duration_ns: int(&duration_ns),
+                    layer,
+                    func: "",
+                    func_id: func.key(i).map_or(0, |k| ids[k]),
+                    depth: int(&depth) as u8,
+                    parent: opt(&parent),
+                    file_id: opt32(&file_id),
+                    offset: opt(&offset),
+                    size: int(&size),
+                    result: int(&result),
+                    error: int(&error) as i32,
+                    flags: int(&flags) as u8,
+                    collective: collective.value(i),
+                    instance: opt32(&instance),
+                    request: opt(&request),
+                    peer: opt32(&peer),
+                    tag: opt32(&tag),
+                    root: opt32(&root),
+                    comm_size: opt32(&comm_size),
+                    comm: None,
+                    region: None,
+                }
+            })
             .collect();
-        let int = |name: &str| c.int(name).map(|col| col.widen());
         Ok(EventBatch {
-            rows: batch.num_rows(),
-            id: int(ev::ID)?,
-            rank: int(ev::RANK)?,
-            process: int(ev::PROCESS)?,
-            thread: int(ev::THREAD)?,
-            start_ns: int(ev::START_NS)?,
-            duration_ns: int(ev::DURATION_NS)?,
-            layer,
+            ends_row_group,
+            events,
             func,
-            func_id,
-            depth: int(ev::DEPTH)?,
-            parent: int(ev::PARENT)?,
-            file_id: int(ev::FILE_ID)?,
-            offset: int(ev::OFFSET)?,
-            size: int(ev::SIZE)?,
-            result: int(ev::RESULT)?,
-            error: int(ev::ERROR)?,
-            flags: int(ev::FLAGS)?,
-            collective: c.bool(ev::COLLECTIVE)?,
-            instance: int(ev::INSTANCE)?,
-            request: int(ev::REQUEST)?,
-            peer: int(ev::PEER)?,
-            tag: int(ev::TAG)?,
-            root: int(ev::ROOT)?,
-            comm_size: int(ev::COMM_SIZE)?,
-            comm: c.str(ev::COMM)?,
-            region: c.str(ev::REGION)?,
+            comm: str_col(ev::COMM)?,
+            region: str_col(ev::REGION)?,
         })
     }
 
     /// Rows in the batch.
     pub fn len(&self) -> usize {
-        self.rows
+        self.events.len()
+    }
+
+    /// The last batch of its row group (every batch, unless read
+    /// [`EventBatches::in_batches_of`] fewer rows than a row group has).
+    pub fn ends_row_group(&self) -> bool {
+        self.ends_row_group
     }
 
     /// True when the batch has no rows.
     pub fn is_empty(&self) -> bool {
-        self.rows == 0
+        self.events.is_empty()
     }
 
     /// Row `i` (panics if out of range, like slice indexing).
     #[inline]
     pub fn get(&self, i: usize) -> Event<'_> {
-        // A null reads as 0 where the column has none (a damaged file's), as before.
-        let int = |c: &Int64Array| if c.is_valid(i) { c.value(i) } else { 0 };
-        let opt = |c: &Int64Array| c.is_valid(i).then(|| c.value(i));
-        let opt32 = |c: &Int64Array| opt(c).map(|v| v as i32);
         Event {
-            id: int(&self.id),
-            rank: int(&self.rank) as i32,
-            process: int(&self.process) as i32,
-            thread: int(&self.thread) as i32,
-            start_ns: int(&self.start_ns),
-            duration_ns: int(&self.duration_ns),
-            layer: self.layer[i],
             func: self.func.text(i),
-            func_id: self.func_id[i],
-            depth: int(&self.depth) as u8,
-            parent: opt(&self.parent),
-            file_id: opt32(&self.file_id),
-            offset: opt(&self.offset),
-            size: int(&self.size),
-            result: int(&self.result),
-            error: int(&self.error) as i32,
-            flags: int(&self.flags) as u8,
-            collective: self.collective.value(i),
-            instance: opt32(&self.instance),
-            request: opt(&self.request),
-            peer: opt32(&self.peer),
-            tag: opt32(&self.tag),
-            root: opt32(&self.root),
-            comm_size: opt32(&self.comm_size),
             comm: self.comm.get(i),
             region: self.region.get(i),
+            ..self.events[i]
         }
     }
 
     /// Every row in order.
     pub fn iter(&self) -> impl Iterator<Item = Event<'_>> + '_ {
-        (0..self.rows).map(move |i| self.get(i))
+        (0..self.len()).map(move |i| self.get(i))
     }
 }
