@@ -267,7 +267,7 @@ async fn window_h(State(state): State<AppState>, Query(p): Params) -> Result<Res
         group,
         height,
     };
-    // Serialized straight to bytes in the worker: an answer holds up to ~20,000 states.
+    // Serialized straight to bytes in the worker: an answer holds up to 5,000 states.
     let work = move || -> Result<Vec<u8>, ApiError> {
         let w = window::window(&v, &q).map_err(|e| ApiError::internal("reading a window", e))?;
         serde_json::to_vec(&w).map_err(|e| ApiError::internal("encoding a window", e))
