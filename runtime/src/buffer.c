@@ -24,21 +24,36 @@ static uint32_t next_thread;      /* atomic */
 static pthread_key_t exit_key;
 static int ready;
 
-/* ---- the spin flag of one buffer (held only while a chunk is cut) ---- */
+/* ---- the spin flag of one buffer (held only while a chunk is cut from it) ---- */
+
+/* Who holds a buffer's flag: the holder's thread state, unique among live threads. */
+static uintptr_t this_thread_token(void)
+{
+    return (uintptr_t)&pioscope_thread;
+}
+
+static int tbuf_try_lock(struct pioscope_tbuf *b)
+{
+    uintptr_t none = 0;
+    return __atomic_compare_exchange_n(&b->holder, &none, this_thread_token(), 0,
+                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
 
 static void tbuf_lock(struct pioscope_tbuf *b)
 {
-    while (__atomic_exchange_n(&b->lock, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&b->lock, __ATOMIC_RELAXED)) pio_cpu_relax();
+    while (!tbuf_try_lock(b))
+        while (__atomic_load_n(&b->holder, __ATOMIC_RELAXED)) pio_cpu_relax();
 }
 
-/* For flushes that may run in a signal handler that interrupted the owner while it held the
- * flag: give up instead of spinning forever (at once when the owner is this very thread). */
+/* For flushes that may run in a signal handler that interrupted this very thread while it
+ * held the flag: give up at once then, since waiting would hang. Another holder (the server
+ * mode flusher) is waited for, within a bound, so the end does not skip the records it has
+ * not cut yet. */
 static int tbuf_lock_bounded(struct pioscope_tbuf *b)
 {
-    long limit = b == pioscope_thread.buf ? 1 : 20000000;
-    for (long spins = 0; spins < limit; spins++) {
-        if (!__atomic_exchange_n(&b->lock, 1, __ATOMIC_ACQUIRE)) return 1;
+    for (long spins = 0; spins < 20000000; spins++) {
+        if (tbuf_try_lock(b)) return 1;
+        if (__atomic_load_n(&b->holder, __ATOMIC_RELAXED) == this_thread_token()) return 0;
         pio_cpu_relax();
     }
     return 0;
@@ -46,7 +61,7 @@ static int tbuf_lock_bounded(struct pioscope_tbuf *b)
 
 static void tbuf_unlock(struct pioscope_tbuf *b)
 {
-    __atomic_store_n(&b->lock, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&b->holder, 0, __ATOMIC_RELEASE);
 }
 
 /* Writes records [from, to) as one EVENTS chunk, after the strings they may use. When they
@@ -158,7 +173,7 @@ void pioscope_buffers_after_fork(void)
 {
     struct pioscope_tbuf *mine = pioscope_thread.buf;
     for (struct pioscope_tbuf *b = registry; b; b = b->next) {
-        b->lock = 0;
+        b->holder = 0;
         b->cur = b->flushed = b->data;
         if (b != mine) {
             b->region_top = b->region_overflow = 0;

@@ -24,7 +24,7 @@ struct pioscope_region_frame {
 struct pioscope_tbuf {
     struct pioscope_tbuf *next;  /* process-wide list (lock-free push) */
     int state;                   /* atomic: TBUF_FREE or TBUF_OWNED */
-    int lock;                    /* atomic spin flag: held while a chunk is cut from it */
+    uintptr_t holder;            /* atomic: the thread cutting a chunk from it, 0 when none */
     uint32_t thread;             /* tracer thread number of the owner */
     uint32_t region_top;         /* region frames in use */
     uint32_t region_overflow;    /* begins past PIOSCOPE_REGION_MAX (not recorded) */
