@@ -51,7 +51,7 @@ def test_view_builds_the_index_serves_and_stops(tmp_path):
         assert status == 200 and traces[0]["events"] == 4982 and traces[0]["ranks"] == 4
         status, win = get(url + "api/window?trace=0&px=600")
         assert status == 200
-        n = sum(len(r["states"]) for r in win["rows"] if r["mode"] == "states")
+        n = sum(len(r["states"]["id"]) for r in win["rows"] if r["mode"] == "states")
         assert n == 4982
         status, err = get(url + "api/event?trace=0&id=4982")
         assert status == 404 and "error" in err

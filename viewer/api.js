@@ -60,12 +60,15 @@ export class Api {
 
   rows() { return getJSON(this.url("rows", {})); }
 
-  /** States or buckets of `rows` in [t0, t1] for a plot `px` wide; bucket rows decoded
-   * (`decodeBuckets`). */
+  /** States or buckets of `rows` in [t0, t1] for a plot `px` wide; rows decoded
+   * (`decodeStates`, `decodeBuckets`). */
   async window(t0, t1, px, rows) {
     const p = { t0: String(t0), t1: String(t1), px: String(px), rows: rowsParam(rows) };
     const answer = await this.latest("window", this.url("window", p), true);
-    for (const row of answer.rows) if (row.mode === "buckets") decodeBuckets(row);
+    for (const row of answer.rows) {
+      if (row.mode === "states") decodeStates(row);
+      else if (row.mode === "buckets") decodeBuckets(row);
+    }
     return answer;
   }
 
@@ -90,6 +93,21 @@ export class Api {
 
   /** What an imported Darshan log's counters say per rank, per file and over time. */
   darshan() { return getJSON(this.url("darshan", {})); }
+}
+
+/** A state row of a window answer (one array per field, ids and starts as differences:
+ * docs/VIEWER.md) as the painter reads it: `row.states`, one `{id, start, dur, depth, func}` per
+ * state. Decodes once; cached answers keep it. */
+export function decodeStates(row) {
+  const cols = row.states;
+  if (Array.isArray(cols)) return;
+  const states = new Array(cols.id.length);
+  for (let i = 0, id = 0, start = 0; i < states.length; i++) {
+    id += cols.id[i];
+    start += cols.start[i];
+    states[i] = { id, start, dur: cols.dur[i], depth: cols.depth[i], func: cols.func[i] };
+  }
+  row.states = states;
 }
 
 /** A bucket row of a window answer (runs of alike buckets, one array per field: docs/VIEWER.md)

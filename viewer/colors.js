@@ -25,7 +25,8 @@ export class Palette {
   }
 
   /** The colour of function `func` (an id of the rows' functions) of `layer`: a shade of the
-   * layer's colour, or the layer's colour for an id the rows do not list. */
+   * layer's colour, or the layer's colour for an id the rows do not list (the tracer's grey
+   * when no layer is given: states and buckets carry none, their functions are all listed). */
   func(func, layer) {
     return this.funcs.get(func) ?? this.layer(layer);
   }

@@ -146,7 +146,7 @@ export function paintPane(pane, model) {
           const lane = Math.min(LANES - 1, st.depth);
           const ry = y + 2 + lane * LANE_H;
           const rw = Math.max(1, x1 - x0);
-          const color = hl != null && st.func !== hl ? FADED : pane.colours.func(st.func, st.layer);
+          const color = hl != null && st.func !== hl ? FADED : pane.colours.func(st.func);
           batch.rect(color, x0, ry, rw, LANE_H - 1);
           drawn.push({ id: st.id, func: st.func, row: e.row, start: st.start, dur: st.dur, x: x0, y: ry, w: rw, h: LANE_H - 1 });
           if (st.id === sel) selBox = [x0, ry, rw, LANE_H - 1];
@@ -164,7 +164,7 @@ export function paintPane(pane, model) {
             if (busy <= 0) continue;
             const bh = Math.max(1, Math.round(busy * (LANE_H - 1)));
             let color;
-            if (d === 0) color = hl != null && b.func !== hl ? FADED : pane.colours.func(b.func, b.layer);
+            if (d === 0) color = hl != null && b.func !== hl ? FADED : pane.colours.func(b.func);
             else color = b.layers && b.layers[d] ? pane.colours.layer(b.layers[d]) : DEEP_LANE[d];
             batch.rect(color, x0, y + 2 + d * LANE_H + (LANE_H - 1 - bh), bwPx, bh);
           }

@@ -98,8 +98,8 @@ def synthesize(trace: Path, events: int, ranks: int, seed: int) -> dict:
 
 def summarize(ans: dict) -> str:
     rows = ans.get("rows", [])
-    states = sum(len(r.get("states") or []) for r in rows)
-    buckets = sum(len(r.get("buckets") or []) for r in rows)
+    states = sum(len(r["states"]["id"]) for r in rows if r.get("mode") == "states")
+    buckets = sum(sum(r.get("len") or []) for r in rows)
     modes = sorted({r.get("mode") for r in rows})
     return f"{'/'.join(m for m in modes if m)} {states} states {buckets} buckets ({ans.get('source')})"
 

@@ -17,6 +17,7 @@ pub mod host;
 pub mod model;
 pub mod row_buckets;
 pub mod row_groups;
+pub mod row_states;
 pub mod search;
 pub mod stats;
 pub mod window;

@@ -10,14 +10,15 @@ use pioscope_trace::store::lod::{columns as lc, BucketAcc, RowBinner, DEPTHS};
 use pioscope_trace::store::{Pred, StoreError};
 use serde::Serialize;
 
-use crate::model::{func_keys, in_window, layer_name, TraceView};
+use crate::model::{func_keys, in_window, TraceView};
 use crate::row_buckets::BucketRuns;
 use crate::row_groups::{GroupMessage, GroupRowOut};
+use crate::row_states::StateColumns;
 
-/// Most states one answer carries; rows beyond it are summarised. A state is ~117 bytes of
-/// JSON: 5,000 keep an answer under 1 MB with the other rows' buckets and the messages
-/// (issue 18: 1,024 ranks, 100M events, 60 rows), and still show the whole of a small trace
-/// (the HPIO demo's ~5,000 calls) exactly.
+/// Most states one answer carries; rows beyond it are summarised. A state is ~25 bytes of
+/// JSON (`row_states.rs`): 5,000 keep an answer well under 1 MB with the other rows' buckets
+/// and the messages (issue 18: 1,024 ranks, 100M events, 60 rows), and still show the whole of
+/// a small trace (the HPIO demo's ~5,000 calls) exactly.
 pub const STATE_BUDGET: u64 = 5_000;
 /// Buckets read at most (about) for one answer with group=1.
 pub const GROUP_BUCKETS: i64 = 400_000;
@@ -37,8 +38,6 @@ pub struct State {
     pub depth: u8,
     /// Function id.
     pub func: u32,
-    /// Layer name.
-    pub layer: &'static str,
 }
 
 /// One row of an answer.
@@ -48,9 +47,9 @@ pub struct RowOut {
     pub row: u32,
     /// `states` or `buckets`.
     pub mode: &'static str,
-    /// Exact states (mode states).
+    /// Exact states (mode states), one array per field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub states: Option<Vec<State>>,
+    pub states: Option<StateColumns>,
     /// Buckets (mode buckets): their width and runs, one array per field.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub buckets: Option<BucketRuns>,
@@ -138,9 +137,8 @@ pub fn read_states(
         return Ok(out);
     }
     let (from, preds) = view.window_preds(rows, t0, t1);
-    // `id` is the row number (docs/FORMAT.md), so it comes from the selection itself, and the
-    // layer from the function: two columns fewer to decode.
-    let mut layers: HashMap<u32, &'static str> = HashMap::new();
+    // `id` is the row number (docs/FORMAT.md), so it comes from the selection itself: a
+    // column fewer to decode.
     for sel in view.events.select(&preds) {
         let mut ids = sel
             .ranges
@@ -168,17 +166,12 @@ pub fn read_states(
                     continue;
                 };
                 let Some(&k) = slot.get(&row) else { continue };
-                let f = func.key(i).map_or(0, |x| fk[x]);
-                let layer = *layers
-                    .entry(f)
-                    .or_insert_with(|| layer_name(&view.func_layer(f)));
                 out[k].push(State {
                     id,
                     start: s,
                     dur: d,
                     depth: depth.value(i) as u8,
-                    func: f,
-                    layer,
+                    func: func.key(i).map_or(0, |x| fk[x]),
                 });
             }
         }
@@ -190,7 +183,6 @@ pub fn read_states(
             dur: s.dur,
             depth: s.depth,
             func: s.func,
-            layer: layer_name(&view.func_layer(s.func)),
         });
     }
     for v in &mut out {
@@ -509,7 +501,7 @@ pub fn window(view: &TraceView, q: &WindowQuery) -> Result<WindowOut, StoreError
         .filter(|&i| exact[i] || level.is_none())
         .collect();
     let event_rows: Vec<u32> = from_events.iter().map(|&i| q.rows[i]).collect();
-    let mut states = read_states(view, &event_rows, t0, t1)?;
+    let states = read_states(view, &event_rows, t0, t1)?;
     lap("states");
     let mut out_rows: Vec<Option<RowOut>> = vec![None; q.rows.len()];
     let mut total = 0u64;
@@ -524,7 +516,7 @@ pub fn window(view: &TraceView, q: &WindowQuery) -> Result<WindowOut, StoreError
             out_rows[i] = Some(RowOut {
                 row: q.rows[i],
                 mode: "states",
-                states: Some(std::mem::take(&mut states[k])),
+                states: Some(StateColumns::new(&states[k])),
                 buckets: None,
             });
         } else if level.is_none() || view.lod.is_none() {

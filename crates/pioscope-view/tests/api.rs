@@ -83,6 +83,39 @@ fn overlapping(dir: &Path, t0: i64, t1: i64) -> u64 {
     n
 }
 
+/// One exact state of a window answer, its ids and starts added up again (docs/VIEWER.md).
+#[derive(Debug)]
+struct WireState {
+    id: i64,
+    start: i64,
+    dur: i64,
+    func: u64,
+}
+
+/// The states of an answer row (none for a bucket row).
+fn states_of(row: &Value) -> Vec<WireState> {
+    let col = |name: &str| -> Vec<i64> {
+        row["states"][name]
+            .as_array()
+            .map(|a| a.iter().map(|x| x.as_i64().expect("integer")).collect())
+            .unwrap_or_default()
+    };
+    let (ids, starts, durs, funcs) = (col("id"), col("start"), col("dur"), col("func"));
+    let (mut id, mut start) = (0, 0);
+    (0..ids.len())
+        .map(|i| {
+            id += ids[i];
+            start += starts[i];
+            WireState {
+                id,
+                start,
+                dur: durs[i],
+                func: funcs[i] as u64,
+            }
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn traces_rows_and_the_whole_window() {
     let (_tmp, dir) = fixture();
@@ -141,13 +174,10 @@ async fn traces_rows_and_the_whole_window() {
     let mut states = 0;
     for r in rows {
         assert_eq!(r["mode"], "states");
-        let s = r["states"].as_array().expect("states");
+        let s = states_of(r);
         states += s.len() as u64;
         for w in s.windows(2) {
-            assert!(
-                w[0]["start"].as_i64() <= w[1]["start"].as_i64(),
-                "time order"
-            );
+            assert!(w[0].start <= w[1].start, "time order");
         }
     }
     assert_eq!(states, overlapping(&dir, 0, duration));
@@ -160,7 +190,7 @@ async fn traces_rows_and_the_whole_window() {
         .as_array()
         .expect("rows")
         .iter()
-        .map(|r| r["states"].as_array().map_or(0, |s| s.len() as u64))
+        .map(|r| states_of(r).len() as u64)
         .sum();
     assert_eq!(n, overlapping(&dir, t0, t1));
     // A state's id is the event's: its details have the same start and function.
@@ -168,16 +198,16 @@ async fn traces_rows_and_the_whole_window() {
         .as_array()
         .expect("rows")
         .iter()
-        .filter_map(|r| r["states"].as_array())
-        .flatten()
+        .flat_map(states_of)
         .last()
-        .cloned()
         .expect("a state");
-    let (_, d) = json(&st, &format!("/api/event?id={}", st0["id"])).await;
-    assert_eq!(d["start_ns"], st0["start"]);
-    assert_eq!(d["duration_ns"], st0["dur"]);
-    assert_eq!(d["func_id"], st0["func"]);
-    assert_eq!(d["layer"], st0["layer"]);
+    let (_, d) = json(&st, &format!("/api/event?id={}", st0.id)).await;
+    assert_eq!(d["start_ns"], st0.start);
+    assert_eq!(d["duration_ns"], st0.dur);
+    assert_eq!(d["func_id"], st0.func);
+    // A state's layer is its function's, as /api/rows lists it.
+    let f = funcs.iter().find(|f| f["id"] == st0.func).expect("listed");
+    assert_eq!(d["layer"], f["layer"]);
 
     // Rows as a list and as a range.
     let (_, v) = json(&st, "/api/window?rows=0,2-3&px=100").await;
