@@ -138,8 +138,9 @@ def main() -> None:
         return
     print(f"{figures['events']:,} events, {figures['rows']} rows; store {figures['store_bytes'] / 2**20:.1f} MiB, "
           f"index (lod*.parquet) {figures['lod_bytes'] / 2**20:.1f} MiB "
-          f"(+{100 * figures['lod_bytes'] / max(1, figures['store_bytes'] - figures['lod_bytes']):.0f} %), "
-          f"built in {figures.get('lod_build_s (synth)', float('nan')):.1f} s")
+          f"(+{100 * figures['lod_bytes'] / max(1, figures['store_bytes'] - figures['lod_bytes']):.0f} %)"
+          + (f", built in {figures['lod_build_s (synth)']:.1f} s" if 'lod_build_s (synth)' in figures
+             else " (build time: synth's output, not run here)"))
     for k, label in (("all_rows", f"all rows, height={args.height}"), ("screen_rows", f"{args.screen_rows} rows")):
         r = figures[k]
         print(f"  {label:24} median {r['median_ms']:7.1f} ms  worst {r['worst_ms']:7.1f} ms  "
