@@ -119,6 +119,24 @@ def test_brick_wrote_what_the_clients_wrote(gluster, traces, mode):
     assert stored == sent
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_brick_writes_are_tied_to_the_client_calls_that_caused_them(traces, mode):
+    """The brick writes through its gfid handles (`.glusterfs/ab/cd/GFID`), a name no client
+    uses: `stats --by server` ties them to the client's MPI-IO writes by time (docs/CLI.md).
+    Every data access of the brick is either tied or counted untied, and the writes the
+    clients' calls were running for are tied to those calls, on the one brick."""
+    table = json.loads(pioscope("stats", traces[mode].path, "--by", "server", "--json").stdout)
+    servers = table["servers"]
+    accesses = sum(s["storage_accesses"] for s in servers["servers"])
+    tied = sum(c["server_ops"] for c in servers["calls"])
+    assert accesses > 0
+    assert tied + servers["untied_server_ops"] == accesses
+    writes = [c for c in servers["calls"] if c["direction"] == "write"]
+    assert writes and all(c["func"].startswith("MPI_File_write") for c in writes)
+    assert all(c["servers"] == 1 and c["ranks"] > 0 for c in writes)
+    assert sum(c["server_ops"] for c in writes) > servers["untied_server_ops"]
+
+
 def test_viewer_shows_server_rows(gluster, traces):
     trace = traces["collective"].path
     brick = f"{socket.gethostname()}:{gluster / 'bricks' / 'b0'}"

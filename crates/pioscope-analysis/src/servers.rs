@@ -166,7 +166,8 @@ pub struct ServerTable {
     pub servers: Vec<ServerRow>,
     /// Client functions and what they became, most server operations first.
     pub calls: Vec<CallToServers>,
-    /// Server data operations on a file no client call explains (time or file outside).
+    /// Server data operations no client call explains: on a file of the clients' with no call
+    /// of theirs on it running, or on a file no client names with no call running at all.
     pub untied_server_ops: u64,
 }
 
@@ -221,7 +222,8 @@ impl ServerAcc {
     }
 }
 
-/// A client function's calls: counts and the merged intervals per (file, direction).
+/// A client function's calls: counts and the merged intervals per (file, direction), and per
+/// direction over every file.
 #[derive(Debug, Default)]
 struct ClientCalls {
     calls: u64,
@@ -229,6 +231,15 @@ struct ClientCalls {
     ranks: FxHashSet<i32>,
     /// (file key, write?) → start → end, merged.
     intervals: FxHashMap<(u32, bool), BTreeMap<i64, i64>>,
+    /// [read, write] → start → end, merged over the files.
+    any_file: [BTreeMap<i64, i64>; 2],
+}
+
+/// Whether an interval of `set` covers `t`.
+fn covers(set: &BTreeMap<i64, i64>, t: i64) -> bool {
+    set.range(..=t)
+        .next_back()
+        .is_some_and(|(_, &end)| t <= end)
 }
 
 fn insert_interval(set: &mut BTreeMap<i64, i64>, mut s: i64, mut t: i64) {
@@ -350,11 +361,13 @@ impl ServerVisitor {
         c.calls += 1;
         c.bytes += functions::bytes_moved(e.size.max(0) as u64, e.result, e.error);
         c.ranks.insert(e.rank);
-        let set = c
-            .intervals
-            .entry((file, kind == OpKind::Write))
-            .or_default();
-        insert_interval(set, e.start_ns, e.end_ns().max(e.start_ns));
+        let (write, end) = (kind == OpKind::Write, e.end_ns().max(e.start_ns));
+        insert_interval(
+            c.intervals.entry((file, write)).or_default(),
+            e.start_ns,
+            end,
+        );
+        insert_interval(&mut c.any_file[write as usize], e.start_ns, end);
     }
 
     /// Per server its sums (closed), in name order, with the names.
@@ -433,12 +446,24 @@ impl ServerVisitor {
         let mut clients: Vec<(u32, &ClientCalls)> =
             self.client.iter().map(|(&f, c)| (f, c)).collect();
         clients.sort_by(|a, b| self.names.get(a.0).cmp(self.names.get(b.0)));
+        // A server that names its files otherwise than the clients do (a GlusterFS brick
+        // reads and writes through its gfid handles, `.glusterfs/ab/cd/<gfid>`; a chunk server
+        // through chunk files) is tied by direction and time alone.
+        let client_files: FxHashSet<u32> = self
+            .client
+            .values()
+            .flat_map(|c| c.intervals.keys().map(|&(file, _)| file))
+            .collect();
         for op in &self.ties {
+            let named = client_files.contains(&op.file);
             let owner = clients.iter().find(|(_, c)| {
-                c.intervals
-                    .get(&(op.file, op.write))
-                    .and_then(|set| set.range(..=op.start).next_back())
-                    .is_some_and(|(_, &end)| op.start <= end)
+                if named {
+                    c.intervals
+                        .get(&(op.file, op.write))
+                        .is_some_and(|set| covers(set, op.start))
+                } else {
+                    covers(&c.any_file[op.write as usize], op.start)
+                }
             });
             match owner {
                 Some(&(func, _)) => {
@@ -667,5 +692,45 @@ mod tests {
             "MPI_File_write_all: 4.0 MiB from 4 ranks became 16 storage writes of 256.0 KiB on 2 servers"
         );
         assert_eq!(table.untied_server_ops, 1);
+    }
+    /// A GlusterFS brick writes through its gfid handle, a name no client uses: its writes are
+    /// tied by time alone (the one after the call stays untied); a read on the handle while
+    /// only writes run is not tied to them.
+    #[test]
+    fn operations_on_files_no_client_names_are_tied_by_time() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut s = ServerStore::default();
+        let f = s.file("/mnt/vol/out.dat");
+        let ms = 1_000_000;
+        for r in 0..2i64 {
+            s.clients.push(vec![rec(
+                "MPI_File_write",
+                10 * ms,
+                50 * ms,
+                f,
+                r << 20,
+                1 << 20,
+            )]);
+        }
+        let handle = s.file("/bricks/b0/.glusterfs/e1/27/e1278b25-8bec-4a31-9a83-9eb3a43a5919");
+        let mut recs: Vec<Rec> = (0..4)
+            .map(|k| rec("pwrite64", (20 + 5 * k) * ms, ms, handle, k << 19, 1 << 19))
+            .collect();
+        recs.push(rec("pread64", 30 * ms, ms, handle, 0, 4096));
+        recs.push(rec("pwrite64", 80 * ms, ms, handle, 0, 4096));
+        s.servers.push(("brick-0".to_string(), recs));
+        let t = s.build(dir.path());
+        let table = compute(&t, Scope::Application).expect("table");
+        assert_eq!(table.calls.len(), 1);
+        let c = &table.calls[0];
+        assert_eq!(
+            (c.func.as_str(), c.direction.as_str()),
+            ("MPI_File_write", "write")
+        );
+        assert_eq!((c.server_ops, c.server_bytes, c.servers), (4, 2 << 20, 1));
+        assert_eq!(
+            table.untied_server_ops, 2,
+            "the read, and the write after the call"
+        );
     }
 }

@@ -127,8 +127,13 @@ pub fn render(s: &Stats) -> String {
     if let Some(servers) = &s.servers {
         text.push_str(&server_table(servers));
     }
+    // A real server's records are its POSIX calls, all in the server table: no `server` or
+    // `disk` rows to add, and nothing missing to say.
+    let servers_shown = s.servers.as_ref().is_some_and(|t| !t.servers.is_empty());
     if s.rows.is_empty() {
-        text.push_str("no records\n");
+        if !servers_shown {
+            text.push_str("no records\n");
+        }
     } else {
         text.push_str(&table(s.group_by, &s.rows));
     }
