@@ -2,7 +2,7 @@
 //! breakdown, access patterns, aggregation, and the findings of every rule, gathered in one
 //! serializable `Profile` (the `--json` output).
 
-use pioscope_trace::store::meta::{FACT_MPI_IO, FACT_MPI_IO_PARAMS};
+use pioscope_trace::store::meta::{ContainerKind, FACT_MPI_IO, FACT_MPI_IO_PARAMS};
 use pioscope_trace::store::{StoreError, Trace};
 use serde::Serialize;
 
@@ -48,7 +48,7 @@ pub struct Job {
     pub ranks: u32,
     /// Processes traced.
     pub processes: u64,
-    /// Distinct hosts, sorted.
+    /// Distinct hosts of the job's processes (not its storage servers'), sorted.
     pub hosts: Vec<String>,
     /// Wall-clock time of the job start, ns since the Unix epoch.
     pub start_unix_ns: i64,
@@ -208,7 +208,13 @@ pub fn profile(
         server: next(),
     };
     let m = &trace.meta;
-    let mut hosts: Vec<String> = m.processes.iter().map(|p| p.host.clone()).collect();
+    // The job's hosts: a storage server or disk container carries its server's name as host.
+    let mut hosts: Vec<String> = m
+        .processes
+        .iter()
+        .filter(|p| p.kind == ContainerKind::Process)
+        .map(|p| p.host.clone())
+        .collect();
     hosts.sort();
     hosts.dedup();
     Ok(Profile {

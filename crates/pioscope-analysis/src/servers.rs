@@ -25,6 +25,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use pioscope_trace::functions::{self, Layer, OpKind};
+use pioscope_trace::merge::servers::DATA_ROLE;
 use pioscope_trace::store::containers::ROLE_FACT;
 use pioscope_trace::store::meta::ContainerKind;
 use pioscope_trace::store::{Containers, CounterRow, Event, StoreError, Trace};
@@ -275,6 +276,8 @@ pub struct ServerVisitor {
     /// Server number of each container (None for application processes).
     server_of: Vec<Option<u32>>,
     server_names: Vec<String>,
+    /// Each server's role (meta.json fact `role`), in `server_names` order.
+    roles: Vec<Option<String>>,
     servers: Vec<ServerAcc>,
     names: Names,
     client: FxHashMap<u32, ClientCalls>,
@@ -316,9 +319,22 @@ impl ServerVisitor {
                     .map(|i| i as u32)
             })
             .collect();
+        let roles = server_names
+            .iter()
+            .map(|name| {
+                containers
+                    .all()
+                    .iter()
+                    .find(|c| c.kind == ContainerKind::Server && c.server.as_ref() == Some(name))
+                    .and_then(|c| trace.meta.processes.get(c.process as usize))
+                    .and_then(|p| p.facts.get(ROLE_FACT))
+                    .cloned()
+            })
+            .collect();
         ServerVisitor {
             servers: vec![ServerAcc::default(); server_names.len()],
             server_of,
+            roles,
             server_names,
             containers,
             names: Names::default(),
@@ -383,6 +399,18 @@ impl ServerVisitor {
             .collect()
     }
 
+    /// The sums of the servers that store data (role `data`, or none given), in name order:
+    /// a management daemon (GlusterFS `glusterd`) or a simulated metadata server moves no file
+    /// data, so it is no peer of the data servers in their balance.
+    pub(crate) fn data_sums(&self) -> Vec<(&str, ServerAcc)> {
+        self.sums()
+            .into_iter()
+            .zip(&self.roles)
+            .filter(|(_, role)| role.as_deref().is_none_or(|r| r == DATA_ROLE))
+            .map(|(sum, _)| sum)
+            .collect()
+    }
+
     /// The table, with the CPU of each server from `counters`.
     pub fn table(&self, ctx: &Context<'_>, counters: &[CounterRow]) -> ServerTable {
         let duration = ctx.trace.meta.job.duration_ns.max(1);
@@ -390,18 +418,15 @@ impl ServerVisitor {
         let servers =
             self.sums()
                 .into_iter()
-                .map(|(name, a)| {
+                .zip(&self.roles)
+                .map(|((name, a), role)| {
                     let server = self.containers.all().iter().find(|c| {
                         c.kind == ContainerKind::Server && c.server.as_deref() == Some(name)
                     });
                     let cpu = crate::counters::server_cpu(counters, server);
-                    let role = server
-                        .and_then(|c| ctx.trace.meta.processes.get(c.process as usize))
-                        .and_then(|p| p.facts.get(ROLE_FACT))
-                        .cloned();
                     ServerRow {
                         server: name.to_string(),
-                        role,
+                        role: role.clone(),
                         network_ops: a.network_ops,
                         network_bytes: a.network_bytes,
                         network_ops_per_sec: per_sec(a.network_ops),

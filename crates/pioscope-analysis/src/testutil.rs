@@ -287,6 +287,8 @@ pub struct ServerStore {
     pub clients: Vec<Vec<Rec>>,
     /// (name, records) per server.
     pub servers: Vec<(String, Vec<Rec>)>,
+    /// Names of the servers whose role is `management` (the others': `data`).
+    pub management: Vec<String>,
     /// Sampled counters.
     pub counters: Vec<pioscope_trace::store::CounterRow>,
 }
@@ -303,6 +305,7 @@ impl ServerStore {
 
     /// Writes the store at `dir/trace`.
     pub fn build(&self, dir: &Path) -> Trace {
+        use pioscope_trace::merge::servers::{DATA_ROLE, MANAGEMENT_ROLE};
         use pioscope_trace::store::containers::server_meta;
         use pioscope_trace::store::meta::{ClockMeta, ContainerKind, JobMeta, Meta, ProcessMeta};
         use pioscope_trace::store::{Event, FileRow, StoreWriter};
@@ -325,7 +328,12 @@ impl ServerStore {
             })
             .collect();
         for (i, (name, _)) in self.servers.iter().enumerate() {
-            processes.push(server_meta((ranks + i) as u32, name, "data", clock()));
+            let role = if self.management.contains(name) {
+                MANAGEMENT_ROLE
+            } else {
+                DATA_ROLE
+            };
+            processes.push(server_meta((ranks + i) as u32, name, role, clock()));
         }
         // Store order: rank (servers are -1, first), then start.
         let mut order: Vec<(i32, i64, i32, &Rec)> = Vec::new();
@@ -385,6 +393,11 @@ impl ServerStore {
 /// and one real-like server per `(accesses, duration ns, bytes)`: that many pwrite64s on its
 /// brick's `data.out`, one after the other from time 0.
 pub fn servers_trace(dir: &Path, servers: &[(u64, i64, i64)]) -> Trace {
+    servers_store(servers).build(dir)
+}
+
+/// The store of [`servers_trace`], to add to before it is built.
+pub fn servers_store(servers: &[(u64, i64, i64)]) -> ServerStore {
     let mut s = ServerStore::default();
     let client = s.file("/mnt/vol/data.out");
     let mut end = 0;
@@ -399,5 +412,5 @@ pub fn servers_trace(dir: &Path, servers: &[(u64, i64, i64)]) -> Trace {
     let total: i64 = servers.iter().map(|&(n, _, b)| n as i64 * b).sum();
     s.clients
         .push(vec![rec("MPI_File_write_all", 0, end, client, 0, total)]);
-    s.build(dir)
+    s
 }
