@@ -38,18 +38,19 @@ impl Calendar {
     }
 
     /// Starts over for a pass whose first range is [a, b) and whose keys lie below `hi` (a
-    /// larger one goes to the last bucket): buckets of about a quarter of the first range (a
+    /// larger one goes to the last bucket): buckets of about a sixteenth of the first range (a
     /// power of two, so a key's bucket is a shift; the one holding a range's end is sifted key
-    /// by key), at most about four per rank so a reset costs O(ranks), like the scan it saves.
+    /// by key, so the finer the buckets the fewer keys sifted twice), at most about sixteen
+    /// per rank so a reset costs O(ranks), like the scan it saves.
     pub(super) fn reset(
         &mut self,
         (a, b): (u64, u64),
         hi: u64,
         ranks: impl ExactSizeIterator<Item = (u64, Rank)>,
     ) {
-        let count = 4 * ranks.len() as u64 + 16;
+        let count = 16 * ranks.len() as u64 + 16;
         let span = hi.saturating_sub(a).max(1);
-        let fits = b.saturating_sub(a).max(1).ilog2().saturating_sub(2);
+        let fits = b.saturating_sub(a).max(1).ilog2().saturating_sub(4);
         let fewest = span.div_ceil(count).next_power_of_two().ilog2();
         self.base = a;
         self.shift = fits.max(fewest);
@@ -88,8 +89,9 @@ impl Calendar {
         bucket.push((key, r));
     }
 
-    /// Takes the ranks with a key below `b` out into `out`, in rank order.
-    pub(super) fn due(&mut self, b: u64, out: &mut Vec<Rank>) {
+    /// Takes the ranks with a key below `b` out into `out`: in rank order when `sorted`, else
+    /// in a few ascending runs (for callers that only sum over them).
+    pub(super) fn due(&mut self, b: u64, out: &mut Vec<Rank>, sorted: bool) {
         out.clear();
         let last = self.index(b.saturating_sub(1));
         let beyond = self.buckets.len() - 1;
@@ -113,8 +115,10 @@ impl Calendar {
         }
         self.next = self.next.max(last);
         self.cursor = b;
-        // Stable: the ranks come in a few ascending runs (buckets in file order), merged.
-        out.sort();
+        if sorted {
+            // Stable: the ranks come in a few ascending runs (buckets in file order), merged.
+            out.sort();
+        }
     }
 }
 
@@ -134,16 +138,16 @@ mod tests {
             [(5, 3), (150, 1), (109, 2), (110, 0), (1000, 4)].into_iter(),
         );
         let mut out = Vec::new();
-        c.due(110, &mut out);
+        c.due(110, &mut out, true);
         assert_eq!(out, vec![2, 3]);
         assert!(!c.ready(105) && c.ready(110));
         c.push(u64::MAX, 2);
         c.push(130, 3);
-        c.due(140, &mut out);
+        c.due(140, &mut out, true);
         assert_eq!(out, vec![0, 3]);
-        c.due(151, &mut out);
+        c.due(151, &mut out, true);
         assert_eq!(out, vec![1]);
-        c.due(u64::MAX, &mut out);
+        c.due(u64::MAX, &mut out, true);
         assert_eq!(out, vec![4]);
         c.invalidate();
         assert!(!c.ready(u64::MAX));

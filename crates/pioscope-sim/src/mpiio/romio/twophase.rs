@@ -169,7 +169,7 @@ impl Plan {
 /// max(1, cb_buffer_size / stripe) whole stripes; cycles = ceil(stripes owned / that).
 pub fn plan(patterns: &[Pattern], node_of: &[u32], hints: &Hints) -> Option<Plan> {
     let ext = Extents::new(patterns);
-    let mut scan = WindowScan::new(patterns.len());
+    let mut scan = WindowScan::new(patterns.len(), false);
     plan_with(
         patterns,
         &ext,
@@ -449,12 +449,15 @@ struct WindowScan {
     pieces: u64,
     /// `pairs` went in out of rank order (sort it after the scan).
     unsorted: bool,
+    /// `pairs` wanted in rank order (message lists); false when they are only summed (the
+    /// aggregated exchange's totals, the plan alone), which saves sorting them.
+    ordered: bool,
     /// [first, end) of the data in the ranges of the last `lists` scan (empty: s ≥ e).
     span: (u64, u64),
 }
 
 impl WindowScan {
-    fn new(n: usize) -> WindowScan {
+    fn new(n: usize, ordered: bool) -> WindowScan {
         WindowScan {
             pairs: Vec::new(),
             amount: vec![0; n],
@@ -465,6 +468,7 @@ impl WindowScan {
             ios: Vec::new(),
             pieces: 0,
             unsorted: false,
+            ordered,
             span: (u64::MAX, 0),
         }
     }
@@ -520,7 +524,7 @@ impl WindowScan {
             self.calendar.reset((a, b), ext.hi, keys);
         }
         let mut due = std::mem::take(&mut self.due);
-        self.calendar.due(b, &mut due);
+        self.calendar.due(b, &mut due, self.ordered);
         for &r in &due {
             let w = self.query(r, &patterns[r as usize], a, b);
             self.calendar.push(self.empty[r as usize].1, r);
@@ -544,16 +548,19 @@ impl WindowScan {
         *a += x;
     }
 
-    /// `pairs` complete and in rank order (they usually come in it: extents sorted by start).
+    /// `pairs` complete, and in rank order when `ordered` (they usually come in it: extents
+    /// sorted by start).
     fn finish(&mut self) {
         if !self.touched.is_empty() {
-            self.touched.sort_unstable();
+            if self.ordered {
+                self.touched.sort_unstable();
+            }
             for &r in &self.touched {
                 self.pairs
                     .push((r, std::mem::take(&mut self.amount[r as usize])));
             }
             self.touched.clear();
-        } else if self.unsorted {
+        } else if self.unsorted && self.ordered {
             self.pairs.sort_unstable();
         }
     }
@@ -775,7 +782,8 @@ pub fn collective_into(
     let aggregate = !overlap
         && hints.mpiio.aggregate_exchange_above > 0
         && (n as u64).saturating_mul(aggs.len() as u64) > hints.mpiio.aggregate_exchange_above;
-    let mut scan = WindowScan::new(n);
+    // The aggregated exchange only sums each rank's pairs: no need to have them in order.
+    let mut scan = WindowScan::new(n, !aggregate);
     // The offset/length lists: 16 bytes per piece a rank has in an aggregator's domain
     // (gathered while planning, sent after the Alltoall of counts).
     let mut sides = Sides::new(n, aggregate);
@@ -1039,9 +1047,16 @@ mod tests {
     }
 
     /// A scan that skips ranks through the empty ranges of earlier windows finds what a fresh
-    /// scan of each window finds, windows in file order or not.
+    /// scan of each window finds, windows in file order or not; a scan whose pairs need no
+    /// order (`ordered` false) finds the same pairs.
     #[test]
     fn skipped_ranks_change_no_window() {
+        for ordered in [true, false] {
+            skipped_ranks_change_no_window_when(ordered);
+        }
+    }
+
+    fn skipped_ranks_change_no_window_when(ordered: bool) {
         let mut pats = hpio(7, 32, 128, 50);
         pats.push(Pattern::Runs(super::super::Runs::new(vec![
             (5, 10),
@@ -1049,7 +1064,7 @@ mod tests {
         ])));
         pats.push(Pattern::empty());
         let ext = Extents::new(&pats);
-        let mut scan = WindowScan::new(pats.len());
+        let mut scan = WindowScan::new(pats.len(), ordered);
         let end = 7 * 160 * 50;
         let mut windows: Vec<Vec<(u64, u64)>> = Vec::new();
         for w in [100u64, 1000, 3000, 9000] {
@@ -1057,22 +1072,30 @@ mod tests {
         }
         windows.push(vec![(170, 400), (5000, 2000), (30000, 50)]);
         windows.push(vec![(0, end)]);
+        // The pairs as found when ordered; sorted otherwise.
+        let in_rank_order = |scan: &WindowScan| {
+            let mut p = scan.pairs.clone();
+            if !ordered {
+                p.sort_unstable();
+            }
+            p
+        };
         let data = |scan: &mut WindowScan, win: &[(u64, u64)]| {
-            let mut fresh = WindowScan::new(pats.len());
+            let mut fresh = WindowScan::new(pats.len(), true);
             scan.data(&ext, &pats, win, true);
             fresh.data(&ext, &pats, win, true);
             assert_eq!(
-                (&scan.pairs, &scan.ios, scan.pieces),
+                (&in_rank_order(scan), &scan.ios, scan.pieces),
                 (&fresh.pairs, &fresh.ios, fresh.pieces),
                 "{win:?}"
             );
         };
         let lists = |scan: &mut WindowScan, win: &[(u64, u64)]| {
-            let mut fresh = WindowScan::new(pats.len());
+            let mut fresh = WindowScan::new(pats.len(), true);
             scan.lists(&ext, &pats, win);
             fresh.lists(&ext, &pats, win);
             assert_eq!(
-                (&scan.pairs, scan.span),
+                (&in_rank_order(scan), scan.span),
                 (&fresh.pairs, fresh.span),
                 "{win:?}"
             );
@@ -1083,8 +1106,10 @@ mod tests {
             data(&mut scan, win);
             lists(&mut scan, win);
         }
-        let (mut only_data, mut only_lists) =
-            (WindowScan::new(pats.len()), WindowScan::new(pats.len()));
+        let (mut only_data, mut only_lists) = (
+            WindowScan::new(pats.len(), ordered),
+            WindowScan::new(pats.len(), ordered),
+        );
         for win in &windows {
             data(&mut only_data, win);
             lists(&mut only_lists, win);
