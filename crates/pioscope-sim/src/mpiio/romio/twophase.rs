@@ -1138,6 +1138,17 @@ mod tests {
         }
     }
 
+    /// Seven HPIO ranks (32 B regions, 128 B apart, 50 each), a rank of two runs, one of none.
+    fn mixed_patterns() -> Vec<Pattern> {
+        let mut pats = hpio(7, 32, 128, 50);
+        pats.push(Pattern::Runs(super::super::Runs::new(vec![
+            (5, 10),
+            (4000, 300),
+        ])));
+        pats.push(Pattern::empty());
+        pats
+    }
+
     /// A scan that skips ranks through the empty ranges of earlier windows finds what a fresh
     /// scan of each window finds, windows in file order or not; a scan whose pairs need no
     /// order (`ordered` false) finds the same pairs.
@@ -1149,12 +1160,7 @@ mod tests {
     }
 
     fn skipped_ranks_change_no_window_when(ordered: bool) {
-        let mut pats = hpio(7, 32, 128, 50);
-        pats.push(Pattern::Runs(super::super::Runs::new(vec![
-            (5, 10),
-            (4000, 300),
-        ])));
-        pats.push(Pattern::empty());
+        let pats = mixed_patterns();
         let ext = Extents::new(&pats);
         let mut scan = WindowScan::new(pats.len(), ordered);
         let end = 7 * 160 * 50;
@@ -1214,12 +1220,7 @@ mod tests {
     /// several windows is not taken.
     #[test]
     fn domain_scan_finds_what_its_whole_window_holds() {
-        let mut pats = hpio(7, 32, 128, 50);
-        pats.push(Pattern::Runs(super::super::Runs::new(vec![
-            (5, 10),
-            (4000, 300),
-        ])));
-        pats.push(Pattern::empty());
+        let pats = mixed_patterns();
         let ext = Extents::new(&pats);
         let mut h = Hints::from_system(&system());
         h.stripe_size = 1000;
