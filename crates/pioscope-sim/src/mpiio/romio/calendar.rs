@@ -38,19 +38,18 @@ impl Calendar {
     }
 
     /// Starts over for a pass whose first range is [a, b) and whose keys lie below `hi` (a
-    /// larger one goes to the last bucket): buckets of about a sixteenth of the first range (a
+    /// larger one goes to the last bucket): buckets of about a quarter of the first range (a
     /// power of two, so a key's bucket is a shift; the one holding a range's end is sifted key
-    /// by key, so the finer the buckets the fewer keys sifted twice), at most about sixteen
-    /// per rank so a reset costs O(ranks), like the scan it saves.
+    /// by key), at most about four per rank so a reset costs O(ranks), like the scan it saves.
     pub(super) fn reset(
         &mut self,
         (a, b): (u64, u64),
         hi: u64,
         ranks: impl ExactSizeIterator<Item = (u64, Rank)>,
     ) {
-        let count = 16 * ranks.len() as u64 + 16;
+        let count = 4 * ranks.len() as u64 + 16;
         let span = hi.saturating_sub(a).max(1);
-        let fits = b.saturating_sub(a).max(1).ilog2().saturating_sub(4);
+        let fits = b.saturating_sub(a).max(1).ilog2().saturating_sub(2);
         let fewest = span.div_ceil(count).next_power_of_two().ilog2();
         self.base = a;
         self.shift = fits.max(fewest);
