@@ -12,9 +12,10 @@ that only counts, so the trace writer's cost is not in the figure) on:
 Each case runs --repeat times (default 3); the row is the run with the median engine time.
 --baseline EXE times an earlier build of the same example too (e.g. one copied before a change):
 its runs interleave with the current build's, each case gets a second row for it, and the
-ratio of the medians of build + engine time (current / baseline) ends the case.
+ratios of the medians of build + engine time and of CPU time (current / baseline) end the case.
 Columns: engine events, engine wall time, events/s, simulated time, the job build time (workload
-generation: ROMIO's plans and ops), total = build + engine, MPI messages (those the aggregated
+generation: ROMIO's plans and ops), total = build + engine, the process's CPU time (user +
+system, whole run: less sensitive than wall time to other jobs on the machine), MPI messages (those the aggregated
 exchanges stand for included) and aggregated exchanges (dense two-phase exchanges simulated as
 a whole, docs/MODEL.md "Aggregated exchange"). --set KEY=VALUE changes the model as in
 `pioscope simulate` (e.g. aggregate_exchange_above=0: every exchange as messages).
@@ -23,6 +24,7 @@ usage: bench/perf/sim_speed.py [--ranks 10000] [--rounds 20] [--system pvfs2-200
                                [--workload SPEC ...] [--set KEY=VALUE ...] [--repeat 3]
                                [--no-build] [--baseline EXE]"""
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -38,12 +40,19 @@ def build() -> None:
         sys.exit("build failed")
 
 
+def cpu_of_children() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def measure(exe: Path, args: list) -> dict:
+    before = cpu_of_children()
     p = subprocess.run([str(exe)] + args, capture_output=True, text=True)
+    cpu = cpu_of_children() - before
     if p.returncode != 0:
         return {"error": (p.stderr.strip().splitlines() or ["killed"])[-1]}
     line = p.stdout.strip().splitlines()[-1]
-    return dict(kv.split("=", 1) for kv in line.split())
+    return dict(kv.split("=", 1) for kv in line.split()) | {"cpu_s": str(cpu)}
 
 
 def median_run(runs: list) -> dict:
@@ -73,7 +82,7 @@ def main() -> None:
     ] + [(w, base + ["--workload", w]) for w in args.workload]
     print(
         f"{'case':<40} {'ranks':>7} {'events':>11} {'wall s':>8} {'events/s':>12} {'simulated s':>12} "
-        f"{'build s':>8} {'total s':>8} {'messages':>13} {'exchanges':>9}"
+        f"{'build s':>8} {'total s':>8} {'cpu s':>7} {'messages':>13} {'exchanges':>9}"
     )
     exes = [("", EXAMPLE)] + ([(" (baseline)", Path(args.baseline))] if args.baseline else [])
     for name, a in cases:
@@ -81,20 +90,24 @@ def main() -> None:
         for _ in range(max(1, args.repeat)):
             for label, exe in exes:  # interleaved, so drifts in machine load hit both alike
                 runs[label].append(measure(exe, a))
-        totals = {}
+        totals, cpus = {}, {}
         for label, _ in exes:
             r = median_run(runs[label])
             if "error" in r:
                 print(f"{name + label:<40} failed: {r['error']}")
                 continue
             totals[label] = statistics.median(float(x["build_s"]) + float(x["wall_s"]) for x in runs[label])
+            cpus[label] = statistics.median(float(x["cpu_s"]) for x in runs[label])
             print(
                 f"{name + label:<40} {r['ranks']:>7} {int(r['events']):>11,} {float(r['wall_s']):>8.2f} "
                 f"{float(r['events_per_s']):>12,.0f} {float(r['simulated_s']):>12.3f} {float(r['build_s']):>8.2f} "
-                f"{float(r['build_s']) + float(r['wall_s']):>8.2f} {int(r['messages']):>13,} {int(r.get('exchanges', 0)):>9}"
+                f"{float(r['build_s']) + float(r['wall_s']):>8.2f} {cpus[label]:>7.2f} {int(r['messages']):>13,} "
+                f"{int(r.get('exchanges', 0)):>9}"
             )
         if len(totals) == 2:
-            print(f"{'':<40} current / baseline (median build + engine): {totals[''] / totals[' (baseline)']:.2f}")
+            wall = totals[""] / totals[" (baseline)"]
+            cpu = cpus[""] / cpus[" (baseline)"]
+            print(f"{'':<40} current / baseline (medians): build + engine {wall:.2f}, CPU {cpu:.2f}")
     print("target: >= 5,000,000 events/s; HPIO collective, 10,000 ranks: <= 10 s (build + engine)")
 
 

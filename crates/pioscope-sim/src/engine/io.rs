@@ -524,13 +524,10 @@ impl Sim<'_> {
         }
         // Syncs whose data is now on disk.
         let flushed = self.servers[s as usize].write_back.flushed_seq();
-        let mut waiters = std::mem::take(&mut self.servers[s as usize].sync_waiters);
+        let released = self.servers[s as usize].sync_waiters.release(flushed);
         let small = self.latency(0);
         let commit = self.sys.storage.metadata.sync_op_ns;
-        waiters.retain(|w| {
-            if w.seq > flushed {
-                return true;
-            }
+        for w in &released {
             // The journal commit of the fsync, serialized with the server's metadata work.
             let end = self.servers[s as usize].meta(self.now, commit);
             self.rec.server(&ServerActivity {
@@ -544,9 +541,7 @@ impl Sim<'_> {
                 end_ns: end,
             });
             self.q.push(end + small, Ev::PartDone(w.rank));
-            false
-        });
-        self.servers[s as usize].sync_waiters = waiters;
+        }
         self.kick_flush(s);
     }
 

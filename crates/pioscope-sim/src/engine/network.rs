@@ -550,7 +550,10 @@ impl FlowNet {
 
     /// Progressive filling over the collected component: sets every bundle's `new_rate`.
     fn fill(&mut self) {
-        self.heap.clear();
+        // The first entries go in as a list heapified at once (O(n), not n sifted pushes);
+        // each link and bundle has one entry at a time, so the pops come in the same order.
+        let mut first = std::mem::take(&mut self.heap).into_vec();
+        first.clear();
         for &l in &self.comp_links {
             let mut unfrozen = 0u64;
             for &b in &self.links[l as usize].bundles {
@@ -561,7 +564,7 @@ impl FlowNet {
             link.unfrozen = unfrozen;
             link.ver = 0;
             if unfrozen > 0 {
-                self.heap.push(Entry {
+                first.push(Entry {
                     value: link.rem / unfrozen as f64,
                     is_bundle: false,
                     id: l,
@@ -572,7 +575,7 @@ impl FlowNet {
         for &b in &self.comp_bundles {
             let cap = self.bundles[b as usize].cap;
             if cap.is_finite() {
-                self.heap.push(Entry {
+                first.push(Entry {
                     value: cap,
                     is_bundle: true,
                     id: b,
@@ -580,12 +583,20 @@ impl FlowNet {
                 });
             }
         }
-        while let Some(e) = self.heap.pop() {
+        self.heap = BinaryHeap::from(first);
+        // Bundles not frozen yet: once none is left, the entries still queued change nothing
+        // (every link has no unfrozen flow): in a star of thousands of clients writing to a
+        // few servers, the servers' links freeze every bundle and the clients' links are not
+        // popped one by one.
+        let mut left = self.comp_bundles.len();
+        while left > 0 {
+            let Some(e) = self.heap.pop() else { break };
             if e.is_bundle {
                 if self.bundles[e.id as usize].frozen {
                     continue;
                 }
                 self.freeze(e.id, e.value);
+                left -= 1;
             } else {
                 let link = &self.links[e.id as usize];
                 if link.unfrozen == 0 {
@@ -608,6 +619,7 @@ impl FlowNet {
                     let b = self.links[e.id as usize].bundles[k];
                     if !self.bundles[b as usize].frozen {
                         self.freeze(b, share);
+                        left -= 1;
                     }
                 }
             }
@@ -748,6 +760,25 @@ mod tests {
             }]
         );
         assert_eq!(net.live_flows(), 1);
+    }
+
+    /// A star: clients on their own links into one server link. A slow client link binds
+    /// first, the server link's share then grows for the rest, and the fast client links,
+    /// whose bundles the server link froze, set no rate (the filling stops there).
+    #[test]
+    fn star_with_a_slow_client() {
+        let mut net = FlowNet::new();
+        let server = net.add_link(3e6);
+        let flows: Vec<FlowId> = [0.5e6, 10e6, 10e6, 10e6]
+            .iter()
+            .map(|&c| {
+                let up = net.add_link(c);
+                net.start(0, &[up, server], 1_000_000, f64::INFINITY, 0)
+            })
+            .collect();
+        assert_eq!(settle(&mut net, 0).len(), 4);
+        let rates: Vec<f64> = flows.iter().map(|&f| net.rate(f)).collect();
+        assert_eq!(rates, vec![0.5e6, 2.5e6 / 3.0, 2.5e6 / 3.0, 2.5e6 / 3.0]);
     }
 
     #[test]

@@ -19,6 +19,53 @@ pub struct SyncWaiter {
     pub arrived_ns: u64,
 }
 
+/// The Syncs waiting for the flush on one server, in arrival order, and the least sequence
+/// number any of them waits for: a flush that does not reach it releases none, so the
+/// thousands of syncs of a large job waiting for the last flush are not scanned at every flush.
+#[derive(Clone, Debug)]
+pub struct SyncWaiters {
+    list: Vec<SyncWaiter>,
+    /// The least `seq` in `list` (u64::MAX when empty).
+    least: u64,
+}
+
+impl Default for SyncWaiters {
+    fn default() -> SyncWaiters {
+        SyncWaiters {
+            list: Vec::new(),
+            least: u64::MAX,
+        }
+    }
+}
+
+impl SyncWaiters {
+    /// A Sync starts waiting.
+    pub fn push(&mut self, w: SyncWaiter) {
+        self.least = self.least.min(w.seq);
+        self.list.push(w);
+    }
+
+    /// Takes out the waiters whose data is on disk once the flush reached `flushed`, in
+    /// arrival order.
+    pub fn release(&mut self, flushed: u64) -> Vec<SyncWaiter> {
+        let mut out = Vec::new();
+        if flushed < self.least {
+            return out;
+        }
+        let mut least = u64::MAX;
+        self.list.retain(|w| {
+            if w.seq > flushed {
+                least = least.min(w.seq);
+                return true;
+            }
+            out.push(*w);
+            false
+        });
+        self.least = least;
+        out
+    }
+}
+
 /// The state of one server.
 #[derive(Clone, Debug)]
 pub struct Server {
@@ -34,7 +81,7 @@ pub struct Server {
     /// Writes (request ids) waiting for room in the write-back cache, in arrival order.
     pub room_waiters: VecDeque<u32>,
     /// Syncs waiting for the flush.
-    pub sync_waiters: Vec<SyncWaiter>,
+    pub sync_waiters: SyncWaiters,
     /// The flush under way: (start, disk start, disk end).
     pub flush_times: (u64, u64, u64),
 }
@@ -54,7 +101,7 @@ impl Server {
             write_back,
             read_cache,
             room_waiters: VecDeque::new(),
-            sync_waiters: Vec::new(),
+            sync_waiters: SyncWaiters::default(),
             flush_times: (0, 0, 0),
         }
     }
@@ -94,6 +141,29 @@ mod tests {
             WriteBack::new(0, 1),
             ReadCache::new(0),
         )
+    }
+
+    /// A flush releases the syncs waiting for no more than it reached, in arrival order; the
+    /// others wait on (those of another file included).
+    #[test]
+    fn syncs_released_in_arrival_order_once_flushed() {
+        let mut w = SyncWaiters::default();
+        let waiter = |seq, rank| SyncWaiter {
+            seq,
+            rank,
+            arrived_ns: rank as u64,
+        };
+        assert!(w.release(u64::MAX).is_empty());
+        for (seq, rank) in [(9, 0), (4, 1), (7, 2), (4, 3)] {
+            w.push(waiter(seq, rank));
+        }
+        let ranks = |v: Vec<SyncWaiter>| v.iter().map(|x| x.rank).collect::<Vec<_>>();
+        assert!(w.release(3).is_empty());
+        assert_eq!(ranks(w.release(7)), vec![1, 2, 3]);
+        assert!(w.release(8).is_empty());
+        w.push(waiter(5, 4));
+        assert_eq!(ranks(w.release(9)), vec![0, 4]);
+        assert!(w.release(u64::MAX).is_empty());
     }
 
     #[test]

@@ -88,8 +88,9 @@ impl Calendar {
         bucket.push((key, r));
     }
 
-    /// Takes the ranks with a key below `b` out into `out`, in rank order.
-    pub(super) fn due(&mut self, b: u64, out: &mut Vec<Rank>) {
+    /// Takes the ranks with a key below `b` out into `out`: in rank order when `sorted`, else
+    /// in a few ascending runs (for callers that only sum over them).
+    pub(super) fn due(&mut self, b: u64, out: &mut Vec<Rank>, sorted: bool) {
         out.clear();
         let last = self.index(b.saturating_sub(1));
         let beyond = self.buckets.len() - 1;
@@ -113,8 +114,10 @@ impl Calendar {
         }
         self.next = self.next.max(last);
         self.cursor = b;
-        // Stable: the ranks come in a few ascending runs (buckets in file order), merged.
-        out.sort();
+        if sorted {
+            // Stable: the ranks come in a few ascending runs (buckets in file order), merged.
+            out.sort();
+        }
     }
 }
 
@@ -134,16 +137,16 @@ mod tests {
             [(5, 3), (150, 1), (109, 2), (110, 0), (1000, 4)].into_iter(),
         );
         let mut out = Vec::new();
-        c.due(110, &mut out);
+        c.due(110, &mut out, true);
         assert_eq!(out, vec![2, 3]);
         assert!(!c.ready(105) && c.ready(110));
         c.push(u64::MAX, 2);
         c.push(130, 3);
-        c.due(140, &mut out);
+        c.due(140, &mut out, true);
         assert_eq!(out, vec![0, 3]);
-        c.due(151, &mut out);
+        c.due(151, &mut out, true);
         assert_eq!(out, vec![1]);
-        c.due(u64::MAX, &mut out);
+        c.due(u64::MAX, &mut out, true);
         assert_eq!(out, vec![4]);
         c.invalidate();
         assert!(!c.ready(u64::MAX));

@@ -142,6 +142,13 @@ pub fn file_domains(lo: u64, hi: u64, aggs: usize, hints: &Hints) -> Vec<Vec<(u6
     out
 }
 
+/// The (offset, length) ranges of one cycle's window.
+type Ranges = Vec<(u64, u64)>;
+
+/// An aggregator's access of one range of its window: offset, length, and whether the data has
+/// holes (then a write reads the range first: read-modify-write).
+type Access = (u64, u64, bool);
+
 /// One two-phase plan: who aggregates, their domains and, per aggregator, the ranges of each
 /// cycle's window.
 #[derive(Clone, Debug, PartialEq)]
@@ -169,27 +176,27 @@ impl Plan {
 /// max(1, cb_buffer_size / stripe) whole stripes; cycles = ceil(stripes owned / that).
 pub fn plan(patterns: &[Pattern], node_of: &[u32], hints: &Hints) -> Option<Plan> {
     let ext = Extents::new(patterns);
-    let mut scan = WindowScan::new(patterns.len());
+    let mut scan = WindowScan::new(patterns.len(), false);
     plan_with(
         patterns,
         &ext,
         aggregators(node_of, hints),
         hints,
         &mut scan,
-        &mut |_, _| {},
+        &mut |_, _, _| {},
     )
 }
 
-/// As [`plan`], with the aggregators given; `on_domain(a, scan)` sees each aggregator's
-/// offset/length lists (`WindowScan::lists` of its domain), which the same pass over the
-/// ranks yields as the data span the cycles need.
+/// As [`plan`], with the aggregators given; `on_domain(a, scan, windows)` sees each
+/// aggregator's offset/length lists (`WindowScan::lists` of its domain), which the same pass
+/// over the ranks yields as the data span the cycles need, and the windows of its cycles.
 fn plan_with(
     patterns: &[Pattern],
     ext: &Extents,
     aggregators: Vec<Rank>,
     hints: &Hints,
     scan: &mut WindowScan,
-    on_domain: &mut dyn FnMut(usize, &WindowScan),
+    on_domain: &mut dyn FnMut(usize, &WindowScan, &[Ranges]),
 ) -> Option<Plan> {
     let lo = patterns
         .iter()
@@ -202,32 +209,14 @@ fn plan_with(
         .map(|e| e.1)
         .max()?;
     let domains = file_domains(lo, hi, aggregators.len(), hints);
-    let cb = hints.mpiio.cb_buffer_size.max(1);
     let windows = domains
         .iter()
         .enumerate()
         .map(|(a, dom)| {
             scan.lists(ext, patterns, dom);
-            on_domain(a, scan);
-            (dom, scan.span)
-        })
-        .map(|(dom, (s, e))| match hints.mpiio.file_domain {
-            FileDomain::Even => {
-                // An even domain is one range: (s, e) is the span of the data in it.
-                if s >= e {
-                    return Vec::new();
-                }
-                (0..(e - s).div_ceil(cb))
-                    .map(|m| {
-                        let a = s + m * cb;
-                        vec![(a, (a + cb).min(e) - a)]
-                    })
-                    .collect()
-            }
-            FileDomain::StripeAligned => {
-                let per = (cb / hints.stripe_size.max(1)).max(1) as usize;
-                dom.chunks(per).map(<[(u64, u64)]>::to_vec).collect()
-            }
+            let windows = cycle_windows(dom, scan.span, hints);
+            on_domain(a, scan, &windows);
+            windows
         })
         .collect();
     Some(Plan {
@@ -235,6 +224,33 @@ fn plan_with(
         domains,
         windows,
     })
+}
+
+/// The ranges of each cycle's window in domain `dom` whose data spans [s, e).
+///
+/// Even domains: the cycles run over the data actually in the domain (ROMIO's
+/// st_loc..end_loc) in windows of `cb_buffer_size`. Stripe-aligned: the buffer holds
+/// max(1, cb_buffer_size / stripe) whole stripes of the domain.
+fn cycle_windows(dom: &[(u64, u64)], (s, e): (u64, u64), hints: &Hints) -> Vec<Ranges> {
+    let cb = hints.mpiio.cb_buffer_size.max(1);
+    match hints.mpiio.file_domain {
+        FileDomain::Even => {
+            // An even domain is one range: (s, e) is the span of the data in it.
+            if s >= e {
+                return Vec::new();
+            }
+            (0..(e - s).div_ceil(cb))
+                .map(|m| {
+                    let a = s + m * cb;
+                    vec![(a, (a + cb).min(e) - a)]
+                })
+                .collect()
+        }
+        FileDomain::StripeAligned => {
+            let per = (cb / hints.stripe_size.max(1)).max(1) as usize;
+            dom.chunks(per).map(<[(u64, u64)]>::to_vec).collect()
+        }
+    }
 }
 
 /// True when some rank's range starts before the previous rank's ends (ROMIO's interleave
@@ -444,17 +460,25 @@ struct WindowScan {
     /// The ranks the calendar gives for the current range.
     due: Vec<Rank>,
     /// Per range of the window: the data span and whether it has holes.
-    ios: Vec<(u64, u64, bool)>,
+    ios: Vec<Access>,
     /// Contiguous pieces in the window (counted when asked).
     pieces: u64,
     /// `pairs` went in out of rank order (sort it after the scan).
     unsorted: bool,
+    /// `pairs` wanted in rank order (message lists); false when they are only summed (the
+    /// aggregated exchange's totals, the plan alone), which saves sorting them.
+    ordered: bool,
+    /// Whether `lists` of a one-range domain also finds what a window holding all the
+    /// domain's data holds (`bytes`, `ios`, `pieces`, as `data` of that window would).
+    domain_data: bool,
+    /// (rank, bytes) of the ranks with data in the domain, from `lists` with `domain_data`.
+    bytes: Vec<(Rank, u64)>,
     /// [first, end) of the data in the ranges of the last `lists` scan (empty: s ≥ e).
     span: (u64, u64),
 }
 
 impl WindowScan {
-    fn new(n: usize) -> WindowScan {
+    fn new(n: usize, ordered: bool) -> WindowScan {
         WindowScan {
             pairs: Vec::new(),
             amount: vec![0; n],
@@ -465,12 +489,16 @@ impl WindowScan {
             ios: Vec::new(),
             pieces: 0,
             unsorted: false,
+            ordered,
+            domain_data: false,
+            bytes: Vec::new(),
             span: (u64::MAX, 0),
         }
     }
 
     fn clear(&mut self) {
         self.pairs.clear();
+        self.bytes.clear();
         self.ios.clear();
         self.pieces = 0;
         self.unsorted = false;
@@ -520,7 +548,7 @@ impl WindowScan {
             self.calendar.reset((a, b), ext.hi, keys);
         }
         let mut due = std::mem::take(&mut self.due);
-        self.calendar.due(b, &mut due);
+        self.calendar.due(b, &mut due, self.ordered);
         for &r in &due {
             let w = self.query(r, &patterns[r as usize], a, b);
             self.calendar.push(self.empty[r as usize].1, r);
@@ -544,16 +572,19 @@ impl WindowScan {
         *a += x;
     }
 
-    /// `pairs` complete and in rank order (they usually come in it: extents sorted by start).
+    /// `pairs` complete, and in rank order when `ordered` (they usually come in it: extents
+    /// sorted by start).
     fn finish(&mut self) {
         if !self.touched.is_empty() {
-            self.touched.sort_unstable();
+            if self.ordered {
+                self.touched.sort_unstable();
+            }
             for &r in &self.touched {
                 self.pairs
                     .push((r, std::mem::take(&mut self.amount[r as usize])));
             }
             self.touched.clear();
-        } else if self.unsorted {
+        } else if self.unsorted && self.ordered {
             self.pairs.sort_unstable();
         }
     }
@@ -593,21 +624,32 @@ impl WindowScan {
     }
 
     /// The offset/length lists for one aggregator's domain: 16 bytes per piece per rank; and
-    /// the span of the data in the domain.
+    /// the span of the data in the domain. With `domain_data` and a one-range domain, also
+    /// what `data` of a window holding all the domain's data finds (the same ranks with the
+    /// same bytes, pieces and span: `bytes`, `ios` and `pieces`), from the same queries.
     fn lists(&mut self, ext: &Extents, patterns: &[Pattern], dom: &[(u64, u64)]) {
         self.clear();
         let one = dom.len() == 1;
-        let (mut s, mut e) = (u64::MAX, 0);
+        let keep = self.domain_data && one;
+        let (mut s, mut e, mut total) = (u64::MAX, 0, 0);
         for &(o, l) in dom {
             self.visit(ext, patterns, (o, o + l), one, |scan, r, w| {
                 if w.pieces > 0 {
                     scan.add(r, 16 * w.pieces, one);
+                }
+                if keep && w.bytes > 0 {
+                    scan.bytes.push((r, w.bytes));
+                    scan.pieces += w.pieces;
+                    total += w.bytes;
                 }
                 if let Some((x, y)) = w.span {
                     s = s.min(x);
                     e = e.max(y);
                 }
             });
+        }
+        if keep && s < e {
+            self.ios.push((s, e - s, total < e - s));
         }
         self.span = (s, e);
         self.finish();
@@ -637,13 +679,13 @@ impl Sides {
         }
     }
 
-    /// The messages between aggregator `agg` and every rank of `scan` (`scan.pairs`: rank, bytes
-    /// each): into the aggregator (`to_agg`, writes and offset lists) or out of it (reads).
-    /// Message lists go in rank order; totals add the aggregator's side up once.
-    fn window(&mut self, node_of: &[u32], agg: Rank, scan: &WindowScan, to_agg: bool) {
+    /// The messages between aggregator `agg` and every rank of `pairs` (rank, bytes each): into
+    /// the aggregator (`to_agg`, writes and offset lists) or out of it (reads). Message lists
+    /// go in the order of `pairs`; totals add the aggregator's side up once.
+    fn window(&mut self, node_of: &[u32], agg: Rank, pairs: &[(Rank, u64)], to_agg: bool) {
         match self {
             Sides::Messages(ex) => {
-                for &(r, b) in &scan.pairs {
+                for &(r, b) in pairs {
                     let (from, to) = if to_agg { (r, agg) } else { (agg, r) };
                     ex[to as usize].recvs.push((from, b));
                     ex[from as usize].sends.push((to, b));
@@ -652,7 +694,7 @@ impl Sides {
             Sides::Totals(t) => {
                 let home = node_of.get(agg as usize);
                 let mut a = Traffic::default();
-                for &(r, b) in &scan.pairs {
+                for &(r, b) in pairs {
                     let x = &mut t[r as usize];
                     x.largest = x.largest.max(b);
                     a.largest = a.largest.max(b);
@@ -775,15 +817,35 @@ pub fn collective_into(
     let aggregate = !overlap
         && hints.mpiio.aggregate_exchange_above > 0
         && (n as u64).saturating_mul(aggs.len() as u64) > hints.mpiio.aggregate_exchange_above;
-    let mut scan = WindowScan::new(n);
+    // The aggregated exchange only sums each rank's pairs: no need to have them in order.
+    let mut scan = WindowScan::new(n, !aggregate);
+    scan.domain_data = aggregate;
     // The offset/length lists: 16 bytes per piece a rank has in an aggregator's domain
     // (gathered while planning, sent after the Alltoall of counts).
     let mut sides = Sides::new(n, aggregate);
+    let mut first = aggregate.then(|| FirstCycle {
+        sides: Sides::new(n, true),
+        found: vec![None; aggs.len()],
+    });
+    let to_agg = req.kind == IoKind::Write;
     let plan = if two_phase {
         let agg_ranks = aggs.clone();
-        plan_with(patterns, &ext, aggs, hints, &mut scan, &mut |a, scan| {
-            sides.window(node_of, agg_ranks[a], scan, true)
-        })
+        plan_with(
+            patterns,
+            &ext,
+            aggs,
+            hints,
+            &mut scan,
+            &mut |a, scan, windows| {
+                sides.window(node_of, agg_ranks[a], &scan.pairs, true);
+                if let Some(f) = &mut first {
+                    if let Some(io) = whole_window(scan, windows) {
+                        f.sides.window(node_of, agg_ranks[a], &scan.bytes, to_agg);
+                        f.found[a] = Some((io, scan.pieces));
+                    }
+                }
+            },
+        )
     } else {
         None
     };
@@ -819,6 +881,7 @@ pub fn collective_into(
                 hints,
                 (m, n, (m % 2) as u32),
                 aggregate,
+                if m == 0 { first.take() } else { None },
             ))
         } else {
             None
@@ -880,7 +943,33 @@ struct Stage {
     unpack_ns: u64,
 }
 
-/// The stages of cycle `m` (of `n` ranks, message slots of `bank`) on every rank.
+/// Cycle 0 of the domains whose only window is one range holding all their data (every
+/// domain when `cb_buffer_size` covers its data): what the domain's scan found there, so the
+/// cycle does not scan those windows again. Aggregated exchanges only, whose totals do not
+/// depend on the order the aggregators' windows are added in.
+struct FirstCycle {
+    /// The exchange of those windows.
+    sides: Sides,
+    /// Per aggregator: its window's access (offset, length, holes) and contiguous pieces.
+    found: Vec<Option<(Access, u64)>>,
+}
+
+/// The access of a domain's only cycle, when its window is one range holding all the data the
+/// domain's scan found (`WindowScan::lists` with `domain_data`): `data` of that window would
+/// find the same ranks, bytes, pieces and span (the window lies in the domain).
+fn whole_window(scan: &WindowScan, windows: &[Ranges]) -> Option<Access> {
+    let ([io], [w]) = (&scan.ios[..], windows) else {
+        return None;
+    };
+    let [(o, l)] = w[..] else {
+        return None;
+    };
+    let (s, e) = scan.span;
+    (o <= s && e <= o + l).then_some(*io)
+}
+
+/// The stages of cycle `m` (of `n` ranks, message slots of `bank`) on every rank; `first`:
+/// what planning found of cycle 0.
 #[allow(clippy::too_many_arguments)]
 fn cycle_stages(
     req: &Request,
@@ -892,8 +981,12 @@ fn cycle_stages(
     hints: &Hints,
     (m, n, bank): (usize, usize, u32),
     aggregate: bool,
+    first: Option<FirstCycle>,
 ) -> Vec<Stage> {
-    let mut sides = Sides::new(n, aggregate);
+    let (mut sides, found) = match first {
+        Some(f) => (f.sides, f.found),
+        None => (Sides::new(n, aggregate), Vec::new()),
+    };
     let mut stages = vec![Stage::default(); n];
     for st in stages.iter_mut() {
         calls::small_collective(&mut st.pre, calls::MPI_ALLTOALL, 4 * n as u64);
@@ -904,8 +997,15 @@ fn cycle_stages(
         let agg = plan.aggregators[a];
         // Who has how much in this window; the data span and holes of each range; the
         // contiguous pieces the aggregator unpacks (writes) or packs (reads) this cycle.
-        scan.data(ext, patterns, win, hints.mpiio.exchange_piece_ns > 0);
-        sides.window(node_of, agg, scan, req.kind == IoKind::Write);
+        let reused = found.get(a).copied().flatten();
+        let (ios, pieces) = match &reused {
+            Some((io, pieces)) => (std::slice::from_ref(io), *pieces),
+            None => {
+                scan.data(ext, patterns, win, hints.mpiio.exchange_piece_ns > 0);
+                sides.window(node_of, agg, &scan.pairs, req.kind == IoKind::Write);
+                (&scan.ios[..], scan.pieces)
+            }
+        };
         let st = &mut stages[agg as usize];
         if m == 0 && hints.fresh_memory_bandwidth > 0.0 {
             // ROMIO allocates the collective buffer at every call: the first window fills
@@ -916,7 +1016,7 @@ fn cycle_stages(
                 ns: ns.round() as u64,
             });
         }
-        let datatype_ns = scan.pieces * hints.mpiio.exchange_piece_ns;
+        let datatype_ns = pieces * hints.mpiio.exchange_piece_ns;
         if datatype_ns > 0 {
             // MPI's datatype processing on the aggregator: unpacking the received pieces into
             // the collective buffer after the Waitall (writes), packing them before the sends
@@ -926,7 +1026,7 @@ fn cycle_stages(
                 IoKind::Read => st.pack_ns += datatype_ns,
             }
         }
-        for &(o, l, holes) in &scan.ios {
+        for &(o, l, holes) in ios {
             let io = |kind: IoKind| {
                 let func = match kind {
                     IoKind::Read => calls::POSIX_PREAD,
@@ -1038,18 +1138,31 @@ mod tests {
         }
     }
 
-    /// A scan that skips ranks through the empty ranges of earlier windows finds what a fresh
-    /// scan of each window finds, windows in file order or not.
-    #[test]
-    fn skipped_ranks_change_no_window() {
+    /// Seven HPIO ranks (32 B regions, 128 B apart, 50 each), a rank of two runs, one of none.
+    fn mixed_patterns() -> Vec<Pattern> {
         let mut pats = hpio(7, 32, 128, 50);
         pats.push(Pattern::Runs(super::super::Runs::new(vec![
             (5, 10),
             (4000, 300),
         ])));
         pats.push(Pattern::empty());
+        pats
+    }
+
+    /// A scan that skips ranks through the empty ranges of earlier windows finds what a fresh
+    /// scan of each window finds, windows in file order or not; a scan whose pairs need no
+    /// order (`ordered` false) finds the same pairs.
+    #[test]
+    fn skipped_ranks_change_no_window() {
+        for ordered in [true, false] {
+            skipped_ranks_change_no_window_when(ordered);
+        }
+    }
+
+    fn skipped_ranks_change_no_window_when(ordered: bool) {
+        let pats = mixed_patterns();
         let ext = Extents::new(&pats);
-        let mut scan = WindowScan::new(pats.len());
+        let mut scan = WindowScan::new(pats.len(), ordered);
         let end = 7 * 160 * 50;
         let mut windows: Vec<Vec<(u64, u64)>> = Vec::new();
         for w in [100u64, 1000, 3000, 9000] {
@@ -1057,22 +1170,30 @@ mod tests {
         }
         windows.push(vec![(170, 400), (5000, 2000), (30000, 50)]);
         windows.push(vec![(0, end)]);
+        // The pairs as found when ordered; sorted otherwise.
+        let in_rank_order = |scan: &WindowScan| {
+            let mut p = scan.pairs.clone();
+            if !ordered {
+                p.sort_unstable();
+            }
+            p
+        };
         let data = |scan: &mut WindowScan, win: &[(u64, u64)]| {
-            let mut fresh = WindowScan::new(pats.len());
+            let mut fresh = WindowScan::new(pats.len(), true);
             scan.data(&ext, &pats, win, true);
             fresh.data(&ext, &pats, win, true);
             assert_eq!(
-                (&scan.pairs, &scan.ios, scan.pieces),
+                (&in_rank_order(scan), &scan.ios, scan.pieces),
                 (&fresh.pairs, &fresh.ios, fresh.pieces),
                 "{win:?}"
             );
         };
         let lists = |scan: &mut WindowScan, win: &[(u64, u64)]| {
-            let mut fresh = WindowScan::new(pats.len());
+            let mut fresh = WindowScan::new(pats.len(), true);
             scan.lists(&ext, &pats, win);
             fresh.lists(&ext, &pats, win);
             assert_eq!(
-                (&scan.pairs, scan.span),
+                (&in_rank_order(scan), scan.span),
                 (&fresh.pairs, fresh.span),
                 "{win:?}"
             );
@@ -1083,11 +1204,61 @@ mod tests {
             data(&mut scan, win);
             lists(&mut scan, win);
         }
-        let (mut only_data, mut only_lists) =
-            (WindowScan::new(pats.len()), WindowScan::new(pats.len()));
+        let (mut only_data, mut only_lists) = (
+            WindowScan::new(pats.len(), ordered),
+            WindowScan::new(pats.len(), ordered),
+        );
         for win in &windows {
             data(&mut only_data, win);
             lists(&mut only_lists, win);
+        }
+    }
+
+    /// A domain whose only window is one range holding all its data (`whole_window`): the
+    /// domain's scan finds what a scan of that window finds (ranks and bytes, access, pieces),
+    /// which cycle 0 of an aggregated exchange takes instead of scanning again; a domain of
+    /// several windows is not taken.
+    #[test]
+    fn domain_scan_finds_what_its_whole_window_holds() {
+        let pats = mixed_patterns();
+        let ext = Extents::new(&pats);
+        let mut h = Hints::from_system(&system());
+        h.stripe_size = 1000;
+        for (fd, cb, aggs, reused) in [
+            (FileDomain::Even, 1 << 20, 3, 3),
+            (FileDomain::Even, 4000, 3, 0),
+            (FileDomain::Even, 4000, 20, 20),
+            (FileDomain::StripeAligned, 1 << 20, 60, 56),
+            (FileDomain::StripeAligned, 1 << 20, 20, 0),
+        ] {
+            h.mpiio.file_domain = fd;
+            h.mpiio.cb_buffer_size = cb;
+            let mut scan = WindowScan::new(pats.len(), false);
+            scan.domain_data = true;
+            let mut found = 0;
+            plan_with(
+                &pats,
+                &ext,
+                (0..aggs).collect(),
+                &h,
+                &mut scan,
+                &mut |_, scan, windows| {
+                    let Some(io) = whole_window(scan, windows) else {
+                        return;
+                    };
+                    found += 1;
+                    let mut fresh = WindowScan::new(pats.len(), true);
+                    fresh.data(&ext, &pats, &windows[0], true);
+                    let mut bytes = scan.bytes.clone();
+                    bytes.sort_unstable();
+                    assert_eq!(
+                        (bytes, vec![io], scan.pieces),
+                        (fresh.pairs, fresh.ios, fresh.pieces),
+                        "{fd:?} {windows:?}"
+                    );
+                },
+            );
+            assert_eq!(found, reused, "{fd:?} cb {cb} aggregators {aggs}");
         }
     }
 
