@@ -10,7 +10,8 @@
 //!
 //! Cost (bench/perf/sampler_cost.py): the process list is a scan of every /proc/PID/stat, the
 //! dearest step, so it is redone at most once a second (`RESCAN_NS`; a process started in
-//! between is sampled from the next scan on, its CPU counted from its start); the known
+//! between is sampled from the next scan on, its CPU counted from its start and spread over
+//! its life so far); the known
 //! processes and the node are read every round. The whole disks are listed once.
 
 use std::collections::HashMap;
@@ -60,6 +61,8 @@ struct ProcTotals {
     stime: u64,
     read: u64,
     write: u64,
+    /// When the process started, clock ticks since boot (CLOCK_BOOTTIME).
+    start_ticks: u64,
 }
 
 /// How often the process list is scanned again, ns.
@@ -96,13 +99,18 @@ pub fn parse_interval(s: &str) -> Result<Duration, String> {
 
 /// CLOCK_MONOTONIC now, ns.
 pub fn mono_ns() -> i64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// `clock` now, ns.
+fn clock_ns(clock: libc::clockid_t) -> i64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: clock_gettime writes the timespec we own; CLOCK_MONOTONIC always exists.
+    // SAFETY: clock_gettime writes the timespec we own; the clocks asked for always exist.
     unsafe {
-        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+        libc::clock_gettime(clock, &mut ts);
     }
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
@@ -197,11 +205,20 @@ impl Sampler {
         if let Some(used) = mem_used() {
             put(-1, name::MEM_USED_BYTES, used as f64)?;
         }
+        let boot_secs = clock_ns(libc::CLOCK_BOOTTIME) as f64 / 1e9;
         for (&pid, t) in &procs {
-            // A process born during the interval is compared with zero: its whole life.
-            let p = self.procs.get(&pid).copied().unwrap_or_default();
+            // A process first seen now is compared with zero, its whole life, over its life
+            // when that is longer than the interval (found by a scan up to RESCAN_NS after its
+            // start: its CPU since then over one interval would read several cores).
+            let (p, span) = match self.procs.get(&pid) {
+                Some(p) => (*p, secs),
+                None => {
+                    let life = boot_secs - t.start_ticks as f64 / self.ticks_per_sec;
+                    (ProcTotals::default(), secs.max(life))
+                }
+            };
             let cpu =
-                |a: u64, b: u64| a.saturating_sub(b) as f64 / self.ticks_per_sec / secs * 100.0;
+                |a: u64, b: u64| a.saturating_sub(b) as f64 / self.ticks_per_sec / span * 100.0;
             let pid = i64::from(pid);
             put(pid, name::CPU_USER, cpu(t.utime, p.utime))?;
             put(pid, name::CPU_SYSTEM, cpu(t.stime, p.stime))?;
@@ -336,9 +353,10 @@ fn argv0_base(pid: u32) -> Option<String> {
 fn proc_totals(pid: u32) -> Option<ProcTotals> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let (_, rest) = split_stat(&stat)?;
-    // Fields after comm start at field 3 (state): utime is field 14, stime 15.
+    // Fields after comm start at field 3 (state): utime is field 14, stime 15, starttime 22.
     let f: Vec<&str> = rest.split(' ').collect();
     let (utime, stime) = (f.get(11)?.parse().ok()?, f.get(12)?.parse().ok()?);
+    let start_ticks = f.get(19)?.parse().ok()?;
     // /proc/PID/io may be unreadable (another user's process): storage bytes then count 0.
     let io = fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
     let field = |k: &str| {
@@ -351,6 +369,7 @@ fn proc_totals(pid: u32) -> Option<ProcTotals> {
         stime,
         read: field("read_bytes:"),
         write: field("write_bytes:"),
+        start_ticks,
     })
 }
 
@@ -500,5 +519,34 @@ mod tests {
         assert_eq!(of(-1), 10, "3 CPU, 4 disk, 2 net, 1 memory");
         assert_eq!(of(i64::from(me)), 5, "2 CPU, 2 storage, 1 memory");
         assert!(samples.iter().all(|x| x.interval_ns > 0));
+    }
+
+    /// A process first seen after it burnt CPU (a scan finds it up to a second after its
+    /// start) has that CPU spread over its life, not over one short interval: never more cores
+    /// than the machine has.
+    #[test]
+    fn a_process_first_seen_late_reads_no_more_cores_than_there_are() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let me = std::process::id();
+        let burn = std::time::Instant::now();
+        let mut x = 0u64;
+        while burn.elapsed() < Duration::from_millis(300) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        let mut s = Sampler::create(dir.path(), Targets::Pids(vec![me])).expect("create");
+        s.round().expect("baseline");
+        s.procs.clear(); // as if the scan had just found it
+        std::thread::sleep(Duration::from_millis(20));
+        s.round().expect("round");
+        let files = read_counter_dir(dir.path()).expect("read");
+        let cpu: f64 = files[0]
+            .samples
+            .iter()
+            .filter(|x| x.pid == i64::from(me) && x.counter.starts_with("cpu_"))
+            .map(|x| x.value)
+            .sum();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        assert!(cpu > 0.0, "it burnt 300 ms");
+        assert!(cpu <= 100.0 * cores + 10.0, "{cpu} % on {cores} cores");
     }
 }
