@@ -200,21 +200,42 @@ fn show(
     ctx: &Context<'_>,
     counts: &mut PassCounts,
 ) {
-    // By index rather than `batch.iter()`: the event is built in place, not built and moved.
-    for i in 0..batch.len() {
-        let e = batch.get(i);
-        counts.events += 1;
-        let kept = filter.keeps(&e);
-        if !kept {
-            counts.left_out += 1;
-            if !filter.is_server_record(&e) {
-                continue;
+    // Rows that lack no string are lent as the batch holds them; the others are built, by
+    // index rather than `batch.iter()`: in place, not built and moved.
+    match batch.whole_rows() {
+        Some(rows) => {
+            for e in rows {
+                show_one(e, filter, visitors, ctx, counts);
             }
         }
-        for v in visitors.iter_mut() {
-            if kept || v.sees_server_records() {
-                v.visit(&e, ctx);
+        None => {
+            for i in 0..batch.len() {
+                show_one(&batch.get(i), filter, visitors, ctx, counts);
             }
+        }
+    }
+}
+
+/// Shows one event to `visitors` (see [`show`]).
+#[inline]
+fn show_one(
+    e: &Event<'_>,
+    filter: &mut ScopeFilter,
+    visitors: &mut [&mut dyn Visitor],
+    ctx: &Context<'_>,
+    counts: &mut PassCounts,
+) {
+    counts.events += 1;
+    let kept = filter.keeps(e);
+    if !kept {
+        counts.left_out += 1;
+        if !filter.is_server_record(e) {
+            return;
+        }
+    }
+    for v in visitors.iter_mut() {
+        if kept || v.sees_server_records() {
+            v.visit(e, ctx);
         }
     }
 }
