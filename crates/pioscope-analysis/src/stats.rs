@@ -521,6 +521,9 @@ pub struct StatsVisitor {
     /// Host name number of each `process` seen, by process (meta.json's processes: no more
     /// than the trace has; a damaged process number outside them is looked up each time).
     hosts: Vec<Option<u32>>,
+    /// The name number of [`NO_PHASE`], once a record outside regions asked for it (most
+    /// records are).
+    no_phase: Option<u32>,
     /// The groups of each grouping of `by`, in its order.
     groups: Vec<Groups>,
 }
@@ -533,6 +536,7 @@ impl StatsVisitor {
             names: Names::default(),
             kinds: PerFunc::new(functions::kind_of),
             hosts: Vec::new(),
+            no_phase: None,
             groups: by.iter().map(|_| Groups::default()).collect(),
         }
     }
@@ -632,7 +636,11 @@ impl Visitor for StatsVisitor {
                 GroupBy::Rank => RawKey::Rank(e.rank, e.layer),
                 GroupBy::Host => RawKey::Host(self.host_id(e.process, ctx), e.layer),
                 GroupBy::Phase => {
-                    RawKey::Phase(self.names.id(e.region.unwrap_or(NO_PHASE)), e.layer)
+                    let phase = match e.region {
+                        Some(region) => self.names.id(region),
+                        None => *(self.no_phase).get_or_insert_with(|| self.names.id(NO_PHASE)),
+                    };
+                    RawKey::Phase(phase, e.layer)
                 }
                 // A server's and its disks' containers carry the server's name as their host.
                 GroupBy::Server => match e.layer {

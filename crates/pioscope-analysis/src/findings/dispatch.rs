@@ -57,29 +57,34 @@ impl Interest {
         Interest(clauses)
     }
 
-    #[inline]
     fn takes(self, bits: u32) -> bool {
         self.0.iter().any(|&c| c & !bits == 0)
     }
 }
 
-/// The bits of a record with facts `fx`.
+/// The facts of the flags (the bits from `TOP` up), as the low bits of a [`Rules`] table key.
+const FLAGS_SHIFT: u32 = 16;
+/// Flags in a key.
+const FLAGS: usize = 6;
+
+/// The [`Rules`] table key of a record with facts `fx`: its layer, then its flags.
 #[inline]
-fn bits(e: &Event<'_>, fx: &Facts) -> u32 {
-    let flag = |on: bool, bit: u32| if on { bit } else { 0 };
-    layer(e.layer)
-        | flag(fx.top_level, TOP)
+fn key(e: &Event<'_>, fx: &Facts) -> usize {
+    let flag = |on: bool, bit: u32| if on { bit >> FLAGS_SHIFT } else { 0 };
+    let flags = flag(fx.top_level, TOP)
         | flag(fx.call, CALL)
         | flag(fx.parent.is_some(), IN_CALL)
         | flag(fx.wait, WAIT)
         | flag(fx.library.is_some(), LIBRARY)
-        | flag(fx.data(), DATA)
+        | flag(fx.data(), DATA);
+    (e.layer as usize) << FLAGS | flags as usize
 }
 
 /// The enabled rules (`super::rules`), visiting as one.
 pub struct Rules {
     list: Vec<Box<dyn Rule>>,
-    interests: Vec<Interest>,
+    /// Per table key (see `key`), the rules whose interest takes such a record, in order.
+    takers: Vec<Box<[usize]>>,
     shared: Shared,
     /// Tells a storage server's records (shown only to the rules that see them, outside the
     /// scope of the facts) from the others; made at the first record.
@@ -89,9 +94,18 @@ pub struct Rules {
 impl Rules {
     /// `list`, sharing `shared`.
     pub(crate) fn new(list: Vec<Box<dyn Rule>>, shared: Shared) -> Rules {
+        let interests: Vec<Interest> = list.iter().map(|r| r.interest()).collect();
+        let takers = (0..Layer::ALL.len() << FLAGS)
+            .map(|k| {
+                let bits = 1 << (k >> FLAGS) | ((k & ((1 << FLAGS) - 1)) as u32) << FLAGS_SHIFT;
+                (0..list.len())
+                    .filter(|&r| interests[r].takes(bits))
+                    .collect()
+            })
+            .collect();
         Rules {
-            interests: list.iter().map(|r| r.interest()).collect(),
             list,
+            takers,
             shared,
             servers: None,
         }
@@ -123,11 +137,9 @@ impl Visitor for Rules {
             }
             return;
         }
-        let bits = bits(e, &util::enter(&self.shared, e));
-        for (r, interest) in self.list.iter_mut().zip(&self.interests) {
-            if interest.takes(bits) {
-                r.visit(e, ctx);
-            }
+        let key = key(e, &util::enter(&self.shared, e));
+        for &r in self.takers[key].iter() {
+            self.list[r].visit(e, ctx);
         }
     }
 
@@ -139,5 +151,78 @@ impl Visitor for Rules {
         for r in self.list.iter_mut() {
             r.finish(ctx);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use super::super::Finding;
+    use super::*;
+    use crate::pass;
+    use crate::testutil::{self, coll, ev, io, FILE_A};
+
+    /// Records the ids it is shown.
+    struct Shown(Interest, Rc<RefCell<Vec<i64>>>);
+
+    impl Visitor for Shown {
+        fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
+            self.1.borrow_mut().push(e.id);
+        }
+    }
+
+    impl Rule for Shown {
+        fn interest(&self) -> Interest {
+            self.0
+        }
+        fn conclude(&self, _ctx: &Context<'_>) -> Vec<Finding> {
+            Vec::new()
+        }
+    }
+
+    /// Each rule is shown exactly the records one of its clauses takes, in store order.
+    #[test]
+    fn a_rule_sees_the_records_of_its_interest() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut b = testutil::rank(0, 1, "n1");
+        b.events(
+            0,
+            &[
+                coll(io("MPI_File_write_all", 100, 1000, FILE_A, 0, 64), 1),
+                io("pwrite", 200, 100, FILE_A, 0, 64).depth(1),
+                ev("MPI_Barrier", 2000, 10),
+                io("pwrite", 3000, 10, FILE_A, 64, 8),
+            ],
+        );
+        let t = testutil::trace(dir.path(), vec![b]);
+        let ctx = pass::context(&t, Scope::Application).expect("context");
+        let interests = [
+            Interest::EVERY,
+            Interest::any_of(&[CALL]),
+            Interest::any_of(&[POSIX | IN_CALL]),
+            Interest::any_of(&[TOP | DATA]),
+            Interest::any_of(&[MPI, CALL]),
+            Interest::NONE,
+        ];
+        let shown: Vec<Rc<RefCell<Vec<i64>>>> = interests.iter().map(|_| Rc::default()).collect();
+        let list: Vec<Box<dyn Rule>> = (interests.iter().zip(&shown))
+            .map(|(i, s)| Box::new(Shown(*i, Rc::clone(s))) as Box<dyn Rule>)
+            .collect();
+        let mut rules = Rules::new(list, util::shared());
+        pass::run(&ctx, &mut [&mut rules], &mut |_, _| {}).expect("pass");
+        let shown: Vec<Vec<i64>> = shown.iter().map(|s| s.borrow().clone()).collect();
+        assert_eq!(
+            shown,
+            vec![
+                vec![0, 1, 2, 3],
+                vec![0],
+                vec![1],
+                vec![0, 3],
+                vec![0, 2],
+                vec![],
+            ]
+        );
     }
 }
