@@ -102,20 +102,60 @@ pub fn run(
     Ok(counts)
 }
 
+/// What the scope makes of a row: kept, a server's record outside the scope (shown to the
+/// visitors that see those), or left out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Seen {
+    Kept,
+    Server,
+    Out,
+}
+
+/// A decoded batch and what the scope makes of each of its rows, decided once, on the thread
+/// that decodes, for both groups of visitors.
+pub struct Scoped {
+    batch: EventBatch,
+    seen: Vec<Seen>,
+}
+
+impl Scoped {
+    fn new(batch: EventBatch, filter: &mut ScopeFilter) -> Scoped {
+        let mut seen = Vec::with_capacity(batch.len());
+        each_row(&batch, |_, e| {
+            seen.push(match filter.keeps(e) {
+                true => Seen::Kept,
+                false if filter.is_server_record(e) => Seen::Server,
+                false => Seen::Out,
+            })
+        });
+        Scoped { batch, seen }
+    }
+}
+
+/// Calls `f` with each row of `batch` and its number, in order. Rows that lack no string are
+/// lent as the batch holds them; the others are built, by index rather than `batch.iter()`:
+/// in place, not built and moved.
+#[inline]
+fn each_row(batch: &EventBatch, mut f: impl FnMut(usize, &Event<'_>)) {
+    match batch.whole_rows() {
+        Some(rows) => rows.iter().enumerate().for_each(|(i, e)| f(i, e)),
+        None => (0..batch.len()).for_each(|i| f(i, &batch.get(i))),
+    }
+}
+
 /// The events of a pass, handed to the visitors of [`run_beside`]'s second thread.
 pub struct Feed<'c, 't> {
     ctx: &'c Context<'t>,
-    batches: Receiver<Arc<EventBatch>>,
+    batches: Receiver<Arc<Scoped>>,
 }
 
 impl Feed<'_, '_> {
     /// Shows every event to `visitors` (those the scope keeps), in store order, then finishes
     /// them. Stops early, quietly, when decoding failed: the pass returns that error.
     pub fn visit(self, visitors: &mut [&mut dyn Visitor]) {
-        let mut filter = ScopeFilter::new(self.ctx.trace, self.ctx.scope);
         let mut counts = PassCounts::default();
         for batch in self.batches {
-            show(&batch, &mut filter, visitors, self.ctx, &mut counts);
+            show(&batch, visitors, self.ctx, &mut counts);
         }
         for v in visitors.iter_mut() {
             v.finish(self.ctx);
@@ -129,15 +169,14 @@ impl Feed<'_, '_> {
 ///
 /// Each group sees every event in store order, exactly as in one group: the result of each
 /// visitor does not depend on the split. One thread decodes each batch once (its rows built
-/// as events there) and hands it to both groups, so the visitors' work, which is most of a
-/// report's, runs on two cores.
+/// as events there, the scope decided for each) and hands it to both groups, so the visitors'
+/// work, which is most of a report's, runs on two cores.
 pub fn run_beside<T: Send>(
     ctx: &Context<'_>,
     visitors: &mut [&mut dyn Visitor],
     beside: impl FnOnce(Feed<'_, '_>) -> T + Send,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(PassCounts, T), StoreError> {
-    let mut filter = ScopeFilter::new(ctx.trace, ctx.scope);
     let mut counts = PassCounts::default();
     let batches = ctx
         .trace
@@ -149,8 +188,9 @@ pub fn run_beside<T: Send>(
         let (sender, receiver) = sync_channel(DECODED_AHEAD);
         let (beside_sender, beside_receiver) = sync_channel(DECODED_AHEAD);
         scope.spawn(move || {
+            let mut filter = ScopeFilter::new(ctx.trace, ctx.scope);
             for batch in batches {
-                let batch = batch.map(Arc::new);
+                let batch = batch.map(|b| Arc::new(Scoped::new(b, &mut filter)));
                 if let Ok(b) = &batch {
                     // The second group may be gone (it panicked): the pass reports that at
                     // the join, this thread just stops feeding it.
@@ -171,9 +211,9 @@ pub fn run_beside<T: Send>(
         });
         let mut done = 0;
         for batch in receiver {
-            let batch: Arc<EventBatch> = batch?;
-            show(&batch, &mut filter, visitors, ctx, &mut counts);
-            if batch.ends_row_group() {
+            let batch: Arc<Scoped> = batch?;
+            show(&batch, visitors, ctx, &mut counts);
+            if batch.batch.ends_row_group() {
                 done += 1;
                 progress(done, total);
             }
@@ -191,32 +231,29 @@ pub fn run_beside<T: Send>(
     Ok((counts, beside_result))
 }
 
-/// Shows the events of one batch to `visitors` (those `filter` keeps, and the server
+/// Shows the events of one batch to `visitors` (those the scope keeps, and the server
 /// records to the visitors that see them), counting them.
 fn show(
-    batch: &EventBatch,
-    filter: &mut ScopeFilter,
+    scoped: &Scoped,
     visitors: &mut [&mut dyn Visitor],
     ctx: &Context<'_>,
     counts: &mut PassCounts,
 ) {
-    // By index rather than `batch.iter()`: the event is built in place, not built and moved.
-    for i in 0..batch.len() {
-        let e = batch.get(i);
+    each_row(&scoped.batch, |i, e| {
         counts.events += 1;
-        let kept = filter.keeps(&e);
-        if !kept {
+        let seen = scoped.seen[i];
+        if seen != Seen::Kept {
             counts.left_out += 1;
-            if !filter.is_server_record(&e) {
-                continue;
+            if seen == Seen::Out {
+                return;
             }
         }
         for v in visitors.iter_mut() {
-            if kept || v.sees_server_records() {
-                v.visit(&e, ctx);
+            if seen == Seen::Kept || v.sees_server_records() {
+                v.visit(e, ctx);
             }
         }
-    }
+    });
 }
 
 #[cfg(test)]

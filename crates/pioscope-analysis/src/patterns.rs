@@ -288,6 +288,9 @@ struct AccessAcc {
 #[derive(Debug, Default)]
 struct FileAcc {
     ranks: FxHashSet<i32>,
+    /// The rank added last: records come in runs of one rank (the store order), so only the
+    /// first of a run touches `ranks`.
+    last_rank: Option<i32>,
     reads: u64,
     writes: u64,
     read_bytes: u64,
@@ -470,7 +473,10 @@ impl Visitor for PatternsVisitor {
             }
         }
         let fa = self.files.entry(file).or_default();
-        fa.ranks.insert(e.rank);
+        if fa.last_rank != Some(e.rank) {
+            fa.ranks.insert(e.rank);
+            fa.last_rank = Some(e.rank);
+        }
         if !data {
             return;
         }

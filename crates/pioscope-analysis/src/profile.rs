@@ -179,11 +179,7 @@ pub fn profile(
             |feed| {
                 // Built on that thread: the rules share state that stays on one thread.
                 let mut rules = findings::rules(rules_config);
-                {
-                    let mut visitors: Vec<&mut dyn Visitor> =
-                        rules.iter_mut().map(|r| r.as_visitor()).collect();
-                    feed.visit(&mut visitors);
-                }
+                feed.visit(&mut [&mut rules]);
                 match &darshan_counters {
                     Some(counters) => findings::conclude_from_counters(&rules, counters, &ctx),
                     None => findings::conclude(&rules, &ctx),

@@ -6,13 +6,11 @@
 //! (containers of kind `server`: their POSIX calls are the servers', not the application's);
 //! `Scope::All` counts everything.
 
-use std::collections::HashSet;
-
 use pioscope_trace::functions::Layer;
 use pioscope_trace::scope::{is_application_record, is_hidden_path};
 use pioscope_trace::store::meta::ContainerKind;
 use pioscope_trace::store::{Event, Trace};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 /// What an analysis counts.
@@ -38,11 +36,11 @@ fn is_lifecycle_call(func: &str) -> bool {
 /// `MPI_Init`/`MPI_Finalize` of their process.
 pub struct ScopeFilter {
     scope: Scope,
-    hidden_files: HashSet<i32>,
+    hidden_files: FxHashSet<i32>,
     /// Per process, the span (start, end) of its last `MPI_Init`/`MPI_Finalize`.
     lifecycle: FxHashMap<i32, (i64, i64)>,
     /// Processes that are traced server daemons.
-    servers: HashSet<i32>,
+    servers: FxHashSet<i32>,
 }
 
 impl ScopeFilter {

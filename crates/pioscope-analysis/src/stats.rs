@@ -518,8 +518,12 @@ pub struct StatsVisitor {
     names: Names,
     /// Kind of each function (its number keys `RawKey::Func`).
     kinds: PerFunc<OpKind>,
-    /// Host name number of each `process` seen (a map: a damaged process of 10^9 is one entry).
-    hosts: FxHashMap<i32, u32>,
+    /// Host name number of each `process` seen, by process (meta.json's processes: no more
+    /// than the trace has; a damaged process number outside them is looked up each time).
+    hosts: Vec<Option<u32>>,
+    /// The name number of [`NO_PHASE`], once a record outside regions asked for it (most
+    /// records are).
+    no_phase: Option<u32>,
     /// The groups of each grouping of `by`, in its order.
     groups: Vec<Groups>,
 }
@@ -531,17 +535,26 @@ impl StatsVisitor {
             by: by.to_vec(),
             names: Names::default(),
             kinds: PerFunc::new(functions::kind_of),
-            hosts: FxHashMap::default(),
+            hosts: Vec::new(),
+            no_phase: None,
             groups: by.iter().map(|_| Groups::default()).collect(),
         }
     }
 
     fn host_id(&mut self, process: i32, ctx: &Context<'_>) -> u32 {
-        if let Some(&h) = self.hosts.get(&process) {
-            return h;
+        let known = usize::try_from(process)
+            .ok()
+            .filter(|&p| p < ctx.trace.meta.processes.len());
+        if let Some(Some(h)) = known.and_then(|p| self.hosts.get(p)) {
+            return *h;
         }
         let h = self.names.id(ctx.host_of_process(process));
-        self.hosts.insert(process, h);
+        if let Some(p) = known {
+            if self.hosts.len() <= p {
+                self.hosts.resize(p + 1, None);
+            }
+            self.hosts[p] = Some(h);
+        }
         h
     }
 
@@ -623,7 +636,11 @@ impl Visitor for StatsVisitor {
                 GroupBy::Rank => RawKey::Rank(e.rank, e.layer),
                 GroupBy::Host => RawKey::Host(self.host_id(e.process, ctx), e.layer),
                 GroupBy::Phase => {
-                    RawKey::Phase(self.names.id(e.region.unwrap_or(NO_PHASE)), e.layer)
+                    let phase = match e.region {
+                        Some(region) => self.names.id(region),
+                        None => *(self.no_phase).get_or_insert_with(|| self.names.id(NO_PHASE)),
+                    };
+                    RawKey::Phase(phase, e.layer)
                 }
                 // A server's and its disks' containers carry the server's name as their host.
                 GroupBy::Server => match e.layer {

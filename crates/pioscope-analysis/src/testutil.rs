@@ -185,10 +185,7 @@ impl Fx {
 pub fn findings(trace: &Trace, config: &Config) -> Vec<Finding> {
     let ctx = pass::context(trace, Scope::Application).expect("context");
     let mut rules = findings::rules(config);
-    {
-        let mut vs: Vec<&mut dyn Visitor> = rules.iter_mut().map(|r| r.as_visitor()).collect();
-        pass::run(&ctx, &mut vs, &mut |_, _| {}).expect("pass");
-    }
+    pass::run(&ctx, &mut [&mut rules], &mut |_, _| {}).expect("pass");
     findings::conclude(&rules, &ctx)
 }
 

@@ -10,6 +10,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::Layer;
 
 use super::config::Config;
+use super::dispatch::{Interest, CALL, DATA, IN_CALL, POSIX};
 use super::util::{self, Call, General, Numbers, PerCall, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
@@ -119,6 +120,10 @@ impl AggregatorPlacement {
 }
 
 impl Rule for AggregatorPlacement {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[CALL, POSIX | IN_CALL | DATA])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let mut bad: Vec<(i32, &FileAcc, Layout<'_>)> = Vec::new();
         for (f, a) in &self.by_file {

@@ -13,6 +13,7 @@ use pioscope_trace::units;
 use pioscope_trace::Layer;
 
 use super::config::Config;
+use super::dispatch::{Interest, CALL, IN_CALL, POSIX};
 use super::util::{self, Call, General, Numbers, PerCall, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
@@ -189,6 +190,10 @@ impl Visitor for CbBufferCycles {
 }
 
 impl Rule for CbBufferCycles {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[CALL, POSIX | IN_CALL])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let share = util::ratio(self.multi as f64, self.aggregator_calls as f64);
         if self.multi == 0 || share < self.min_share {

@@ -16,6 +16,7 @@ use pioscope_trace::units;
 use pioscope_trace::OpKind;
 
 use super::config::Config;
+use super::dispatch::{Interest, IN_CALL, TOP, WAIT};
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::class;
@@ -177,6 +178,10 @@ impl Visitor for CloseSync {
 }
 
 impl Rule for CloseSync {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[IN_CALL | WAIT, TOP])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let mut total = Acc::default();
         let mut by_file: BTreeMap<i32, Acc> = BTreeMap::new();

@@ -10,6 +10,7 @@ use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
+use super::dispatch::{Interest, CALL, IN_CALL, POSIX};
 use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -130,6 +131,10 @@ impl Visitor for DataSieving {
 }
 
 impl Rule for DataSieving {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[CALL, POSIX | IN_CALL])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let t = &self.total;
         let moved = t.posix.read.bytes + t.posix.write.bytes;

@@ -8,14 +8,15 @@
 //! the longest POSIX time of one rank inside it (a lower bound on the time storage was busy);
 //! the rest is exchange.
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
 
 use pioscope_trace::store::Event;
 use pioscope_trace::units;
 use pioscope_trace::Layer;
 
 use super::config::Config;
-use super::util::{self, Call, General, Numbers, PerCall, Shared};
+use super::dispatch::{Interest, CALL, IN_CALL};
+use super::util::{self, Call, General, Keyed, Numbers, PerCall, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::class;
 use crate::hints;
@@ -49,9 +50,12 @@ pub(crate) struct ExchangeTime {
     min_calls: u64,
     shared: Shared,
     calls: PerCall<Beneath>,
-    instances: HashMap<i64, Instance>,
+    /// The collective instances in the order first seen, and where each key's is: every rank
+    /// goes through them in that order, so the pass reads them one after the other.
+    instances: Vec<Instance>,
+    instance_at: FxHashMap<i64, usize>,
     totals: Beneath,
-    by_rank: BTreeMap<i32, Beneath>,
+    by_rank: Keyed<i32, Beneath>,
     /// cb_nodes and romio_cb_write of the first call's file.
     hints: Option<(Option<i64>, Option<String>)>,
 }
@@ -65,23 +69,29 @@ impl ExchangeTime {
             min_calls: s.u64("min_calls").max(1),
             shared: shared.clone(),
             calls: PerCall::default(),
-            instances: HashMap::new(),
+            instances: Vec::new(),
+            instance_at: FxHashMap::default(),
             totals: Beneath::default(),
-            by_rank: BTreeMap::new(),
+            by_rank: Keyed::default(),
             hints: None,
         }
     }
 
     fn close(&mut self, c: Call, b: Beneath, ctx: &Context<'_>) {
         let key = c.instance_key();
-        let i = self.instances.entry(key).or_insert(Instance {
-            call: c,
-            start: c.start,
-            end: c.end,
-            storage_ns: 0,
-            aggregators: 0,
-            ranks: 0,
+        let instances = &mut self.instances;
+        let at = *self.instance_at.entry(key).or_insert_with(|| {
+            instances.push(Instance {
+                call: c,
+                start: c.start,
+                end: c.end,
+                storage_ns: 0,
+                aggregators: 0,
+                ranks: 0,
+            });
+            instances.len() - 1
         });
+        let i = &mut instances[at];
         i.start = i.start.min(c.start);
         i.end = i.end.max(c.end);
         i.storage_ns = i.storage_ns.max(b.storage_ns);
@@ -89,7 +99,7 @@ impl ExchangeTime {
         if b.storage_ns > 0 {
             i.aggregators += 1;
         }
-        for t in [&mut self.totals, self.by_rank.entry(c.rank).or_default()] {
+        for t in [&mut self.totals, self.by_rank.at(c.rank)] {
             t.storage_ns += b.storage_ns;
             t.sync_ns += b.sync_ns;
             t.p2p_ns += b.p2p_ns;
@@ -147,15 +157,19 @@ impl Visitor for ExchangeTime {
 }
 
 impl Rule for ExchangeTime {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[CALL, IN_CALL])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let calls = self.instances.len() as u64;
         if calls < self.min_calls {
             return Vec::new();
         }
-        let span: i64 = self.instances.values().map(|i| i.end - i.start).sum();
+        let span: i64 = self.instances.iter().map(|i| i.end - i.start).sum();
         let storage: i64 = self
             .instances
-            .values()
+            .iter()
             .map(|i| i.storage_ns.min(i.end - i.start))
             .sum();
         let idle = span - storage;
@@ -165,11 +179,11 @@ impl Rule for ExchangeTime {
         }
         let aggregators = self
             .instances
-            .values()
+            .iter()
             .map(|i| i.aggregators)
             .max()
             .unwrap_or(0);
-        let ranks = self.instances.values().map(|i| i.ranks).max().unwrap_or(0);
+        let ranks = self.instances.iter().map(|i| i.ranks).max().unwrap_or(0);
         let t = &self.totals;
         let (cb_nodes, cb_write) = self.hints.clone().unwrap_or((None, None));
         let mut n = Numbers::default();
@@ -193,7 +207,7 @@ impl Rule for ExchangeTime {
 
         let k = self.general.worst;
         let mut worst = Vec::new();
-        let mut inst: Vec<&Instance> = self.instances.values().collect();
+        let mut inst: Vec<&Instance> = self.instances.iter().collect();
         inst.sort_by_key(|i| (i.call.instance, i.call.id));
         for i in util::top(inst, k, |i| {
             (i.end - i.start) - i.storage_ns.min(i.end - i.start)
@@ -209,12 +223,10 @@ impl Rule for ExchangeTime {
                 i.ranks
             ));
         }
-        for (r, b) in util::top(self.by_rank.iter().collect(), k, |(_, b)| {
-            b.sync_ns + b.p2p_ns
-        }) {
+        for (r, b) in util::top(self.by_rank.entries(), k, |(_, b)| b.sync_ns + b.p2p_ns) {
             worst.push(format!(
                 "{}: {} synchronising, {} in point-to-point exchange, {} storage",
-                util::rank_name(ctx, *r),
+                util::rank_name(ctx, r),
                 units::duration_prose(b.sync_ns),
                 units::duration_prose(b.p2p_ns),
                 units::duration_prose(b.storage_ns)

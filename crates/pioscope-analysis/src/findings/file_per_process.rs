@@ -9,6 +9,7 @@ use pioscope_trace::units;
 use pioscope_trace::OpKind;
 
 use super::config::Config;
+use super::dispatch::{Interest, TOP};
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::class;
@@ -70,6 +71,10 @@ impl Visitor for FilePerProcess {
 }
 
 impl Rule for FilePerProcess {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[TOP])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let mut per_rank: BTreeMap<i32, (u64, u64, i64)> = BTreeMap::new();
         let mut meta_ns = 0i64;

@@ -13,6 +13,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
+use super::dispatch::{Interest, LIBRARY, POSIX};
 use super::library;
 use super::util::{self, General, Keyed, Numbers, Requests, Shared};
 use super::{misaligned, Evidence, Finding, Rule};
@@ -183,6 +184,10 @@ impl Visitor for H5ChunkStripe {
 }
 
 impl Rule for H5ChunkStripe {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[POSIX | LIBRARY])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         // Request time goes with the stripes touched: written in whole aligned stripes, each
         // rank's bytes of a dataset would touch needed() of them.

@@ -7,6 +7,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{units, Layer};
 
 use super::config::Config;
+use super::dispatch::{Interest, HDF5};
 use super::util::{self, General, Keyed, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -45,6 +46,10 @@ impl Visitor for H5FrequentFlush {
 }
 
 impl Rule for H5FrequentFlush {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[HDF5])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let entries = self.by.entries();
         let flushes: u64 = entries.iter().map(|(_, a)| a.0).sum();

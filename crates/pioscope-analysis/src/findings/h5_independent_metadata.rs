@@ -11,6 +11,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
+use super::dispatch::{Interest, LIBRARY, POSIX};
 use super::util::{self, General, Keyed, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -89,6 +90,10 @@ impl Visitor for H5IndependentMetadata {
 }
 
 impl Rule for H5IndependentMetadata {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[POSIX | LIBRARY])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         // Per file: the ranks' accesses, in rank order.
         let mut files: BTreeMap<i32, Vec<(i32, &Access)>> = BTreeMap::new();

@@ -9,6 +9,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
+use super::dispatch::{Interest, HDF5, LIBRARY, POSIX};
 use super::library;
 use super::util::{self, General, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
@@ -85,6 +86,10 @@ impl Visitor for H5IndependentWrites {
 }
 
 impl Rule for H5IndependentWrites {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[HDF5, POSIX | LIBRARY])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let datasets: Vec<(i32, &Dataset)> = self
             .by_dataset

@@ -10,6 +10,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{units, Layer};
 
 use super::config::Config;
+use super::dispatch::{Interest, HDF5};
 use super::util::{self, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -76,6 +77,10 @@ impl Visitor for H5SmallAttributes {
 }
 
 impl Rule for H5SmallAttributes {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[HDF5])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let small: Vec<(&i32, &Attribute)> = self
             .by_attribute

@@ -9,6 +9,7 @@ use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::counters::{names, Counters};
+use super::dispatch::{Interest, TOP};
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -122,6 +123,10 @@ const COUNTERS: [(&str, &str, Option<&str>, Option<&str>); 5] = [
 ];
 
 impl Rule for HeavyStdio {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[TOP])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         self.judge(
             &Seen {

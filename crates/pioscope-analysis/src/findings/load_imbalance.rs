@@ -13,6 +13,7 @@ use pioscope_trace::units;
 
 use super::config::Config;
 use super::counters::Counters;
+use super::dispatch::{Interest, TOP, WAIT};
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -68,6 +69,10 @@ impl Visitor for LoadImbalance {
 }
 
 impl Rule for LoadImbalance {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[WAIT, TOP])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let by_rank: BTreeMap<i32, (i64, u64)> = self
             .by

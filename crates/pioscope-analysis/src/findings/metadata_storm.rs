@@ -12,6 +12,7 @@ use pioscope_trace::units;
 
 use super::config::Config;
 use super::counters::Counters;
+use super::dispatch::{Interest, TOP, WAIT};
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::class;
@@ -130,6 +131,10 @@ const COUNTERS: [ModuleCounters; 3] = [
 ];
 
 impl Rule for MetadataStorm {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[WAIT, TOP])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         self.judge(
             &Seen {

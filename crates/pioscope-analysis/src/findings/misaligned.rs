@@ -12,6 +12,7 @@ use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::counters::{names, Counters};
+use super::dispatch::{Interest, DATA, POSIX};
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -123,6 +124,10 @@ impl Visitor for Misaligned {
 type Memory = Option<(u64, u64)>;
 
 impl Rule for Misaligned {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[POSIX | DATA])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         self.judge(
             self.total,

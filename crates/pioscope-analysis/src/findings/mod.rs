@@ -24,6 +24,7 @@ use crate::pass::{Context, Visitor};
 
 mod config;
 mod counters;
+mod dispatch;
 mod overlap;
 mod util;
 
@@ -60,6 +61,7 @@ mod split_requests;
 
 pub use config::{Config, FindingsError, DEFAULTS};
 pub use counters::Counters;
+pub use dispatch::{Interest, Rules};
 
 /// How much a finding matters: its estimated cost as a share of the job's elapsed time
 /// (thresholds in `[general]` of findings.toml).
@@ -114,7 +116,12 @@ pub struct Finding {
 }
 
 /// A finding rule: a visitor of the pass that concludes with zero or more findings.
-pub trait Rule: Visitor + AsVisitor {
+pub trait Rule: Visitor {
+    /// The records `visit` looks at; it is not shown the others (see [`Interest`]).
+    fn interest(&self) -> Interest {
+        Interest::EVERY
+    }
+
     /// The findings, after `finish`.
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding>;
 
@@ -123,20 +130,6 @@ pub trait Rule: Visitor + AsVisitor {
     /// None for a rule the counters cannot judge.
     fn judge_counters(&self, _counters: &Counters, _ctx: &Context<'_>) -> Vec<Finding> {
         Vec::new()
-    }
-}
-
-/// A rule seen as a plain visitor of the pass: turning `&mut dyn Rule` into `&mut dyn Visitor`
-/// directly needs trait upcasting (Rust 1.86; the workspace supports 1.85). The pass then calls
-/// each rule's `visit` directly, not through a wrapper that calls it again, once per event.
-pub trait AsVisitor {
-    /// The rule as a visitor.
-    fn as_visitor(&mut self) -> &mut dyn Visitor;
-}
-
-impl<T: Visitor> AsVisitor for T {
-    fn as_visitor(&mut self) -> &mut dyn Visitor {
-        self
     }
 }
 
@@ -182,8 +175,8 @@ pub const RULE_IDS: &[&str] = &[
     h5_chunk_stripe::ID,
 ];
 
-/// Every enabled rule, configured.
-pub fn rules(config: &Config) -> Vec<Box<dyn Rule>> {
+/// Every enabled rule, configured, as one visitor of the pass.
+pub fn rules(config: &Config) -> Rules {
     let mut v: Vec<Box<dyn Rule>> = Vec::new();
     let sh = util::shared();
     let on = |id: &str| config.section(id).bool("enabled");
@@ -292,7 +285,7 @@ pub fn rules(config: &Config) -> Vec<Box<dyn Rule>> {
     if on(h5_chunk_stripe::ID) {
         v.push(Box::new(h5_chunk_stripe::H5ChunkStripe::new(config, &sh)));
     }
-    v
+    Rules::new(v, sh)
 }
 
 /// The findings of `rules` (after the pass), ranked: highest cost first, then severity, then

@@ -18,7 +18,8 @@ use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
 use super::counters::{names, Counters};
-use super::util::{self, General, Numbers, Shared};
+use super::dispatch::{Interest, HDF5, MPI, TOP};
+use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
 
@@ -102,7 +103,7 @@ pub(crate) struct MpiioBlocking {
     reads: Direction,
     writes: Direction,
     /// Top-level I/O and MPI time per rank, ns: not computation.
-    busy_by_rank: BTreeMap<i32, i64>,
+    busy_by_rank: Keyed<i32, i64>,
     hdf5: bool,
 }
 
@@ -115,7 +116,7 @@ impl MpiioBlocking {
             shared: shared.clone(),
             reads: Direction::default(),
             writes: Direction::default(),
-            busy_by_rank: BTreeMap::new(),
+            busy_by_rank: Keyed::default(),
             hdf5: false,
         }
     }
@@ -244,12 +245,12 @@ impl Visitor for MpiioBlocking {
         // Communication outside I/O (barriers, exchanges, MPI_Init) is not computation
         // either: nothing overlaps it.
         if e.layer == Layer::Mpi && e.depth == 0 {
-            *self.busy_by_rank.entry(e.rank).or_default() += e.duration_ns;
+            *self.busy_by_rank.at(e.rank) += e.duration_ns;
         }
         if !fx.top_level {
             return;
         }
-        *self.busy_by_rank.entry(e.rank).or_default() += e.duration_ns;
+        *self.busy_by_rank.at(e.rank) += e.duration_ns;
         if !fx.call {
             return;
         }
@@ -273,14 +274,19 @@ impl Visitor for MpiioBlocking {
 }
 
 impl Rule for MpiioBlocking {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[HDF5, MPI, TOP])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let job = util::job_ns(ctx) as f64;
         // The ranks that made calls: a rank without any has no blocking time to hide (and
         // meta.json's rank count is not trusted to size anything).
         let outside_io_ns = self
             .busy_by_rank
-            .iter()
-            .map(|(&r, &busy)| (r, (job - busy as f64).max(0.0)))
+            .entries()
+            .into_iter()
+            .map(|(r, &busy)| (r, (job - busy as f64).max(0.0)))
             .collect();
         self.judge(
             &Judged {

@@ -14,6 +14,7 @@ use pioscope_trace::{Layer, OpKind};
 use super::config::Config;
 use super::counters::{names, Counters};
 use super::data_sieving::collective_form;
+use super::dispatch::{Interest, CALL, DATA, IN_CALL, POSIX};
 use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
@@ -122,6 +123,10 @@ impl Visitor for NoncontiguousIndependent {
 }
 
 impl Rule for NoncontiguousIndependent {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[CALL, POSIX | IN_CALL | DATA])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         self.judge(&self.by_file, &self.by_rank, "traced calls", ctx)
     }

@@ -12,6 +12,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
+use super::dispatch::{Interest, LIBRARY, PNETCDF, POSIX};
 use super::util::{self, General, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -107,6 +108,10 @@ impl Visitor for PnetcdfBlocking {
 }
 
 impl Rule for PnetcdfBlocking {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[PNETCDF, POSIX | LIBRARY])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let ranks = util::rank_count(ctx);
         let small = |d: &Direction| {

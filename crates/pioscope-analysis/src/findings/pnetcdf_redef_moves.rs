@@ -11,6 +11,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
+use super::dispatch::{Interest, LIBRARY, PNETCDF, POSIX};
 use super::util::{self, General, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -93,6 +94,10 @@ impl Visitor for PnetcdfRedefMoves {
 }
 
 impl Rule for PnetcdfRedefMoves {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[PNETCDF, POSIX | LIBRARY])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let files: Vec<(&i32, &File)> = self
             .by_file

@@ -10,6 +10,7 @@ use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::counters::Counters;
+use super::dispatch::{Interest, DATA, POSIX, STDIO, TOP};
 use super::util::{self, General, Keyed, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -112,6 +113,10 @@ struct Seen<'a> {
 }
 
 impl Rule for RandomAccess {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[TOP | POSIX | DATA, TOP | STDIO | DATA])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         self.judge(
             &Seen {

@@ -8,6 +8,7 @@ use pioscope_trace::units;
 
 use super::config::Config;
 use super::counters::Counters;
+use super::dispatch::{Interest, DATA, TOP};
 use super::util::{self, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -57,6 +58,10 @@ impl Visitor for Rank0Io {
 type ByRankFile = Keyed<(i32, i32), (u64, i64, u64)>;
 
 impl Rule for Rank0Io {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[TOP | DATA])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         self.judge(&self.by, "traced calls", ctx)
     }

@@ -15,6 +15,7 @@ use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::counters::Counters;
+use super::dispatch::{Interest, DATA, POSIX, STDIO, TOP};
 use super::overlap::{Overlap, Tally};
 use super::util::{self, General, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
@@ -110,6 +111,10 @@ impl Visitor for RedundantWrites {
 }
 
 impl Rule for RedundantWrites {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[TOP | POSIX | DATA, TOP | STDIO | DATA])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         self.judge(&self.written.tally(), "traced writes", ctx)
     }

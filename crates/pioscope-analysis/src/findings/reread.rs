@@ -11,6 +11,7 @@ use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::counters::Counters;
+use super::dispatch::{Interest, DATA, POSIX, STDIO};
 use super::overlap::{Overlap, Tally};
 use super::util::{self, General, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
@@ -57,6 +58,10 @@ impl Visitor for Reread {
 }
 
 impl Rule for Reread {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[POSIX | DATA, STDIO | DATA])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         self.judge(&self.read.tally(), "traced reads", ctx)
     }

@@ -7,6 +7,7 @@ use pioscope_trace::store::{Containers, Event};
 use pioscope_trace::units;
 
 use super::config::Config;
+use super::dispatch::Interest;
 use super::util::{General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::counters::server_cpu;
@@ -40,6 +41,10 @@ impl Visitor for ServerCpu {
 }
 
 impl Rule for ServerCpu {
+    fn interest(&self) -> Interest {
+        Interest::NONE
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         // A damaged counters table costs this rule only; the report still reads the events.
         let Ok(rows) = ctx.trace.counters() else {

@@ -28,6 +28,8 @@ pub(crate) struct ServersIdle {
     min_share: f64,
     shared: Shared,
     kinds: Option<Vec<ContainerKind>>,
+    /// Some container is a server (known with `kinds`): without one there is nothing to judge.
+    has_servers: bool,
     /// Client time in top-level I/O per bin, summed over ranks, ns.
     client: Vec<f64>,
     /// Server operation time per bin, summed over servers, ns.
@@ -45,6 +47,7 @@ impl ServersIdle {
             min_share: s.f64("min_share"),
             shared: shared.clone(),
             kinds: None,
+            has_servers: false,
             client: vec![0.0; bins],
             server: vec![0.0; bins],
         }
@@ -80,13 +83,22 @@ impl Visitor for ServersIdle {
     }
 
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let kinds = self.kinds.get_or_insert_with(|| {
-            Containers::new(&ctx.trace.meta)
-                .all()
-                .iter()
-                .map(|c| c.kind)
-                .collect()
-        });
+        let kinds = match &self.kinds {
+            Some(kinds) => kinds,
+            None => {
+                let kinds: Vec<ContainerKind> = Containers::new(&ctx.trace.meta)
+                    .all()
+                    .iter()
+                    .map(|c| c.kind)
+                    .collect();
+                self.has_servers = kinds.contains(&ContainerKind::Server);
+                self.kinds.insert(kinds)
+            }
+        };
+        // A job without servers has no finding (`conclude`): its events add nothing.
+        if !self.has_servers {
+            return;
+        }
         let kind = kinds
             .get(e.process.max(0) as usize)
             .copied()
@@ -108,11 +120,7 @@ impl Visitor for ServersIdle {
 
 impl Rule for ServersIdle {
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
-        let has_servers = self
-            .kinds
-            .as_ref()
-            .is_some_and(|k| k.contains(&ContainerKind::Server));
-        if !has_servers {
+        if !self.has_servers {
             return Vec::new();
         }
         let ranks = util::rank_count(ctx).max(1) as f64;

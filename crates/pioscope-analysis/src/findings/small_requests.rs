@@ -11,6 +11,7 @@ use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::counters::{names, Counters};
+use super::dispatch::{Interest, DATA, TOP};
 use super::util::{self, func_layer, func_name, General, Keyed, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
@@ -88,6 +89,10 @@ impl Visitor for SmallRequests {
 }
 
 impl Rule for SmallRequests {
+    fn interest(&self) -> Interest {
+        Interest::any_of(&[TOP | DATA])
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         self.judge(self.requests, &self.by, "traced requests", ctx)
     }

@@ -167,7 +167,15 @@ impl SharedState {
     }
 }
 
-/// The facts of `e` (computed by the first rule that asks).
+/// Works out the facts of `e`, the next record in store order (the rules' dispatcher does,
+/// before any rule asks), and returns them.
+pub(crate) fn enter(s: &Shared, e: &Event<'_>) -> Facts {
+    let mut b = s.borrow_mut();
+    b.update(e);
+    b.facts
+}
+
+/// The facts of `e` (worked out by `enter`, or here by the first rule that asks).
 #[inline]
 pub(crate) fn facts(s: &Shared, e: &Event<'_>) -> Facts {
     {

@@ -194,6 +194,15 @@ impl StrCol {
         }
     }
 
+    /// True when every row is null (`get` is None for each): a column not read, or a batch
+    /// without a value in it.
+    pub fn all_null(&self) -> bool {
+        match &self.keys {
+            Some(k) => k.null_count() == k.len(),
+            None => self.values.null_count() == self.values.len(),
+        }
+    }
+
     /// Number of keys (dictionary size, or rows of a plain column).
     pub fn key_count(&self) -> usize {
         self.values.len()

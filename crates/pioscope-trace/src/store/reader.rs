@@ -300,13 +300,19 @@ impl Iterator for EventBatches {
 ///
 /// The rows are built as [`Event`]s once, when the batch is built (on the thread that
 /// decodes): a pass shows every row to two threads of visitors, which then read each event
-/// whole from one place instead of gathering it again from twenty columns each. The strings
-/// stay in their columns; [`EventBatch::get`] puts them in.
+/// whole from one place instead of gathering it again from twenty columns each. A function of
+/// functions.def gets its static name there; the other strings stay in their columns and
+/// [`EventBatch::get`] puts them in (a batch without such strings lends its rows as they are,
+/// [`EventBatch::whole_rows`]).
 pub struct EventBatch {
     /// The last batch of its row group.
     ends_row_group: bool,
-    /// Every row, its strings left out (`func` "", `comm` and `region` None).
+    /// Every row, its strings left out (`func` "" unless in functions.def, `comm` and
+    /// `region` None).
     events: Vec<Event<'static>>,
+    /// Every row of `events` is whole: each function is in functions.def and no row has a
+    /// `comm` or `region`.
+    whole: bool,
     func: StrCol,
     comm: StrCol,
     region: StrCol,
@@ -337,10 +343,12 @@ impl EventBatch {
             })?);
         }
         let func = c.str(ev::FUNC)?;
-        let ids = func.map_keys(|name| functions::by_name(name).map_or(0, |f| f.id));
-        let int = |name: &str| match skipped.contains(&name) {
-            true => Ok(Int64Array::new_null(rows)),
-            false => c.int(name).map(|col| col.widen()),
+        let known_funcs = func.map_keys(functions::by_name);
+        let int = |name: &str| c.int(name).map(|col| col.widen());
+        // A skipped nullable column is None: its rows are None without a look at each.
+        let nullable = |name: &str| match skipped.contains(&name) {
+            true => Ok(None),
+            false => int(name).map(Some),
         };
         let (id, rank, process, thread) = (
             int(ev::ID)?,
@@ -352,11 +360,11 @@ impl EventBatch {
             int(ev::START_NS)?,
             int(ev::DURATION_NS)?,
             int(ev::DEPTH)?,
-            int(ev::PARENT)?,
+            nullable(ev::PARENT)?,
         );
         let (file_id, offset, size, result) = (
-            int(ev::FILE_ID)?,
-            int(ev::OFFSET)?,
+            nullable(ev::FILE_ID)?,
+            nullable(ev::OFFSET)?,
             int(ev::SIZE)?,
             int(ev::RESULT)?,
         );
@@ -364,22 +372,25 @@ impl EventBatch {
             int(ev::ERROR)?,
             int(ev::FLAGS)?,
             c.bool(ev::COLLECTIVE)?,
-            int(ev::INSTANCE)?,
+            nullable(ev::INSTANCE)?,
         );
         let (request, peer, tag, root, comm_size) = (
-            int(ev::REQUEST)?,
-            int(ev::PEER)?,
-            int(ev::TAG)?,
-            int(ev::ROOT)?,
-            int(ev::COMM_SIZE)?,
+            nullable(ev::REQUEST)?,
+            nullable(ev::PEER)?,
+            nullable(ev::TAG)?,
+            nullable(ev::ROOT)?,
+            nullable(ev::COMM_SIZE)?,
         );
         let events = (0..rows)
             .zip(layer)
             .map(|(i, layer)| {
                 // A null reads as 0 where the column has none (a damaged file's).
                 let int = |c: &Int64Array| if c.is_valid(i) { c.value(i) } else { 0 };
-                let opt = |c: &Int64Array| c.is_valid(i).then(|| c.value(i));
-                let opt32 = |c: &Int64Array| opt(c).map(|v| v as i32);
+                let opt = |c: &Option<Int64Array>| {
+                    c.as_ref().and_then(|c| c.is_valid(i).then(|| c.value(i)))
+                };
+                let opt32 = |c: &Option<Int64Array>| opt(c).map(|v| v as i32);
+                let known = func.key(i).and_then(|k| known_funcs[k]);
                 Event {
                     id: int(&id),
                     rank: int(&rank) as i32,
@@ -388,8 +399,8 @@ impl EventBatch {
                     start_ns: int(&start_ns),
                     duration_ns: int(&duration_ns),
                     layer,
-                    func: "",
-                    func_id: func.key(i).map_or(0, |k| ids[k]),
+                    func: known.map_or("", |f| f.name),
+                    func_id: known.map_or(0, |f| f.id),
                     depth: int(&depth) as u8,
                     parent: opt(&parent),
                     file_id: opt32(&file_id),
@@ -410,12 +421,14 @@ impl EventBatch {
                 }
             })
             .collect();
+        let (comm, region) = (str_col(ev::COMM)?, str_col(ev::REGION)?);
         Ok(EventBatch {
             ends_row_group,
             events,
+            whole: known_funcs.iter().all(Option::is_some) && comm.all_null() && region.all_null(),
             func,
-            comm: str_col(ev::COMM)?,
-            region: str_col(ev::REGION)?,
+            comm,
+            region,
         })
     }
 
@@ -438,12 +451,24 @@ impl EventBatch {
     /// Row `i` (panics if out of range, like slice indexing).
     #[inline]
     pub fn get(&self, i: usize) -> Event<'_> {
+        let e = &self.events[i];
         Event {
-            func: self.func.text(i),
+            // Functions of functions.def have their name already.
+            func: if e.func_id != 0 {
+                e.func
+            } else {
+                self.func.text(i)
+            },
             comm: self.comm.get(i),
             region: self.region.get(i),
-            ..self.events[i]
+            ..*e
         }
+    }
+
+    /// Every row as built, when none lacks a string (each function in functions.def, no
+    /// communicator, no region): `whole_rows()[i]` is `get(i)`, lent rather than copied.
+    pub fn whole_rows(&self) -> Option<&[Event<'_>]> {
+        self.whole.then_some(self.events.as_slice())
     }
 
     /// Every row in order.
