@@ -1,0 +1,337 @@
+//! The reorder buffer of pass 2: a rank's records arrive in file order (a call's record when
+//! it returns) and leave in store order, with memory bounded whatever the rank recorded.
+//!
+//! Records wait in a heap until the caller's watermark (no record still to come starts
+//! before it, `floors`) passes them. When more than `cap` records wait (a call that lasted
+//! most of the run holds back everything that started after it), they are written out, in
+//! order, as a sorted run to an unnamed temporary file; leaving records are then the least of
+//! the heap and every run's head.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// Records waiting in memory at most by default (about 64 MiB of them).
+pub const DEFAULT_CAP: usize = (64 << 20) / std::mem::size_of::<Row>();
+
+/// One event of a rank on its way to the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Start, store ns (relative to the job start).
+    pub start_ns: i64,
+    /// Duration, ns.
+    pub duration_ns: i64,
+    /// Process index.
+    pub process: u32,
+    /// Thread.
+    pub thread: u32,
+    /// Depth.
+    pub depth: u8,
+    /// Raw flags (EXT cleared).
+    pub flags: u8,
+    /// Raw function id.
+    pub func: u16,
+    /// Raw object string id.
+    pub object: u32,
+    /// Bytes requested.
+    pub size: u64,
+    /// Raw offset field.
+    pub offset: u64,
+    /// Return value.
+    pub result: i64,
+    /// errno or MPI error class.
+    pub error: i32,
+    /// Raw link.
+    pub link: u64,
+    /// Position in its process's records (file order): the last tie-breaker of store order.
+    pub seq: u64,
+    /// Start on the process's own clock, ticks (parents are found on it).
+    pub start_ticks: u64,
+    /// End on the process's own clock, ticks.
+    pub end_ticks: u64,
+    /// False for a server's record outside the job's window: it takes part in finding
+    /// parents, as in the raw file, but is not stored.
+    pub kept: bool,
+}
+
+/// Store order of a row: start, process, thread, depth, then file order.
+type Key = (i64, u32, u32, u8, u64);
+
+/// Bytes of a row in a run file.
+const ROW_BYTES: usize = 93;
+
+impl Row {
+    fn key(&self) -> Key {
+        (
+            self.start_ns,
+            self.process,
+            self.thread,
+            self.depth,
+            self.seq,
+        )
+    }
+
+    fn encode(&self) -> [u8; ROW_BYTES] {
+        let mut b = [0u8; ROW_BYTES];
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            b[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        put(&self.start_ns.to_le_bytes());
+        put(&self.duration_ns.to_le_bytes());
+        put(&self.process.to_le_bytes());
+        put(&self.thread.to_le_bytes());
+        put(&[self.depth, self.flags, u8::from(self.kept)]);
+        put(&self.func.to_le_bytes());
+        put(&self.object.to_le_bytes());
+        put(&self.size.to_le_bytes());
+        put(&self.offset.to_le_bytes());
+        put(&self.result.to_le_bytes());
+        put(&self.error.to_le_bytes());
+        put(&self.link.to_le_bytes());
+        put(&self.seq.to_le_bytes());
+        put(&self.start_ticks.to_le_bytes());
+        put(&self.end_ticks.to_le_bytes());
+        b
+    }
+
+    fn decode(b: &[u8; ROW_BYTES]) -> Row {
+        let mut at = 0;
+        let mut take = |n: usize| {
+            let s = &b[at..at + n];
+            at += n;
+            s
+        };
+        let u64_at = |s: &[u8]| u64::from_le_bytes(s.try_into().expect("8 bytes"));
+        let u32_at = |s: &[u8]| u32::from_le_bytes(s.try_into().expect("4 bytes"));
+        let start_ns = u64_at(take(8)) as i64;
+        let duration_ns = u64_at(take(8)) as i64;
+        let process = u32_at(take(4));
+        let thread = u32_at(take(4));
+        let small = take(3);
+        let (depth, flags, kept) = (small[0], small[1], small[2] != 0);
+        let func = u16::from_le_bytes(take(2).try_into().expect("2 bytes"));
+        Row {
+            start_ns,
+            duration_ns,
+            process,
+            thread,
+            depth,
+            flags,
+            func,
+            object: u32_at(take(4)),
+            size: u64_at(take(8)),
+            offset: u64_at(take(8)),
+            result: u64_at(take(8)) as i64,
+            error: u32_at(take(4)) as i32,
+            link: u64_at(take(8)),
+            seq: u64_at(take(8)),
+            start_ticks: u64_at(take(8)),
+            end_ticks: u64_at(take(8)),
+            kept,
+        }
+    }
+}
+
+/// A row in the heap, least key on top.
+struct Waiting(Row);
+
+impl PartialEq for Waiting {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.key() == other.0.key()
+    }
+}
+impl Eq for Waiting {}
+impl PartialOrd for Waiting {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Waiting {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.0.key().cmp(&self.0.key())
+    }
+}
+
+/// A sorted run on disk and its next row.
+struct Run {
+    reader: BufReader<File>,
+    left: u64,
+    head: Row,
+}
+
+impl Run {
+    /// Moves to the next row; false when the run is used up.
+    fn advance(&mut self) -> io::Result<bool> {
+        if self.left == 0 {
+            return Ok(false);
+        }
+        let mut b = [0u8; ROW_BYTES];
+        self.reader.read_exact(&mut b)?;
+        self.head = Row::decode(&b);
+        self.left -= 1;
+        Ok(true)
+    }
+}
+
+/// Records between arrival and store order (see the module).
+pub struct Reorder {
+    heap: BinaryHeap<Waiting>,
+    cap: usize,
+    spill_dir: PathBuf,
+    runs: Vec<Run>,
+    /// Every live run's head: (key, run index), least on top.
+    heads: BinaryHeap<Reverse<(Key, usize)>>,
+    /// Runs written so far (names the files).
+    spilled: usize,
+}
+
+impl Reorder {
+    /// A buffer that spills to sorted runs in `spill_dir` above `cap` waiting records.
+    pub fn new(cap: usize, spill_dir: &Path) -> Self {
+        Reorder {
+            heap: BinaryHeap::new(),
+            cap: cap.max(1),
+            spill_dir: spill_dir.to_path_buf(),
+            runs: Vec::new(),
+            heads: BinaryHeap::new(),
+            spilled: 0,
+        }
+    }
+
+    /// Runs written to disk so far.
+    #[cfg(test)]
+    pub fn runs_spilled(&self) -> usize {
+        self.spilled
+    }
+
+    /// Takes a record; spills the waiting ones when there are more than the cap.
+    pub fn push(&mut self, row: Row) -> io::Result<()> {
+        self.heap.push(Waiting(row));
+        if self.heap.len() > self.cap {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Writes every waiting record, in order, to a new run file (unlinked at once, so it
+    /// disappears with the merge whatever happens).
+    fn spill(&mut self) -> io::Result<()> {
+        let path = self.spill_dir.join(format!(
+            ".pioscope-merge-{}-{}.run",
+            std::process::id(),
+            self.spilled
+        ));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        fs::remove_file(&path)?;
+        self.spilled += 1;
+        let mut out = BufWriter::with_capacity(1 << 16, file);
+        let mut rows = 0u64;
+        while let Some(Waiting(row)) = self.heap.pop() {
+            out.write_all(&row.encode())?;
+            rows += 1;
+        }
+        let mut file = out.into_inner().map_err(|e| e.into_error())?;
+        file.seek(SeekFrom::Start(0))?;
+        let mut run = Run {
+            reader: BufReader::with_capacity(1 << 16, file),
+            left: rows,
+            head: Row::decode(&[0u8; ROW_BYTES]),
+        };
+        if run.advance()? {
+            self.heads.push(Reverse((run.head.key(), self.runs.len())));
+            self.runs.push(run);
+        }
+        Ok(())
+    }
+
+    /// The least waiting record if it starts before `watermark` (`None`: no bound, the
+    /// records are all in).
+    pub fn pop_before(&mut self, watermark: Option<i64>) -> io::Result<Option<Row>> {
+        let in_heap = self.heap.peek().map(|w| w.0.key());
+        let in_runs = self.heads.peek().map(|Reverse((k, _))| *k);
+        let from_heap = match (in_heap, in_runs) {
+            (None, None) => return Ok(None),
+            (Some(h), Some(r)) => h < r,
+            (h, _) => h.is_some(),
+        };
+        let start = if from_heap { in_heap } else { in_runs }.map_or(i64::MAX, |k| k.0);
+        if watermark.is_some_and(|w| start >= w) {
+            return Ok(None);
+        }
+        if from_heap {
+            return Ok(self.heap.pop().map(|w| w.0));
+        }
+        let Some(Reverse((_, r))) = self.heads.pop() else {
+            return Ok(None);
+        };
+        let run = &mut self.runs[r];
+        let row = run.head;
+        if run.advance()? {
+            self.heads.push(Reverse((run.head.key(), r)));
+        }
+        Ok(Some(row))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(start_ns: i64, seq: u64) -> Row {
+        Row {
+            start_ns,
+            duration_ns: 3,
+            process: 1,
+            thread: 2,
+            depth: 0,
+            flags: 4,
+            func: 5,
+            object: 6,
+            size: 7,
+            offset: u64::MAX,
+            result: -8,
+            error: -9,
+            link: 10,
+            seq,
+            start_ticks: 11,
+            end_ticks: 12,
+            kept: true,
+        }
+    }
+
+    #[test]
+    fn rows_survive_a_run_file() {
+        let r = row(-5, 99);
+        assert_eq!(Row::decode(&r.encode()), r);
+    }
+
+    #[test]
+    fn spilled_and_waiting_rows_leave_in_order_below_the_watermark() {
+        let t = tempfile::tempdir().expect("tmp");
+        let mut b = Reorder::new(3, t.path());
+        let starts = [50, 10, 40, 30, 60, 20, 70, 5];
+        for (i, &s) in starts.iter().enumerate() {
+            b.push(row(s, i as u64)).expect("push");
+        }
+        assert_eq!(b.runs_spilled(), 2);
+        // Nothing but unlinked files is left in the directory.
+        assert_eq!(fs::read_dir(t.path()).expect("ls").count(), 0);
+        let mut out = Vec::new();
+        while let Some(r) = b.pop_before(Some(40)).expect("pop") {
+            out.push(r.start_ns);
+        }
+        assert_eq!(out, vec![5, 10, 20, 30]);
+        while let Some(r) = b.pop_before(None).expect("pop") {
+            out.push(r.start_ns);
+        }
+        assert_eq!(out, vec![5, 10, 20, 30, 40, 50, 60, 70]);
+    }
+}
