@@ -1,14 +1,16 @@
 //! The reorder buffer of pass 2: a rank's records arrive in file order (a call's record when
 //! it returns) and leave in store order, with memory bounded whatever the rank recorded.
 //!
-//! Records wait in a heap until the caller's watermark (no record still to come starts
-//! before it, `floors`) passes them. When more than `cap` records wait (a call that lasted
+//! Records wait until the caller's watermark (no record still to come starts before it,
+//! `floors`) passes them: in a queue while they arrive in store order (the common case: a
+//! thread's calls that nest in no other), in a heap otherwise. When more than `cap` records
+//! wait (a call that lasted
 //! most of the run holds back everything that started after it), they are written out, in
 //! order, as a sorted run to an unnamed temporary file; leaving records are then the least of
-//! the heap and every run's head.
+//! the queue's, the heap's and every run's first.
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -179,6 +181,9 @@ impl Run {
 
 /// Records between arrival and store order (see the module).
 pub struct Reorder {
+    /// Records that arrived in store order, least first.
+    queue: VecDeque<Row>,
+    /// The others.
     heap: BinaryHeap<Waiting>,
     cap: usize,
     spill_dir: PathBuf,
@@ -193,6 +198,7 @@ impl Reorder {
     /// A buffer that spills to sorted runs in `spill_dir` above `cap` waiting records.
     pub fn new(cap: usize, spill_dir: &Path) -> Self {
         Reorder {
+            queue: VecDeque::new(),
             heap: BinaryHeap::new(),
             cap: cap.max(1),
             spill_dir: spill_dir.to_path_buf(),
@@ -210,8 +216,12 @@ impl Reorder {
 
     /// Takes a record; spills the waiting ones when there are more than the cap.
     pub fn push(&mut self, row: Row) -> io::Result<()> {
-        self.heap.push(Waiting(row));
-        if self.heap.len() > self.cap {
+        if self.queue.back().is_none_or(|last| last.key() <= row.key()) {
+            self.queue.push_back(row);
+        } else {
+            self.heap.push(Waiting(row));
+        }
+        if self.queue.len() + self.heap.len() > self.cap {
             self.spill()?;
         }
         Ok(())
@@ -234,7 +244,7 @@ impl Reorder {
         self.spilled += 1;
         let mut out = BufWriter::with_capacity(1 << 16, file);
         let mut rows = 0u64;
-        while let Some(Waiting(row)) = self.heap.pop() {
+        while let Some(row) = self.pop_waiting(None) {
             out.write_all(&row.encode())?;
             rows += 1;
         }
@@ -252,26 +262,46 @@ impl Reorder {
         Ok(())
     }
 
+    /// The least record of the queue and the heap if it starts before `watermark`.
+    fn pop_waiting(&mut self, watermark: Option<i64>) -> Option<Row> {
+        let from_queue = match (self.queue.front(), self.heap.peek()) {
+            (None, None) => return None,
+            (Some(q), Some(h)) => q.key() <= h.0.key(),
+            (q, _) => q.is_some(),
+        };
+        let first = if from_queue {
+            self.queue.front()
+        } else {
+            self.heap.peek().map(|w| &w.0)
+        }?;
+        if watermark.is_some_and(|w| first.start_ns >= w) {
+            return None;
+        }
+        if from_queue {
+            self.queue.pop_front()
+        } else {
+            self.heap.pop().map(|w| w.0)
+        }
+    }
+
     /// The least waiting record if it starts before `watermark` (`None`: no bound, the
     /// records are all in).
     pub fn pop_before(&mut self, watermark: Option<i64>) -> io::Result<Option<Row>> {
-        let in_heap = self.heap.peek().map(|w| w.0.key());
-        let in_runs = self.heads.peek().map(|Reverse((k, _))| *k);
-        let from_heap = match (in_heap, in_runs) {
-            (None, None) => return Ok(None),
-            (Some(h), Some(r)) => h < r,
-            (h, _) => h.is_some(),
+        let Some(&Reverse((run_key, r))) = self.heads.peek() else {
+            return Ok(self.pop_waiting(watermark));
         };
-        let start = if from_heap { in_heap } else { in_runs }.map_or(i64::MAX, |k| k.0);
-        if watermark.is_some_and(|w| start >= w) {
+        let in_memory = [self.queue.front(), self.heap.peek().map(|w| &w.0)]
+            .into_iter()
+            .flatten()
+            .map(Row::key)
+            .min();
+        if in_memory.is_some_and(|k| k < run_key) {
+            return Ok(self.pop_waiting(watermark));
+        }
+        if watermark.is_some_and(|w| run_key.0 >= w) {
             return Ok(None);
         }
-        if from_heap {
-            return Ok(self.heap.pop().map(|w| w.0));
-        }
-        let Some(Reverse((_, r))) = self.heads.pop() else {
-            return Ok(None);
-        };
+        self.heads.pop();
         let run = &mut self.runs[r];
         let row = run.head;
         if run.advance()? {
