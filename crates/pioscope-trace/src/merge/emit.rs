@@ -93,22 +93,23 @@ impl<'a> Emitter<'a> {
         let procs = self.procs;
         let p = &procs[r.process as usize];
         let span = Span {
-            start: r.start_ticks,
-            end: r.end_ticks,
-            depth: r.depth,
+            start: r.raw.start,
+            end: r.raw.start.saturating_add(r.raw.duration),
+            depth: r.raw.depth,
         };
         let FuncFacts {
             layer,
             name,
             kind,
             id: func_id,
-        } = self.func_facts[usize::from(r.func)].get_or_insert_with(|| FuncFacts::of(r.func));
+        } = self.func_facts[usize::from(r.raw.func)]
+            .get_or_insert_with(|| FuncFacts::of(r.raw.func));
         let (layer, kind, func_id) = (*layer, *kind, *func_id);
         let lookup = |kind: u16| -> Option<usize> {
-            if r.object == 0 {
+            if r.raw.object == 0 {
                 None
             } else {
-                p.strings.get(&(kind, r.object)).copied()
+                p.strings.get(&(kind, r.raw.object)).copied()
             }
         };
         let own_region = if layer == Layer::Region {
@@ -120,9 +121,9 @@ impl<'a> Emitter<'a> {
         let mut me = Enclosing {
             id: r.kept.then_some(id),
             region: None,
-            func: r.func,
+            func: r.raw.func,
         };
-        let open = self.open.entry((r.process, r.thread)).or_default();
+        let open = self.open.entry((r.process, r.raw.thread)).or_default();
         let parent = open.enter(span, me).copied().filter(|e| e.id.is_some());
         if !r.kept {
             return Ok(());
@@ -151,15 +152,15 @@ impl<'a> Emitter<'a> {
         } else {
             None
         };
-        let hi = (r.offset >> 32) as u32 as i32;
-        let lo = r.offset as u32 as i32;
+        let hi = (r.raw.offset >> 32) as u32 as i32;
+        let lo = r.raw.offset as u32 as i32;
         let (mut peer, mut tag, mut root, mut comm_size) = (None, None, None, None);
         if p2p_completion {
             (peer, tag) = (Some(hi), Some(lo));
         } else if layer == Layer::Mpi {
             if functions::is_point_to_point(name) {
                 (peer, tag) = (Some(hi), Some(lo));
-            } else if functions::is_mpi_collective(name) || r.flags & flags::COLLECTIVE != 0 {
+            } else if functions::is_mpi_collective(name) || r.raw.flags & flags::COLLECTIVE != 0 {
                 (root, comm_size) = (Some(hi), Some(lo));
             }
         }
@@ -168,28 +169,30 @@ impl<'a> Emitter<'a> {
             id,
             rank: self.rank,
             process: r.process as i32,
-            thread: r.thread as i32,
+            thread: r.raw.thread as i32,
             start_ns: r.start_ns,
             duration_ns: r.duration_ns,
             layer,
             func: name,
             func_id,
-            depth: r.depth,
+            depth: r.raw.depth,
             parent: parent.and_then(|e| e.id),
             file_id: file_id.map(|f| f as i32),
-            offset: (file_layer && r.flags & flags::OFFSET_UNKNOWN == 0).then_some(r.offset as i64),
-            size: r.size as i64,
-            result: r.result,
-            error: r.error,
-            flags: r.flags,
-            collective: r.flags & flags::COLLECTIVE != 0,
-            instance: if is_collective_instance(r.func, r.flags, r.link) {
-                instance_of.get(&r.link).copied()
+            offset: (file_layer && r.raw.flags & flags::OFFSET_UNKNOWN == 0)
+                .then_some(r.raw.offset as i64),
+            size: r.raw.size as i64,
+            result: r.raw.result,
+            error: r.raw.error,
+            flags: r.raw.flags,
+            collective: r.raw.flags & flags::COLLECTIVE != 0,
+            instance: if is_collective_instance(r.raw.func, r.raw.flags, r.raw.link) {
+                instance_of.get(&r.raw.link).copied()
             } else {
                 None
             },
-            request: (r.flags & (flags::NONBLOCKING | flags::COMPLETION) != 0 && r.link != 0)
-                .then_some(r.link as i64),
+            request: (r.raw.flags & (flags::NONBLOCKING | flags::COMPLETION) != 0
+                && r.raw.link != 0)
+                .then_some(r.raw.link as i64),
             peer,
             tag,
             root,
@@ -209,9 +212,11 @@ impl<'a> Emitter<'a> {
             let t = self.totals.layers.entry(layer).or_default();
             t.operations += 1;
             match kind {
-                OpKind::Read => t.bytes_read += functions::bytes_moved(r.size, r.result, r.error),
+                OpKind::Read => {
+                    t.bytes_read += functions::bytes_moved(r.raw.size, r.raw.result, r.raw.error)
+                }
                 OpKind::Write => {
-                    t.bytes_written += functions::bytes_moved(r.size, r.result, r.error)
+                    t.bytes_written += functions::bytes_moved(r.raw.size, r.raw.result, r.raw.error)
                 }
                 _ => {}
             }

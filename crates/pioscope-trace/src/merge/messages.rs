@@ -24,15 +24,16 @@ impl PointToPointCompletions {
     /// Takes the next stored record, with its stored parent's function id; true if it
     /// completes a point-to-point call.
     pub(super) fn observe(&mut self, row: &Row, parent_func: Option<u16>) -> bool {
-        if row.flags & flags::NONBLOCKING != 0 && row.link != 0 && is_p2p_id(row.func) {
-            self.open.insert((row.process, row.link));
+        let (process, e) = (row.process, &row.raw);
+        if e.flags & flags::NONBLOCKING != 0 && e.link != 0 && is_p2p_id(e.func) {
+            self.open.insert((process, e.link));
             return false;
         }
-        if row.func != ids::TRACER_COMPLETE || row.flags & flags::COMPLETION == 0 {
+        if e.func != ids::TRACER_COMPLETE || e.flags & flags::COMPLETION == 0 {
             return false;
         }
-        if row.link != 0 {
-            self.open.remove(&(row.process, row.link))
+        if e.link != 0 {
+            self.open.remove(&(process, e.link))
         } else {
             parent_func == Some(ids::SENDRECV)
         }

@@ -39,7 +39,7 @@ use thiserror::Error;
 
 use crate::functions::{self, Layer};
 use crate::raw::format::{clock_kind, flags, string_kind, RAW_SUFFIX};
-use crate::raw::{read_raw_file_with, RawFile};
+use crate::raw::{read_raw_file_with, RawEvent, RawFile};
 use crate::scope;
 use crate::store::meta::{
     ClockMeta, ContainerKind, FitMethod, JobMeta, Meta, OffsetSource, ProcessMeta,
@@ -794,20 +794,12 @@ fn write_events(
                     start_ns: start_ns - job_start,
                     duration_ns,
                     process: p.index as u32,
-                    thread: e.thread,
-                    depth: e.depth,
-                    flags: e.flags & !flags::EXT,
-                    func: e.func,
-                    object: e.object,
-                    size: e.size,
-                    offset: e.offset,
-                    result: e.result,
-                    error: e.error,
-                    link: e.link,
                     seq,
-                    start_ticks: e.start,
-                    end_ticks: end,
                     kept,
+                    raw: RawEvent {
+                        flags: e.flags & !flags::EXT,
+                        ..*e
+                    },
                 };
                 if let Err(e) = pending.push(row) {
                     failed = Some(buffering.spill_error(e));

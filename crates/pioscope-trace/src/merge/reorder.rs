@@ -15,6 +15,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use crate::raw::RawEvent;
+
 /// Records waiting in memory at most by default (about 64 MiB of them).
 pub const DEFAULT_CAP: usize = (64 << 20) / std::mem::size_of::<Row>();
 
@@ -27,35 +29,14 @@ pub struct Row {
     pub duration_ns: i64,
     /// Process index.
     pub process: u32,
-    /// Thread.
-    pub thread: u32,
-    /// Depth.
-    pub depth: u8,
-    /// Raw flags (EXT cleared).
-    pub flags: u8,
-    /// Raw function id.
-    pub func: u16,
-    /// Raw object string id.
-    pub object: u32,
-    /// Bytes requested.
-    pub size: u64,
-    /// Raw offset field.
-    pub offset: u64,
-    /// Return value.
-    pub result: i64,
-    /// errno or MPI error class.
-    pub error: i32,
-    /// Raw link.
-    pub link: u64,
     /// Position in its process's records (file order): the last tie-breaker of store order.
     pub seq: u64,
-    /// Start on the process's own clock, ticks (parents are found on it).
-    pub start_ticks: u64,
-    /// End on the process's own clock, ticks.
-    pub end_ticks: u64,
     /// False for a server's record outside the job's window: it takes part in finding
     /// parents, as in the raw file, but is not stored.
     pub kept: bool,
+    /// The record as decoded (times in the process's own ticks, on which parents are found;
+    /// flags without EXT).
+    pub raw: RawEvent,
 }
 
 /// Store order of a row: start, process, thread, depth, then file order.
@@ -69,8 +50,8 @@ impl Row {
         (
             self.start_ns,
             self.process,
-            self.thread,
-            self.depth,
+            self.raw.thread,
+            self.raw.depth,
             self.seq,
         )
     }
@@ -82,21 +63,22 @@ impl Row {
             b[at..at + bytes.len()].copy_from_slice(bytes);
             at += bytes.len();
         };
+        let e = &self.raw;
         put(&self.start_ns.to_le_bytes());
         put(&self.duration_ns.to_le_bytes());
         put(&self.process.to_le_bytes());
-        put(&self.thread.to_le_bytes());
-        put(&[self.depth, self.flags, u8::from(self.kept)]);
-        put(&self.func.to_le_bytes());
-        put(&self.object.to_le_bytes());
-        put(&self.size.to_le_bytes());
-        put(&self.offset.to_le_bytes());
-        put(&self.result.to_le_bytes());
-        put(&self.error.to_le_bytes());
-        put(&self.link.to_le_bytes());
         put(&self.seq.to_le_bytes());
-        put(&self.start_ticks.to_le_bytes());
-        put(&self.end_ticks.to_le_bytes());
+        put(&[u8::from(self.kept), e.depth, e.flags]);
+        put(&e.thread.to_le_bytes());
+        put(&e.start.to_le_bytes());
+        put(&e.duration.to_le_bytes());
+        put(&e.func.to_le_bytes());
+        put(&e.object.to_le_bytes());
+        put(&e.size.to_le_bytes());
+        put(&e.offset.to_le_bytes());
+        put(&e.result.to_le_bytes());
+        put(&e.error.to_le_bytes());
+        put(&e.link.to_le_bytes());
         b
     }
 
@@ -112,28 +94,29 @@ impl Row {
         let start_ns = u64_at(take(8)) as i64;
         let duration_ns = u64_at(take(8)) as i64;
         let process = u32_at(take(4));
-        let thread = u32_at(take(4));
+        let seq = u64_at(take(8));
         let small = take(3);
-        let (depth, flags, kept) = (small[0], small[1], small[2] != 0);
-        let func = u16::from_le_bytes(take(2).try_into().expect("2 bytes"));
+        let (kept, depth, flags) = (small[0] != 0, small[1], small[2]);
         Row {
             start_ns,
             duration_ns,
             process,
-            thread,
-            depth,
-            flags,
-            func,
-            object: u32_at(take(4)),
-            size: u64_at(take(8)),
-            offset: u64_at(take(8)),
-            result: u64_at(take(8)) as i64,
-            error: u32_at(take(4)) as i32,
-            link: u64_at(take(8)),
-            seq: u64_at(take(8)),
-            start_ticks: u64_at(take(8)),
-            end_ticks: u64_at(take(8)),
+            seq,
             kept,
+            raw: RawEvent {
+                thread: u32_at(take(4)),
+                start: u64_at(take(8)),
+                duration: u64_at(take(8)),
+                func: u16::from_le_bytes(take(2).try_into().expect("2 bytes")),
+                depth,
+                flags,
+                object: u32_at(take(4)),
+                size: u64_at(take(8)),
+                offset: u64_at(take(8)),
+                result: u64_at(take(8)) as i64,
+                error: u32_at(take(4)) as i32,
+                link: u64_at(take(8)),
+            },
         }
     }
 }
@@ -320,20 +303,22 @@ mod tests {
             start_ns,
             duration_ns: 3,
             process: 1,
-            thread: 2,
-            depth: 0,
-            flags: 4,
-            func: 5,
-            object: 6,
-            size: 7,
-            offset: u64::MAX,
-            result: -8,
-            error: -9,
-            link: 10,
             seq,
-            start_ticks: 11,
-            end_ticks: 12,
             kept: true,
+            raw: RawEvent {
+                thread: 2,
+                start: 11,
+                duration: 12,
+                func: 5,
+                depth: 0,
+                flags: 4,
+                object: 6,
+                size: 7,
+                offset: u64::MAX,
+                result: -8,
+                error: -9,
+                link: 10,
+            },
         }
     }
 
