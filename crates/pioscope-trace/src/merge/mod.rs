@@ -849,7 +849,7 @@ fn write_events(
 struct Buffering<'a> {
     /// Records held in memory at most (`reorder::DEFAULT_CAP`; tests set fewer).
     cap: usize,
-    /// The directory of the sorted runs spilled above the cap (the output's).
+    /// The directory of the sorted runs spilled at the cap (the output's).
     spill_dir: &'a Path,
 }
 

@@ -3,10 +3,9 @@
 //!
 //! Records wait until the caller's watermark (no record still to come starts before it,
 //! `floors`) passes them: in a queue while they arrive in store order (the common case: a
-//! thread's calls that nest in no other), in a heap otherwise. When more than `cap` records
-//! wait (a call that lasted
-//! most of the run holds back everything that started after it), they are written out, in
-//! order, as a sorted run to an unnamed temporary file; leaving records are then the least of
+//! thread's calls that nest in no other), in a heap otherwise. When `cap` records wait (a
+//! call that lasted most of the run holds back everything that started after it), they are
+//! written out, in order, as a sorted run to an unnamed temporary file; leaving records are then the least of
 //! the queue's, the heap's and every run's first.
 
 use std::cmp::{Ordering, Reverse};
@@ -17,8 +16,9 @@ use std::path::{Path, PathBuf};
 
 use crate::raw::RawEvent;
 
-/// Records waiting in memory at most by default (about 64 MiB of them).
-pub const DEFAULT_CAP: usize = (64 << 20) / std::mem::size_of::<Row>();
+/// Records waiting in memory at most by default: 2^19 of about 100 bytes, about 50 MiB (a
+/// power of two, as the queue's allocation doubles: one more would allocate twice as much).
+pub const DEFAULT_CAP: usize = 1 << 19;
 
 /// One event of a rank on its way to the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,7 +178,7 @@ pub struct Reorder {
 }
 
 impl Reorder {
-    /// A buffer that spills to sorted runs in `spill_dir` above `cap` waiting records.
+    /// A buffer that spills to sorted runs in `spill_dir` at `cap` waiting records.
     pub fn new(cap: usize, spill_dir: &Path) -> Self {
         Reorder {
             queue: VecDeque::new(),
@@ -197,14 +197,14 @@ impl Reorder {
         self.spilled
     }
 
-    /// Takes a record; spills the waiting ones when there are more than the cap.
+    /// Takes a record; spills the waiting ones when they reach the cap.
     pub fn push(&mut self, row: Row) -> io::Result<()> {
         if self.queue.back().is_none_or(|last| last.key() <= row.key()) {
             self.queue.push_back(row);
         } else {
             self.heap.push(Waiting(row));
         }
-        if self.queue.len() + self.heap.len() > self.cap {
+        if self.queue.len() + self.heap.len() >= self.cap {
             self.spill()?;
         }
         Ok(())
