@@ -7,10 +7,12 @@ loaded machine the wall time says more about the other jobs); the rate counts th
 merged (meta.json), which the tracer may record more of than N (the probe's libc path is
 recorded too under this library). The merges of the sizes (and with `--baseline BIN`, of that
 other pioscope binary, e.g. one built from main, on the same raw files) are interleaved and
-repeated; medians are printed. A benchmark that reports figures; no assertion.
+repeated; medians are printed. With `--enclosed` the calls are made inside one region open
+the whole run (`region_probe`): merge's worst case, every record waiting for the region's.
+A benchmark that reports figures; no assertion.
 
 Build first: make -C <repo> runtime cli
-usage: bench/perf/merge_scale.py [--events 1M,10M] [--repeats 3] [--baseline BIN]"""
+usage: bench/perf/merge_scale.py [--events 1M,10M] [--repeats 3] [--baseline BIN] [--enclosed]"""
 import argparse
 import json
 import re
@@ -28,6 +30,8 @@ PIOSCOPE = BUILD / "bin" / "pioscope"
 LIB_POSIX = BUILD / "lib" / "libpioscope-posix.so"
 GNU_TIME = Path("/usr/bin/time")
 PROBE_SRC = Path(__file__).with_name("pwrite_probe.c")
+ENCLOSED_SRC = Path(__file__).with_name("region_probe.c")
+INCLUDE = ROOT / "runtime" / "include"
 
 
 def parse_count(s: str) -> int:
@@ -67,6 +71,8 @@ def main() -> None:
     ap.add_argument("--events", default="1M,10M", help="pwrite calls per size, comma-separated")
     ap.add_argument("--repeats", type=int, default=3, help="merges of each size (median printed)")
     ap.add_argument("--baseline", type=Path, help="another pioscope binary timed alike, interleaved")
+    ap.add_argument("--enclosed", action="store_true",
+                    help="make the calls inside one region open the whole run (region_probe.c)")
     args = ap.parse_args()
     binaries = {"this": PIOSCOPE}
     if args.baseline:
@@ -78,7 +84,9 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="pioscope-merge-scale-", dir="/dev/shm"))
     try:
         probe = work / "pwrite_probe"
-        subprocess.run(["cc", "-O2", "-o", str(probe), str(PROBE_SRC), "-ldl"], check=True)
+        source = ENCLOSED_SRC if args.enclosed else PROBE_SRC
+        subprocess.run(["cc", "-O2", "-I", str(INCLUDE), "-o", str(probe), str(source), "-ldl"],
+                       check=True)
         raws = {n: trace_probe(probe, work, n) for n in sizes}
         (work / "target.bin").unlink(missing_ok=True)
         runs = {(b, n): [] for b in binaries for n in sizes}

@@ -278,14 +278,24 @@ impl OffsetModel {
     pub fn offset_at(&self, mono_ns: i64) -> i64 {
         match (self.source, self.init, self.finalize) {
             (OffsetSource::SharedClock, _, _) => 0,
-            (OffsetSource::InitFinalize, Some(i), Some(f)) => {
-                let (t0, t1) = (i.local_mono_ns as f64, f.local_mono_ns as f64);
-                let slope = (f.offset_ns - i.offset_ns) as f64 / (t1 - t0);
-                i.offset_ns + (slope * (mono_ns as f64 - t0)).round() as i64
+            (OffsetSource::InitFinalize, Some(i), Some(_)) => {
+                let t0 = i.local_mono_ns as f64;
+                i.offset_ns + (self.slope() * (mono_ns as f64 - t0)).round() as i64
             }
             (_, Some(i), _) => i.offset_ns,
             (_, None, Some(f)) => f.offset_ns,
             _ => 0,
+        }
+    }
+
+    /// How much the offset changes per ns of CLOCK_MONOTONIC (0 unless it is a line).
+    pub fn slope(&self) -> f64 {
+        match (self.source, self.init, self.finalize) {
+            (OffsetSource::InitFinalize, Some(i), Some(f)) => {
+                (f.offset_ns - i.offset_ns) as f64
+                    / (f.local_mono_ns as f64 - i.local_mono_ns as f64)
+            }
+            _ => 0.0,
         }
     }
 

@@ -1,12 +1,15 @@
 //! Merge: a directory of raw files → a trace store.
 //!
-//! Two passes keep memory bounded by one rank's events rather than the whole job's:
+//! Two passes keep memory bounded whatever a rank recorded:
 //! 1. every file is decoded without keeping its events: headers, strings, job facts, clock
-//!    pairs and syncs, settings, the earliest event and the collective links. That is enough
-//!    to fit clocks, find the job start, number files and collective instances;
+//!    pairs and syncs, settings, the earliest event, how early the records after each point
+//!    start (`floors`) and the collective links. That is enough to fit clocks, find the job
+//!    start, number files and collective instances;
 //! 2. rank by rank, the files of the rank are decoded again, each event converted to a compact
-//!    row as the decoder passes it (the raw events are not held); the rows are given parents,
-//!    sorted and written (the store writer encodes on a second thread meanwhile).
+//!    row as the decoder passes it; a row waits (`reorder`: in memory up to a cap, then in
+//!    sorted runs on disk) until no record still to come can start before it, then leaves in
+//!    store order and is given its parent and region (`nesting`, `emit`) and written (the
+//!    store writer encodes on a second thread meanwhile).
 //!
 //! The store is written by `StoreWriter`, which renames it into place at the end, so a failed
 //! merge never leaves something that looks like a trace.
@@ -17,32 +20,35 @@
 
 pub mod clock;
 pub mod counters;
+mod emit;
 pub mod facts;
+pub mod floors;
 pub mod instances;
 pub mod messages;
 pub mod nesting;
+mod reorder;
 pub mod segments;
 pub mod servers;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::functions::{self, Layer, OpKind};
+use crate::functions::{self, Layer};
 use crate::raw::format::{clock_kind, flags, string_kind, RAW_SUFFIX};
-use crate::raw::{read_raw_file_with, RawFile};
+use crate::raw::{read_raw_file_with, RawEvent, RawFile};
 use crate::scope;
 use crate::store::meta::{
     ClockMeta, ContainerKind, FitMethod, JobMeta, Meta, OffsetSource, ProcessMeta,
 };
-use crate::store::{
-    fs_type_name, Event, FileRow, SettingRow, StoreError, StoreWriter, EVENTS_FILE,
-};
+use crate::store::{fs_type_name, FileRow, SettingRow, StoreError, StoreWriter, EVENTS_FILE};
 use clock::{median, resolve_fit, Neighbours, OffsetModel, OwnFit, TickFit};
-use nesting::{reconstruct_parents, Span};
+use emit::{Emitter, FileStats};
+use floors::StartFloors;
+use reorder::{Reorder, Row};
 use servers::ServerIdentity;
 
 /// Errors that stop a merge.
@@ -187,6 +193,8 @@ struct Proc {
     strings: HashMap<(u16, u32), usize>,
     /// The latest end (start + duration) of an event, in ticks.
     max_event_end: Option<u64>,
+    /// How early the records after any point of the file start (pass 2 emits by it).
+    floors: StartFloors,
     /// A storage server daemon (from the servers' directory), not a process of the job.
     server: Option<ServerIdentity>,
 }
@@ -207,6 +215,12 @@ impl Proc {
         let from = self.abs_ns(start);
         let to = self.abs_ns(start.saturating_add(duration));
         (from, (to - from).max(0))
+    }
+
+    /// True when later ticks never give earlier reference ns (the clock line rises and the
+    /// offset does not fall faster than time passes), so a start floor in ticks is one in ns.
+    fn keeps_order(&self) -> bool {
+        self.fit.ns_per_tick > 0.0 && self.offset.slope() > -1.0
     }
 
     /// Who this is, for messages: `server NAME`, `rank-N` or `pid-N`.
@@ -235,6 +249,7 @@ impl Proc {
         };
         self.max_event_end = self.max_event_end.max(next.max_event_end);
         self.links.extend(next.links);
+        self.floors.append(next.floors);
     }
 }
 
@@ -275,6 +290,18 @@ pub fn merge_with_servers(
     out: &Path,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<MergeSummary, MergeError> {
+    merge_holding(raw_dir, servers_dir, out, reorder::DEFAULT_CAP, progress)
+}
+
+/// `merge_with_servers` holding at most `cap` records in memory while they wait for store
+/// order (more are spilled to sorted runs next to `out`).
+fn merge_holding(
+    raw_dir: &Path,
+    servers_dir: Option<&Path>,
+    out: &Path,
+    cap: usize,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<MergeSummary, MergeError> {
     if out.exists() {
         return Err(MergeError::OutputExists(out.to_path_buf()));
     }
@@ -313,7 +340,9 @@ pub fn merge_with_servers(
         let mut min_start: Option<u64> = None;
         let mut max_end: Option<u64> = None;
         let mut links = Vec::new();
+        let mut floors = StartFloors::new();
         let result = read_raw_file_with(path, &mut |e| {
+            floors.push(e.start);
             min_start = Some(min_start.map_or(e.start, |m| m.min(e.start)));
             let end = e.start.saturating_add(e.duration);
             max_end = Some(max_end.map_or(end, |m| m.max(end)));
@@ -344,6 +373,7 @@ pub fn merge_with_servers(
                     )
                 }),
                 max_event_end: max_end,
+                floors,
                 raw,
                 segments: vec![path.clone()],
                 file_size: size,
@@ -361,6 +391,7 @@ pub fn merge_with_servers(
         }
     }
     let mut procs = join_segments(procs);
+    procs.iter_mut().for_each(|p| p.floors.finish());
     if procs.is_empty() {
         return Err(MergeError::NothingUsable {
             dir: raw_dir.to_path_buf(),
@@ -485,8 +516,19 @@ pub fn merge_with_servers(
         source,
     };
     let mut writer = StoreWriter::create(out).map_err(store_err)?;
-    let (totals, file_stats) =
-        write_events(&mut writer, &mut procs, &numbering, &mut prog, progress)?;
+    let spill_dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let buffering = Buffering { cap, spill_dir };
+    let (totals, file_stats) = write_events(
+        &mut writer,
+        &procs,
+        &numbering,
+        &buffering,
+        &mut prog,
+        progress,
+    )?;
     let clocks: Vec<counters::ProcessClock<'_>> = procs
         .iter()
         .map(|p| counters::ProcessClock {
@@ -681,28 +723,6 @@ fn realtime_minus_monotonic(p: &Proc) -> i64 {
     p.raw.header.start_unix_ns as i64 - p.raw.header.start_mono_ns as i64
 }
 
-/// One event of a rank while it is sorted.
-struct Row {
-    start_ns: i64,
-    duration_ns: i64,
-    process: u32,
-    thread: u32,
-    depth: u8,
-    flags: u8,
-    func: u16,
-    object: u32,
-    size: u64,
-    offset: u64,
-    result: i64,
-    error: i32,
-    link: u64,
-    parent: u32,
-}
-
-const NONE: u32 = u32::MAX;
-
-type FileStats = HashMap<usize, (i64, BTreeSet<i32>)>;
-
 /// What pass 1 settled for the whole job and pass 2 applies to every event.
 struct Numbering<'a> {
     /// Corrected ns of the job's start: store times are relative to it.
@@ -717,289 +737,151 @@ struct Numbering<'a> {
     system_files: &'a [bool],
 }
 
-/// A function id's layer, store name, kind and the id its name has in this build's table.
-#[derive(Clone)]
-struct FuncFacts {
-    layer: Layer,
-    name: String,
-    kind: OpKind,
-    id: u16,
-}
-
-impl FuncFacts {
-    fn of(func: u16) -> Self {
-        let (layer, name) = functions::describe(func);
-        FuncFacts {
-            layer,
-            kind: functions::kind_of(layer, &name),
-            id: functions::by_name(&name).map_or(0, |f| f.id),
-            name,
-        }
-    }
-}
-
-/// Decodes every rank's events again, gives them parents, sorts them and pushes them to the
-/// store writer; returns the application's totals and per-file event and rank counts.
+/// Decodes every rank's events again and pushes them to the store writer in store order
+/// (`reorder`, `emit`), holding at most `cap` records in memory; returns the application's
+/// totals and per-file event and rank counts.
 fn write_events(
     writer: &mut StoreWriter,
-    procs: &mut [Proc],
+    procs: &[Proc],
     numbering: &Numbering<'_>,
+    buffering: &Buffering<'_>,
     prog: &mut Progress,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(ApplicationTotals, FileStats), MergeError> {
-    let Numbering {
-        job_start,
-        job_end,
-        instance_of,
-        names,
-        system_files,
-    } = *numbering;
-    let store_err = |source| MergeError::Store {
-        path: PathBuf::from(EVENTS_FILE),
-        source,
-    };
-    let mut totals = ApplicationTotals::default();
-    let mut file_stats: FileStats = HashMap::new();
-    // What each function id is, looked up once per id (a table by id: the lookup is per event).
-    let mut func_facts: Vec<Option<FuncFacts>> = vec![None; usize::from(u16::MAX) + 1];
-
+    let job_start = numbering.job_start;
+    let job_end = numbering.job_end;
     let mut ranks: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
     for (i, p) in procs.iter().enumerate() {
         ranks.entry(p.rank).or_default().push(i);
     }
+    let mut emitter = Emitter::new(procs, numbering);
+    // Store ns before which a process has no record (None: its clock may run backwards
+    // through the offset line, so nothing of its rank leaves before all are in).
+    let first_start = |p: &Proc| -> Option<i64> {
+        p.min_event_start.map_or(Some(i64::MAX), |t| {
+            p.keeps_order().then(|| p.abs_ns(t) - job_start)
+        })
+    };
     for (&rank, members) in &ranks {
-        let expected: u64 = members.iter().map(|&pi| procs[pi].raw.event_count).sum();
-        let mut rows: Vec<Row> = Vec::with_capacity(expected as usize);
-        for &pi in members {
+        emitter.start_rank(rank);
+        let mut pending = Reorder::new(buffering.cap, buffering.spill_dir);
+        for (k, &pi) in members.iter().enumerate() {
             let p = &procs[pi];
-            let base = rows.len();
-            // Each event is converted as the decoder passes it (the raw events are not held):
-            // its row, or NONE for a server's record outside the job's window (a live server's
-            // file grows: what pass 1 saw is what is merged), and its span on the process's own
-            // ticks, on which parents are found per thread.
+            // The processes decoded after this one start no earlier than their first record.
+            let later: Option<i64> = members[k + 1..]
+                .iter()
+                .map(|&j| first_start(&procs[j]))
+                .try_fold(i64::MAX, |m, f| f.map(|f| m.min(f)));
+            // Each event is converted as the decoder passes it (the raw events are not held;
+            // a server's record outside the job's window is marked not kept; a live server's
+            // file grows: what pass 1 saw is what is merged) and leaves once no record still
+            // to come, of this process or of those after it, can start before it.
             let seen_by_pass_1 = p.raw.event_count;
             let mut decoded = 0u64;
-            let mut row_of: Vec<u32> = Vec::with_capacity(seen_by_pass_1 as usize);
-            let mut spans: Vec<Span> = Vec::with_capacity(seen_by_pass_1 as usize);
-            let mut threads: Vec<u32> = Vec::with_capacity(seen_by_pass_1 as usize);
+            let mut floor_cache: Option<(u64, i64)> = None;
+            let mut failed: Option<MergeError> = None;
             let raw = segments::read_segments_with(&p.segments, &mut |e| {
+                if failed.is_some() || decoded >= seen_by_pass_1 {
+                    return false;
+                }
+                let seq = decoded;
                 decoded += 1;
-                if decoded > seen_by_pass_1 {
-                    return false;
-                }
                 let end = e.start.saturating_add(e.duration);
-                let keep = p.server.is_none()
+                let kept = p.server.is_none()
                     || servers::in_window(p.abs_ns(e.start), p.abs_ns(end), job_start, job_end);
-                spans.push(Span {
-                    start: e.start,
-                    end,
-                    depth: e.depth,
-                });
-                threads.push(e.thread);
-                if !keep {
-                    row_of.push(NONE);
-                    return false;
-                }
-                row_of.push(rows.len() as u32);
                 let (start_ns, duration_ns) = p.abs_span(e.start, e.duration);
-                rows.push(Row {
+                let row = Row {
                     start_ns: start_ns - job_start,
                     duration_ns,
                     process: p.index as u32,
-                    thread: e.thread,
-                    depth: e.depth,
-                    flags: e.flags & !flags::EXT,
-                    func: e.func,
-                    object: e.object,
-                    size: e.size,
-                    offset: e.offset,
-                    result: e.result,
-                    error: e.error,
-                    link: e.link,
-                    parent: NONE,
-                });
+                    seq,
+                    kept,
+                    raw: RawEvent {
+                        flags: e.flags & !flags::EXT,
+                        ..*e
+                    },
+                };
+                if let Err(e) = pending.push(row) {
+                    failed = Some(buffering.spill_error(e));
+                    return false;
+                }
+                let own = match p.floors.floor_after(decoded) {
+                    None => Some(i64::MAX),
+                    Some(_) if !p.keeps_order() => None,
+                    Some(t) => Some(match floor_cache {
+                        Some((ticks, ns)) if ticks == t => ns,
+                        _ => {
+                            let ns = p.abs_ns(t) - job_start;
+                            floor_cache = Some((t, ns));
+                            ns
+                        }
+                    }),
+                };
+                let watermark = own.zip(later).map(|(a, b)| a.min(b)).unwrap_or(i64::MIN);
+                if let Err(e) = drain(
+                    &mut pending,
+                    Some(watermark),
+                    &mut emitter,
+                    writer,
+                    buffering,
+                ) {
+                    failed = Some(e);
+                }
                 false
             })
             .map_err(|e| MergeError::RawFileChanged(e.to_string()))?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
             let grown = p.server.is_some() && raw.event_count > seen_by_pass_1;
             if !grown && raw.event_count != seen_by_pass_1 {
                 return Err(MergeError::RawFileChanged(p.raw.file_name()));
             }
             prog.done += p.file_size;
             progress(*prog);
-            set_parents(&mut rows[base..], base, &spans, &threads, &row_of);
         }
-        // Store order. The keys are sorted apart from the rows (a rank's records come nearly
-        // in order, which the stable sort finds as runs).
-        let mut keys: Vec<(i64, u32, u32, u8, u32)> = rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.start_ns, r.process, r.thread, r.depth, i as u32))
-            .collect();
-        keys.sort();
-        let order: Vec<u32> = keys.iter().map(|k| k.4).collect();
-        drop(keys);
-        let mut pos = vec![0u32; rows.len()];
-        for (k, &i) in order.iter().enumerate() {
-            pos[i as usize] = k as u32;
-        }
-        let base_id = writer.rows() as i64;
-        // Completions of point-to-point calls (an Irecv's actual source and tag, a Sendrecv's
-        // receive half) carry peer, tag and communicator like the calls themselves.
-        let p2p_done = messages::point_to_point_completions(&rows);
-        // Innermost region of each row, filled in store order (parents come first).
-        let mut region = vec![NONE; rows.len()];
-        for &i in &order {
-            let r = &rows[i as usize];
-            let p = &procs[r.process as usize];
-            let FuncFacts {
-                layer,
-                name,
-                kind,
-                id: func_id,
-            } = func_facts[usize::from(r.func)].get_or_insert_with(|| FuncFacts::of(r.func));
-            let (layer, kind, func_id) = (*layer, *kind, *func_id);
-            let lookup = |kind: u16| -> Option<usize> {
-                if r.object == 0 {
-                    None
-                } else {
-                    p.strings.get(&(kind, r.object)).copied()
-                }
-            };
-            let own_region = if layer == Layer::Region {
-                lookup(string_kind::REGION)
-            } else {
-                None
-            };
-            region[i as usize] = match own_region {
-                Some(n) => n as u32,
-                None if r.parent != NONE => region[r.parent as usize],
-                None => NONE,
-            };
-            let p2p_completion = p2p_done.contains(&i);
-            let file_id = match layer {
-                Layer::Tracer if p2p_completion => None,
-                Layer::Posix
-                | Layer::Stdio
-                | Layer::MpiIo
-                | Layer::Hdf5
-                | Layer::Pnetcdf
-                | Layer::Tracer => lookup(string_kind::FILE),
-                _ => None,
-            };
-            let comm = if layer == Layer::Mpi || p2p_completion {
-                lookup(string_kind::COMMUNICATOR)
-            } else {
-                None
-            };
-            let hi = (r.offset >> 32) as u32 as i32;
-            let lo = r.offset as u32 as i32;
-            let (mut peer, mut tag, mut root, mut comm_size) = (None, None, None, None);
-            if p2p_completion {
-                (peer, tag) = (Some(hi), Some(lo));
-            } else if layer == Layer::Mpi {
-                if functions::is_point_to_point(name) {
-                    (peer, tag) = (Some(hi), Some(lo));
-                } else if functions::is_mpi_collective(name) || r.flags & flags::COLLECTIVE != 0 {
-                    (root, comm_size) = (Some(hi), Some(lo));
-                }
-            }
-            let file_layer = layer.is_file_layer();
-            let event = Event {
-                id: base_id + pos[i as usize] as i64,
-                rank,
-                process: r.process as i32,
-                thread: r.thread as i32,
-                start_ns: r.start_ns,
-                duration_ns: r.duration_ns,
-                layer,
-                func: name,
-                func_id,
-                depth: r.depth,
-                parent: (r.parent != NONE).then(|| base_id + pos[r.parent as usize] as i64),
-                file_id: file_id.map(|f| f as i32),
-                offset: (file_layer && r.flags & flags::OFFSET_UNKNOWN == 0)
-                    .then_some(r.offset as i64),
-                size: r.size as i64,
-                result: r.result,
-                error: r.error,
-                flags: r.flags,
-                collective: r.flags & flags::COLLECTIVE != 0,
-                instance: if is_collective_instance(r.func, r.flags, r.link) {
-                    instance_of.get(&r.link).copied()
-                } else {
-                    None
-                },
-                request: (r.flags & (flags::NONBLOCKING | flags::COMPLETION) != 0 && r.link != 0)
-                    .then_some(r.link as i64),
-                peer,
-                tag,
-                root,
-                comm_size,
-                comm: comm.map(|c| names[c].as_str()),
-                region: (region[i as usize] != NONE)
-                    .then(|| names[region[i as usize] as usize].as_str()),
-            };
-            writer.push(&event).map_err(store_err)?;
-
-            let system_file = file_id.map(|f| system_files[f]);
-            let server = p.server.is_some();
-            if server {
-                // A server's records are not the application's.
-            } else if !scope::is_application_record(layer, system_file) {
-                totals.left_out += 1;
-            } else {
-                let t = totals.layers.entry(layer).or_default();
-                t.operations += 1;
-                match kind {
-                    OpKind::Read => {
-                        t.bytes_read += functions::bytes_moved(r.size, r.result, r.error)
-                    }
-                    OpKind::Write => {
-                        t.bytes_written += functions::bytes_moved(r.size, r.result, r.error)
-                    }
-                    _ => {}
-                }
-            }
-            if let Some(f) = file_id {
-                let s = file_stats.entry(f).or_default();
-                s.0 += 1;
-                if !server {
-                    s.1.insert(rank);
-                }
-            }
-        }
+        drain(&mut pending, None, &mut emitter, writer, buffering)?;
     }
-    Ok((totals, file_stats))
+    Ok((emitter.totals, emitter.file_stats))
 }
 
-/// Sets the `parent` of a process's rows (`rows`, the first at `base` in the rank's rows): the
-/// enclosing record on the same thread (`nesting`), found on the process's own ticks among
-/// every event decoded (`spans`, `threads`), whose row is `row_of` (NONE: left out).
-fn set_parents(rows: &mut [Row], base: usize, spans: &[Span], threads: &[u32], row_of: &[u32]) {
-    let mut assign = |events: &[u32], parents: Vec<Option<u32>>| {
-        for (&event, parent) in events.iter().zip(parents) {
-            let row = row_of[event as usize];
-            if let (Some(j), true) = (parent, row != NONE) {
-                rows[row as usize - base].parent = row_of[events[j as usize] as usize];
-            }
+/// Where pass 2 keeps the records that wait for store order.
+struct Buffering<'a> {
+    /// Records held in memory at most (`reorder::DEFAULT_CAP`; tests set fewer).
+    cap: usize,
+    /// The directory of the sorted runs spilled at the cap (the output's).
+    spill_dir: &'a Path,
+}
+
+impl Buffering<'_> {
+    fn spill_error(&self, source: io::Error) -> MergeError {
+        MergeError::Io {
+            context: format!("spilling sorted records to {}", self.spill_dir.display()),
+            source,
         }
-    };
-    let first = threads.first().copied();
-    if threads.iter().all(|&t| Some(t) == first) {
-        // One thread (the common case): its spans as they are.
-        let all: Vec<u32> = (0..spans.len() as u32).collect();
-        assign(&all, reconstruct_parents(spans));
-        return;
     }
-    let mut by_thread: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for (i, &t) in threads.iter().enumerate() {
-        by_thread.entry(t).or_default().push(i as u32);
+}
+
+/// Emits the waiting records that start before `watermark` (all with `None`).
+fn drain(
+    pending: &mut Reorder,
+    watermark: Option<i64>,
+    emitter: &mut Emitter<'_>,
+    writer: &mut StoreWriter,
+    buffering: &Buffering<'_>,
+) -> Result<(), MergeError> {
+    while let Some(row) = pending
+        .pop_before(watermark)
+        .map_err(|e| buffering.spill_error(e))?
+    {
+        emitter
+            .emit(&row, writer)
+            .map_err(|source| MergeError::Store {
+                path: PathBuf::from(EVENTS_FILE),
+                source,
+            })?;
     }
-    for events in by_thread.values() {
-        let thread_spans: Vec<Span> = events.iter().map(|&i| spans[i as usize]).collect();
-        assign(events, reconstruct_parents(&thread_spans));
-    }
+    Ok(())
 }
 
 /// The settings (hints, views) of every process, in rank then time order.
@@ -1654,6 +1536,110 @@ mod tests {
             "{}",
             summary.notes[0]
         );
+    }
+
+    /// Issue 19: a rank with more records than merge may hold waiting for store order (a
+    /// region open the whole run holds back everything after its start) spills sorted runs and
+    /// still merges every record, in store order, with its parent and region; a forked child of
+    /// the rank and a second thread interleave with it.
+    #[test]
+    fn a_rank_beyond_the_buffer_cap_spills_and_merges_exactly() {
+        let t = setup();
+        let raw = t.path().join("raw");
+        let t0 = 1_000_000u64;
+        let mut a = RawFileBuilder::monotonic(100, 1, t0);
+        a.job(&[("rank", "0"), ("size", "2"), ("host", "n1")]);
+        a.string(string_kind::FILE, 1, "/scratch/out.dat", 0x0BD0_0BD0);
+        a.string(string_kind::REGION, 2, "main", 0);
+        for i in 0..300u64 {
+            let s = t0 + 2_000 + i * 1_000;
+            // Written at call exit: the pwrite, then the collective write around it.
+            a.events(
+                0,
+                &[
+                    E::new(PWRITE, s + 100, 50).depth(2).object(1).size(8),
+                    E::new(WRITE_ALL, s, 500).depth(1).object(1).size(8),
+                ],
+            );
+            a.events(1, &[E::new(STAT, s + 300, 10).object(1)]);
+        }
+        a.events(0, &[E::new(REGION, t0 + 1_000, 400_000).object(2)]);
+        a.end();
+        a.write_to(&raw.join("n1-100.praw")).expect("write");
+        let mut child = RawFileBuilder::monotonic(101, 100, t0 + 4_000);
+        child.job(&[("rank", "0"), ("host", "n1")]);
+        child.string(string_kind::FILE, 1, "/scratch/log", 0x0BD0_0BD0);
+        for i in 0..100u64 {
+            child.events(0, &[E::new(PWRITE, t0 + 5_000 + i * 2_000, 20).object(1)]);
+        }
+        child.end();
+        child.write_to(&raw.join("n1-101.praw")).expect("write");
+        let mut b = RawFileBuilder::monotonic(200, 1, t0);
+        b.job(&[("rank", "1"), ("size", "2"), ("host", "n1")]);
+        b.events(0, &[E::new(BARRIER, t0 + 1_500, 100)]);
+        b.end();
+        b.write_to(&raw.join("n1-200.praw")).expect("write");
+
+        let merged_holding = |cap: usize, name: &str| {
+            let out = t.path().join(name);
+            merge_holding(&raw, None, &out, cap, &mut |_| {}).expect("merge");
+            let trace = Trace::open(&out).expect("open");
+            assert!(!trace.meta.partial, "{:?}", trace.meta.partial_reasons);
+            rows(&trace)
+        };
+        let got = merged_holding(7, "capped");
+        assert_eq!(got, merged_holding(reorder::DEFAULT_CAP, "roomy"));
+        // No run file is left beside the output.
+        let left: Vec<_> = fs::read_dir(t.path())
+            .expect("ls")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".run"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+
+        assert_eq!(got.len(), 1 + 300 * 3 + 100 + 1);
+        let count = |rank: i32, process: i32, func: &str| {
+            got.iter()
+                .filter(|r| (r.rank, r.process, r.func.as_str()) == (rank, process, func))
+                .count()
+        };
+        assert_eq!(count(0, 0, "pwrite"), 300);
+        assert_eq!(count(0, 0, "stat"), 300);
+        assert_eq!(count(0, 1, "pwrite"), 100);
+        assert_eq!(count(1, 2, "MPI_Barrier"), 1);
+        // Ids count up in store order: by rank, then start, process, depth.
+        assert!(got.iter().enumerate().all(|(i, r)| r.id == i as i64));
+        assert!(got
+            .windows(2)
+            .all(|w| (w[0].rank, w[0].start, w[0].process, w[0].depth)
+                <= (w[1].rank, w[1].start, w[1].process, w[1].depth)));
+        let by_id = |id: Option<i64>| id.map(|i| &got[i as usize]);
+        let region = &got[0];
+        assert_eq!(
+            (region.func.as_str(), region.start, region.parent),
+            ("region", 1_000, None)
+        );
+        for r in got.iter().filter(|r| r.rank == 0 && r.process == 0) {
+            let parent = by_id(r.parent);
+            match r.depth {
+                2 => {
+                    let p = parent.expect("pwrite's parent");
+                    assert_eq!(
+                        (p.func.as_str(), p.start),
+                        ("MPI_File_write_all", r.start - 100)
+                    );
+                }
+                1 => assert_eq!(parent.map(|p| p.id), Some(region.id)),
+                _ => assert!(r.id == region.id || parent.is_none()),
+            }
+        }
+        let main = |r: &&Row| r.region.as_deref() == Some("main");
+        assert_eq!(got.iter().filter(main).count(), 1 + 300 * 2);
+        assert!(got
+            .iter()
+            .filter(|r| r.process == 1 || r.func == "stat")
+            .all(|r| r.parent.is_none() && r.region.is_none()));
     }
 
     #[test]

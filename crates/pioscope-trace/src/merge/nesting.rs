@@ -1,10 +1,12 @@
-//! Parent reconstruction for the records of one thread.
+//! Parent reconstruction for the records of one thread, as merge emits them.
 //!
 //! The runtime writes a record when its call returns, so children come before their parents
-//! in the raw file. Sorting by (start, depth) puts every parent before its children; a stack
-//! of open records indexed by depth then gives each record its enclosing one. A record whose
-//! enclosing call was never written (the process died inside it) gets no parent rather than a
-//! wrong one: a stack entry must also still be running when the child starts.
+//! in the raw file. Merge emits a rank's records in store order (start, then depth), which
+//! puts every parent before its children; a stack of open records per thread then gives each
+//! record its enclosing one. A record whose enclosing call was never written (the process died
+//! inside it) gets no parent rather than a wrong one: a stack entry must also still be running
+//! when the child starts. The stack holds at most one record per depth, so memory does not
+//! grow with the records of a thread.
 
 /// The timing and depth of one record, in the thread's own clock ticks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,28 +19,41 @@ pub struct Span {
     pub depth: u8,
 }
 
-/// For each span, the index (into `spans`) of the record that encloses it, if any. Records are
-/// visited in (start, depth, input index) order. Indices are `u32` (merge holds a rank's
-/// records, fewer than 2^32) to halve the memory of a large rank's pass.
-pub fn reconstruct_parents(spans: &[Span]) -> Vec<Option<u32>> {
-    let mut order: Vec<u32> = (0..spans.len() as u32).collect();
-    order.sort_by_key(|&i| (spans[i as usize].start, spans[i as usize].depth, i));
-    let mut parents = vec![None; spans.len()];
-    let mut stack: Vec<u32> = Vec::new();
-    for i in order {
-        let s = spans[i as usize];
-        while let Some(&top) = stack.last() {
-            let t = spans[top as usize];
-            if t.depth >= s.depth || t.end < s.start {
-                stack.pop();
+/// The open records of one thread, innermost last, each with what its children inherit
+/// (`T`: the store id, region and function merge needs).
+#[derive(Debug)]
+pub struct OpenCalls<T> {
+    stack: Vec<(Span, T)>,
+}
+
+impl<T> Default for OpenCalls<T> {
+    fn default() -> Self {
+        OpenCalls { stack: Vec::new() }
+    }
+}
+
+impl<T> OpenCalls<T> {
+    /// Enters the next record of the thread in (start, depth) order: returns its enclosing
+    /// record's value, if any, and keeps the record open with `value`.
+    pub fn enter(&mut self, span: Span, value: T) -> Option<&T> {
+        while let Some((top, _)) = self.stack.last() {
+            if top.depth >= span.depth || top.end < span.start {
+                self.stack.pop();
             } else {
                 break;
             }
         }
-        parents[i as usize] = stack.last().copied();
-        stack.push(i);
+        self.stack.push((span, value));
+        let n = self.stack.len();
+        (n >= 2).then(|| &self.stack[n - 2].1)
     }
-    parents
+
+    /// Replaces the value of the record entered last (known only once its parent is).
+    pub fn set_innermost(&mut self, value: T) {
+        if let Some(last) = self.stack.last_mut() {
+            last.1 = value;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -53,34 +68,45 @@ mod tests {
         }
     }
 
+    /// The parents (by index into `spans`) of spans given in (start, depth) order.
+    fn parents(spans: &[Span]) -> Vec<Option<usize>> {
+        let mut open = OpenCalls::default();
+        spans
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| open.enter(s, i).copied())
+            .collect()
+    }
+
     #[test]
-    fn children_written_before_parents_find_them() {
-        // Raw order as written at call exit: two pwrites, their MPI call, then a lone stat.
+    fn parents_come_first_and_children_find_them() {
+        // Store order of: an MPI call with two pwrites, a lone stat, and a depth-2 record
+        // directly under a depth-0 one (depth 1 missing).
         let spans = [
-            span(110, 10, 1), // 0: pwrite inside 2
-            span(130, 10, 1), // 1: pwrite inside 2
-            span(100, 50, 0), // 2: MPI_File_write_all
+            span(100, 50, 0), // 0: MPI_File_write_all
+            span(110, 10, 1), // 1: pwrite inside 0
+            span(130, 10, 1), // 2: pwrite inside 0
             span(200, 5, 0),  // 3: stat
-            span(300, 1, 2),  // 4: depth 2 under 5's child? no: directly under 5 (depth 1 missing)
-            span(290, 20, 0), // 5
+            span(290, 20, 0), // 4
+            span(300, 1, 2),  // 5: under 4
         ];
-        let p = reconstruct_parents(&spans);
-        assert_eq!(p, vec![Some(2), Some(2), None, None, Some(5), None]);
+        assert_eq!(
+            parents(&spans),
+            vec![None, Some(0), Some(0), None, None, Some(4)]
+        );
     }
 
     #[test]
     fn equal_starts_put_the_parent_first() {
-        let spans = [span(100, 0, 1), span(100, 5, 0), span(100, 3, 1)];
-        let p = reconstruct_parents(&spans);
-        assert_eq!(p, vec![Some(1), None, Some(1)]);
+        let spans = [span(100, 5, 0), span(100, 0, 1), span(100, 3, 1)];
+        assert_eq!(parents(&spans), vec![None, Some(0), Some(0)]);
     }
 
     #[test]
     fn lost_parent_is_not_replaced_by_a_finished_one() {
         // A (0-10) finished; B at depth 1 starts at 20: its parent (depth 0) was never written.
         let spans = [span(0, 10, 0), span(2, 1, 1), span(20, 1, 1)];
-        let p = reconstruct_parents(&spans);
-        assert_eq!(p, vec![None, Some(0), None]);
+        assert_eq!(parents(&spans), vec![None, Some(0), None]);
     }
 
     #[test]
@@ -93,7 +119,7 @@ mod tests {
             span(50, 1, 2),
         ];
         assert_eq!(
-            reconstruct_parents(&spans),
+            parents(&spans),
             vec![None, Some(0), Some(1), Some(2), Some(1)]
         );
     }
