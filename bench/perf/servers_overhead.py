@@ -2,8 +2,8 @@
 """The cost of tracing the storage servers (issue 14): HPIO and mpi-io-test on the GlusterFS
 lab (scripts/gluster-lab.sh, one brick), the brick daemon traced in server mode against the
 same daemon untraced; the clients are not traced in either. Two figures per benchmark: the
-application's throughput, and the brick daemon's CPU time (user + system, /proc/PID/stat) per
-MiB the benchmark moved (written, and read back for mpi-io-test), which the machine's load
+application's throughput, and the brick daemon's CPU time (its threads' run time, ns, from
+/proc/PID/task/*/schedstat) per MiB the benchmark moved (written, and read back for mpi-io-test), which the machine's load
 moves much less. Each is the median over --rounds rounds. A benchmark that reports figures; no
 assertion. Needs root.
 
@@ -59,9 +59,17 @@ def brick_pid():
 
 
 def cpu_seconds(pid):
-    """User + system CPU time of the whole process (its ended threads included)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time of the process's threads, to the nanosecond: the sum of their run times
+    (/proc/PID/task/TID/schedstat). /proc/PID/stat counts in clock ticks (10 ms), a few
+    percent of one HPIO run's quarter second of daemon CPU. A thread that ended between two
+    readings drops out; a brick daemon's threads live as long as it does."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # the thread ended meanwhile
+    return total / 1e9
 
 
 def run(binary, args, phases, ranks, path):
