@@ -28,7 +28,7 @@ use pioscope_trace::functions::{self, Layer, OpKind};
 use pioscope_trace::merge::servers::DATA_ROLE;
 use pioscope_trace::store::containers::ROLE_FACT;
 use pioscope_trace::store::meta::ContainerKind;
-use pioscope_trace::store::{Containers, CounterRow, Event, StoreError, Trace};
+use pioscope_trace::store::{Container, Containers, CounterRow, Event, StoreError, Trace};
 use pioscope_trace::units;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
@@ -236,6 +236,14 @@ struct ClientCalls {
     any_file: [BTreeMap<i64, i64>; 2],
 }
 
+/// The container of the server named `name`.
+fn server_container<'a>(containers: &'a Containers, name: &str) -> Option<&'a Container> {
+    containers
+        .all()
+        .iter()
+        .find(|c| c.kind == ContainerKind::Server && c.server.as_deref() == Some(name))
+}
+
 /// Whether an interval of `set` covers `t`.
 fn covers(set: &BTreeMap<i64, i64>, t: i64) -> bool {
     set.range(..=t)
@@ -322,10 +330,7 @@ impl ServerVisitor {
         let roles = server_names
             .iter()
             .map(|name| {
-                containers
-                    .all()
-                    .iter()
-                    .find(|c| c.kind == ContainerKind::Server && c.server.as_ref() == Some(name))
+                server_container(&containers, name)
                     .and_then(|c| trace.meta.processes.get(c.process as usize))
                     .and_then(|p| p.facts.get(ROLE_FACT))
                     .cloned()
@@ -415,37 +420,35 @@ impl ServerVisitor {
     pub fn table(&self, ctx: &Context<'_>, counters: &[CounterRow]) -> ServerTable {
         let duration = ctx.trace.meta.job.duration_ns.max(1);
         let per_sec = |n: u64| n as f64 / (duration as f64 / 1e9);
-        let servers =
-            self.sums()
-                .into_iter()
-                .zip(&self.roles)
-                .map(|((name, a), role)| {
-                    let server = self.containers.all().iter().find(|c| {
-                        c.kind == ContainerKind::Server && c.server.as_deref() == Some(name)
-                    });
-                    let cpu = crate::counters::server_cpu(counters, server);
-                    ServerRow {
-                        server: name.to_string(),
-                        role: role.clone(),
-                        network_ops: a.network_ops,
-                        network_bytes: a.network_bytes,
-                        network_ops_per_sec: per_sec(a.network_ops),
-                        storage_ops: a.storage_ops,
-                        storage_ops_per_sec: per_sec(a.storage_ops),
-                        storage_accesses: a.storage_accesses,
-                        storage_bytes: a.storage_bytes,
-                        bytes_per_access: (a.storage_accesses > 0)
-                            .then(|| a.storage_bytes as f64 / a.storage_accesses as f64),
-                        storage_time_ns: a.storage_time_ns,
-                        cpu_percent: cpu.mean(),
-                        cpu_peak_percent: cpu.peak(),
-                        throughput: (a.busy_ns > 0)
-                            .then(|| a.storage_bytes as f64 / (a.busy_ns as f64 / 1e9)),
-                        busy_ns: a.busy_ns,
-                        busy_fraction: a.busy_ns as f64 / duration as f64,
-                    }
-                })
-                .collect();
+        let servers = self
+            .sums()
+            .into_iter()
+            .zip(&self.roles)
+            .map(|((name, a), role)| {
+                let server = server_container(&self.containers, name);
+                let cpu = crate::counters::server_cpu(counters, server);
+                ServerRow {
+                    server: name.to_string(),
+                    role: role.clone(),
+                    network_ops: a.network_ops,
+                    network_bytes: a.network_bytes,
+                    network_ops_per_sec: per_sec(a.network_ops),
+                    storage_ops: a.storage_ops,
+                    storage_ops_per_sec: per_sec(a.storage_ops),
+                    storage_accesses: a.storage_accesses,
+                    storage_bytes: a.storage_bytes,
+                    bytes_per_access: (a.storage_accesses > 0)
+                        .then(|| a.storage_bytes as f64 / a.storage_accesses as f64),
+                    storage_time_ns: a.storage_time_ns,
+                    cpu_percent: cpu.mean(),
+                    cpu_peak_percent: cpu.peak(),
+                    throughput: (a.busy_ns > 0)
+                        .then(|| a.storage_bytes as f64 / (a.busy_ns as f64 / 1e9)),
+                    busy_ns: a.busy_ns,
+                    busy_fraction: a.busy_ns as f64 / duration as f64,
+                }
+            })
+            .collect();
         let (calls, untied) = self.tie();
         ServerTable {
             duration_ns: ctx.trace.meta.job.duration_ns,
