@@ -2,7 +2,9 @@
 //! given its parent, region, file, communicator, peer or root and collective instance, pushed
 //! to the store writer and counted in the run summary's totals and the files' statistics.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use rustc_hash::FxHashMap;
 
 use crate::functions::{self, Layer, OpKind};
 use crate::raw::format::{flags, string_kind};
@@ -15,7 +17,7 @@ use super::reorder::Row;
 use super::{is_collective_instance, ApplicationTotals, Numbering, Proc};
 
 /// Per global file id: events and the ranks that touched it.
-pub(super) type FileStats = HashMap<usize, (i64, BTreeSet<i32>)>;
+pub(super) type FileStats = FxHashMap<usize, (i64, BTreeSet<i32>)>;
 
 /// What a record's children take from it.
 #[derive(Clone, Copy, Debug)]
@@ -57,7 +59,7 @@ pub(super) struct Emitter<'a> {
     /// event).
     func_facts: Vec<Option<FuncFacts>>,
     /// Open records per (process, thread) of the current rank.
-    open: HashMap<(u32, u32), OpenCalls<Enclosing>>,
+    open: FxHashMap<(u32, u32), OpenCalls<Enclosing>>,
     p2p: PointToPointCompletions,
     rank: i32,
     /// Totals of the application's records.
@@ -73,11 +75,11 @@ impl<'a> Emitter<'a> {
             procs,
             numbering,
             func_facts: vec![None; usize::from(u16::MAX) + 1],
-            open: HashMap::new(),
+            open: FxHashMap::default(),
             p2p: PointToPointCompletions::default(),
             rank: -1,
             totals: ApplicationTotals::default(),
-            file_stats: HashMap::new(),
+            file_stats: FxHashMap::default(),
         }
     }
 

@@ -35,6 +35,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use rustc_hash::FxHashMap;
 use thiserror::Error;
 
 use crate::functions::{self, Layer};
@@ -190,7 +191,7 @@ struct Proc {
     first_abs: i64,
     index: usize,
     /// (string kind, string id) → global file id or name index.
-    strings: HashMap<(u16, u32), usize>,
+    strings: FxHashMap<(u16, u32), usize>,
     /// The latest end (start + duration) of an event, in ticks.
     max_event_end: Option<u64>,
     /// How early the records after any point of the file start (pass 2 emits by it).
@@ -385,7 +386,7 @@ fn merge_holding(
                 start_abs: 0,
                 first_abs: 0,
                 index: 0,
-                strings: HashMap::new(),
+                strings: FxHashMap::default(),
             }),
             Err(e) => unusable.push(e.to_string()),
         }
@@ -476,7 +477,7 @@ fn merge_holding(
     let mut name_ids: HashMap<String, usize> = HashMap::new();
     let mut proc_strings = Vec::with_capacity(procs.len());
     for p in &procs {
-        let mut map = HashMap::new();
+        let mut map = FxHashMap::default();
         for s in &p.raw.strings {
             let v = if s.kind == string_kind::FILE {
                 file_ids[s.text.as_str()]

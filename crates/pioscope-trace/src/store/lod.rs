@@ -740,8 +740,9 @@ fn build_into(
         for batch in table.reader(&sel, &projection, 64 * 1024)? {
             let batch = batch?;
             let c = BuildCols::new(&table.columns(&batch))?;
-            // Per function key, on first use: the function key and whether it moves data.
-            let mut keys: Vec<Option<(u32, bool)>> = vec![None; c.call.func.key_count()];
+            // Per function key, on first use: the function key and, for a function that moves
+            // data on a layer whose bytes the index counts (POSIX, STDIO, server), that layer.
+            let mut keys: Vec<Option<(u32, Option<Layer>)>> = vec![None; c.call.func.key_count()];
             for i in 0..batch.num_rows() {
                 let process = c.call.process.value(i) as i32;
                 let rank = rank_of_process
@@ -767,7 +768,7 @@ fn build_into(
                     continue;
                 };
                 let layer = c.layer.value(lk);
-                let (key, moves) = match keys[fk] {
+                let (key, byte_layer) = match keys[fk] {
                     Some(k) => k,
                     None => {
                         let name = c.call.func.value(fk);
@@ -781,36 +782,35 @@ fn build_into(
                                 });
                                 (funcs.len() - 1) as u32
                             });
-                        let moves = Layer::from_name(layer)
-                            .map(|l| functions::kind_of(l, name))
-                            .is_some_and(|k| {
-                                matches!(k, functions::OpKind::Read | functions::OpKind::Write)
-                            });
-                        keys[fk] = Some((key, moves));
-                        (key, moves)
+                        let byte_layer = Layer::from_name(layer).filter(|&l| {
+                            matches!(l, Layer::Posix | Layer::Stdio | Layer::Server)
+                                && matches!(
+                                    functions::kind_of(l, name),
+                                    functions::OpKind::Read | functions::OpKind::Write
+                                )
+                        });
+                        keys[fk] = Some((key, byte_layer));
+                        (key, byte_layer)
                     }
                 };
                 funcs[key as usize].calls += 1;
-                let bytes = if moves {
-                    let system = c
-                        .file_id
-                        .get(i)
-                        .and_then(|f| system_file.get(f.max(0) as usize).copied());
-                    let app = scope::is_application_record(
-                        Layer::from_name(layer).unwrap_or(Layer::Tracer),
-                        system,
-                    );
-                    if app && (layer == "posix" || layer == "stdio" || layer == "server") {
-                        functions::bytes_moved(
-                            c.size.value(i).max(0) as u64,
-                            c.result.value(i),
-                            c.error.value(i) as i32,
-                        ) as f64
-                    } else {
-                        0.0
+                let bytes = match byte_layer {
+                    Some(layer) => {
+                        let system = c
+                            .file_id
+                            .get(i)
+                            .and_then(|f| system_file.get(f.max(0) as usize).copied());
+                        if scope::is_application_record(layer, system) {
+                            functions::bytes_moved(
+                                c.size.value(i).max(0) as u64,
+                                c.result.value(i),
+                                c.error.value(i) as i32,
+                            ) as f64
+                        } else {
+                            0.0
+                        }
                     }
-                } else {
-                    0.0
+                    None => 0.0,
                 };
                 let (start, dur, depth) = (
                     c.call.start.value(i),
