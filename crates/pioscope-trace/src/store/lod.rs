@@ -47,7 +47,7 @@ use super::columns::{CallColumns, Columns, IntCol, StrCol};
 use super::containers::{ContainerRow, Containers, RowMap};
 pub use super::lod_groups::{grade_count, group_rows, GROUP_FACTOR};
 use super::reader::Trace;
-use super::scan::Table;
+use super::scan::{Prefetched, Table};
 use super::schema::events as ev;
 use super::{StoreError, EVENTS_FILE};
 use crate::functions::{self, Layer};
@@ -736,112 +736,116 @@ fn build_into(
     let mut current_rank: Option<i32> = None;
     progress(0, row_groups);
     let projection = CallColumns::names_with(&BuildCols::MORE);
-    for sel in table.select(&[]) {
-        for batch in table.reader(&sel, &projection, 64 * 1024)? {
-            let batch = batch?;
-            let c = BuildCols::new(&table.columns(&batch))?;
-            // Per function key, on first use: the function key and, for a function that moves
-            // data on a layer whose bytes the index counts (POSIX, STDIO, server), that layer.
-            let mut keys: Vec<Option<(u32, Option<Layer>)>> = vec![None; c.call.func.key_count()];
-            for i in 0..batch.num_rows() {
-                let process = c.call.process.value(i) as i32;
-                let rank = rank_of_process
-                    .get(process.max(0) as usize)
-                    .copied()
-                    .unwrap_or(-1);
-                if current_rank != Some(rank) {
-                    // Events are sorted by rank: the previous rank's rows are complete.
-                    for r in open_rows.drain(..) {
-                        if let Some(mut s) = states[r as usize].take() {
-                            s.finish(r, &mut shared)?;
-                        }
+    table.prefetch(&projection, 64 * 1024, |item| {
+        let batch = match item {
+            Prefetched::Batch(batch) => batch,
+            Prefetched::RowGroupEnd(row_group) => {
+                progress(row_group + 1, row_groups);
+                return Ok(());
+            }
+        };
+        let c = BuildCols::new(&table.columns(&batch))?;
+        // Per function key, on first use: the function key and, for a function that moves
+        // data on a layer whose bytes the index counts (POSIX, STDIO, server), that layer.
+        let mut keys: Vec<Option<(u32, Option<Layer>)>> = vec![None; c.call.func.key_count()];
+        for i in 0..batch.num_rows() {
+            let process = c.call.process.value(i) as i32;
+            let rank = rank_of_process
+                .get(process.max(0) as usize)
+                .copied()
+                .unwrap_or(-1);
+            if current_rank != Some(rank) {
+                // Events are sorted by rank: the previous rank's rows are complete.
+                for r in open_rows.drain(..) {
+                    if let Some(mut s) = states[r as usize].take() {
+                        s.finish(r, &mut shared)?;
                     }
-                    current_rank = Some(rank);
                 }
-                let Some(row) = row_map.row(process, c.call.thread.value(i) as i32) else {
-                    continue;
-                };
-                events += 1;
-                row_events[row as usize] += 1;
-                // Both columns are written non-null; a null (a damaged file) indexes nothing.
-                let (Some(fk), Some(lk)) = (c.call.func.key(i), c.layer.key(i)) else {
-                    continue;
-                };
-                let layer = c.layer.value(lk);
-                let (key, byte_layer) = match keys[fk] {
-                    Some(k) => k,
-                    None => {
-                        let name = c.call.func.value(fk);
-                        let key = *func_index
-                            .entry((name.to_string(), layer.to_string()))
-                            .or_insert_with(|| {
-                                funcs.push(LodFunction {
-                                    name: name.to_string(),
-                                    layer: layer.to_string(),
-                                    calls: 0,
-                                });
-                                (funcs.len() - 1) as u32
+                current_rank = Some(rank);
+            }
+            let Some(row) = row_map.row(process, c.call.thread.value(i) as i32) else {
+                continue;
+            };
+            events += 1;
+            row_events[row as usize] += 1;
+            // Both columns are written non-null; a null (a damaged file) indexes nothing.
+            let (Some(fk), Some(lk)) = (c.call.func.key(i), c.layer.key(i)) else {
+                continue;
+            };
+            let layer = c.layer.value(lk);
+            let (key, byte_layer) = match keys[fk] {
+                Some(k) => k,
+                None => {
+                    let name = c.call.func.value(fk);
+                    let key = *func_index
+                        .entry((name.to_string(), layer.to_string()))
+                        .or_insert_with(|| {
+                            funcs.push(LodFunction {
+                                name: name.to_string(),
+                                layer: layer.to_string(),
+                                calls: 0,
                             });
-                        let byte_layer = Layer::from_name(layer).filter(|&l| {
-                            matches!(l, Layer::Posix | Layer::Stdio | Layer::Server)
-                                && matches!(
-                                    functions::kind_of(l, name),
-                                    functions::OpKind::Read | functions::OpKind::Write
-                                )
+                            (funcs.len() - 1) as u32
                         });
-                        keys[fk] = Some((key, byte_layer));
-                        (key, byte_layer)
-                    }
-                };
-                funcs[key as usize].calls += 1;
-                let bytes = match byte_layer {
-                    Some(layer) => {
-                        let system = c
-                            .file_id
-                            .get(i)
-                            .and_then(|f| system_file.get(f.max(0) as usize).copied());
-                        if scope::is_application_record(layer, system) {
-                            functions::bytes_moved(
-                                c.size.value(i).max(0) as u64,
-                                c.result.value(i),
-                                c.error.value(i) as i32,
-                            ) as f64
-                        } else {
-                            0.0
-                        }
-                    }
-                    None => 0.0,
-                };
-                let (start, dur, depth) = (
-                    c.call.start.value(i),
-                    c.call.dur.value(i),
-                    c.call.depth.value(i) as u8,
-                );
-                if dur >= long_ns {
-                    spans.push(row, c.id.value(i), start, dur, depth, &funcs[key as usize])?;
+                    let byte_layer = Layer::from_name(layer).filter(|&l| {
+                        matches!(l, Layer::Posix | Layer::Stdio | Layer::Server)
+                            && matches!(
+                                functions::kind_of(l, name),
+                                functions::OpKind::Read | functions::OpKind::Write
+                            )
+                    });
+                    keys[fk] = Some((key, byte_layer));
+                    (key, byte_layer)
                 }
-                let state = &mut states[row as usize];
-                if state.is_none() {
-                    *state = Some(RowState::new(&shared));
-                    open_rows.push(row);
-                }
-                let mut done = Vec::new();
-                if let Some(s) = state.as_mut() {
-                    s.binner
-                        .push(start, dur, depth, key, bytes, &mut |b| done.push(b));
-                }
-                if !done.is_empty() {
-                    if let Some(mut s) = state.take() {
-                        for b in done {
-                            s.emit(row, 0, b, &mut shared)?;
-                        }
-                        *state = Some(s);
+            };
+            funcs[key as usize].calls += 1;
+            let bytes = match byte_layer {
+                Some(layer) => {
+                    let system = c
+                        .file_id
+                        .get(i)
+                        .and_then(|f| system_file.get(f.max(0) as usize).copied());
+                    if scope::is_application_record(layer, system) {
+                        functions::bytes_moved(
+                            c.size.value(i).max(0) as u64,
+                            c.result.value(i),
+                            c.error.value(i) as i32,
+                        ) as f64
+                    } else {
+                        0.0
                     }
+                }
+                None => 0.0,
+            };
+            let (start, dur, depth) = (
+                c.call.start.value(i),
+                c.call.dur.value(i),
+                c.call.depth.value(i) as u8,
+            );
+            if dur >= long_ns {
+                spans.push(row, c.id.value(i), start, dur, depth, &funcs[key as usize])?;
+            }
+            let state = &mut states[row as usize];
+            if state.is_none() {
+                *state = Some(RowState::new(&shared));
+                open_rows.push(row);
+            }
+            let mut done = Vec::new();
+            if let Some(s) = state.as_mut() {
+                s.binner
+                    .push(start, dur, depth, key, bytes, &mut |b| done.push(b));
+            }
+            if !done.is_empty() {
+                if let Some(mut s) = state.take() {
+                    for b in done {
+                        s.emit(row, 0, b, &mut shared)?;
+                    }
+                    *state = Some(s);
                 }
             }
         }
-        progress(sel.row_group + 1, row_groups);
-    }
+        Ok(())
+    })?;
     for r in open_rows.drain(..) {
         if let Some(mut s) = states[r as usize].take() {
             s.finish(r, &mut shared)?;

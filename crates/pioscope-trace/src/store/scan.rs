@@ -45,6 +45,14 @@ impl Pred {
     }
 }
 
+/// What [`Table::prefetch`] hands over, in file order.
+pub enum Prefetched {
+    /// The next batch of rows.
+    Batch(RecordBatch),
+    /// Every row of this row group has been handed over.
+    RowGroupEnd(usize),
+}
+
 /// One row group's rows that may match.
 #[derive(Clone, Debug)]
 pub struct Selected {
@@ -413,6 +421,42 @@ impl Table {
         Ok(out)
     }
 
+    /// Streams every row of `columns` (all columns when empty) in batches of at most
+    /// `batch_rows` rows, as [`Table::reader`] over every row group in order, but decoded on a
+    /// thread of its own one batch ahead of `consume`: a one-pass builder (the level-of-detail
+    /// index) works on a batch while the next one decodes. `consume` also gets each row group's
+    /// end; its first error stops the decoding and is returned.
+    pub fn prefetch(
+        &self,
+        columns: &[&str],
+        batch_rows: usize,
+        mut consume: impl FnMut(Prefetched) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        std::thread::scope(|scope| {
+            let (send, batches) = std::sync::mpsc::sync_channel(1);
+            scope.spawn(move || {
+                for sel in self.select(&[]) {
+                    let decoded = self.reader(&sel, columns, batch_rows);
+                    let sent = match decoded {
+                        Ok(reader) => reader
+                            .map(|b| b.map(Prefetched::Batch))
+                            .chain([Ok(Prefetched::RowGroupEnd(sel.row_group))])
+                            .try_for_each(|item| {
+                                let failed = item.is_err();
+                                // A consumer gone (it failed) or a decoding error: stop.
+                                send.send(item).ok().filter(|_| !failed).ok_or(())
+                            }),
+                        Err(e) => send.send(Err(e)).map_err(|_| ()).and(Err(())),
+                    };
+                    if sent.is_err() {
+                        return;
+                    }
+                }
+            });
+            batches.into_iter().try_for_each(|item| consume(item?))
+        })
+    }
+
     /// Reads every row of `columns` (all columns when empty): for the small tables.
     pub fn read_all(&self, columns: &[&str]) -> Result<Vec<RecordBatch>, StoreError> {
         let mut out = Vec::new();
@@ -427,6 +471,58 @@ impl Table {
 #[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
+
+    /// A one-column table of `rows` values 0.. in row groups of `group_rows`.
+    fn numbers(dir: &Path, rows: i64, group_rows: usize) -> Table {
+        use arrow_array::Int64Array;
+        use parquet::arrow::ArrowWriter;
+        use parquet::file::properties::WriterProperties;
+        let path = dir.join("numbers.parquet");
+        let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(group_rows))
+            .build();
+        let file = std::fs::File::create(&path).unwrap();
+        let mut w = ArrowWriter::try_new(file, schema.clone(), Some(props)).unwrap();
+        let values = Arc::new(Int64Array::from_iter_values(0..rows));
+        w.write(&RecordBatch::try_new(schema, vec![values]).unwrap())
+            .unwrap();
+        w.close().unwrap();
+        Table::open_footer(&path).unwrap()
+    }
+
+    #[test]
+    fn prefetch_hands_over_every_batch_in_order_with_row_group_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = numbers(dir.path(), 5, 2);
+        let mut seen = Vec::new();
+        table
+            .prefetch(&[], 1, |item| {
+                seen.push(match item {
+                    Prefetched::Batch(b) => format!("{}", table.columns(&b).int("n")?.value(0)),
+                    Prefetched::RowGroupEnd(g) => format!("end {g}"),
+                });
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(seen, ["0", "1", "end 0", "2", "3", "end 1", "4", "end 2"]);
+    }
+
+    #[test]
+    fn prefetch_stops_at_the_consumers_first_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = numbers(dir.path(), 1000, 10);
+        let mut calls = 0;
+        let result = table.prefetch(&[], 1, |_| {
+            calls += 1;
+            match calls {
+                3 => Err(StoreError::Exists(PathBuf::from("third"))),
+                _ => Ok(()),
+            }
+        });
+        assert!(matches!(result, Err(StoreError::Exists(p)) if p == Path::new("third")));
+        assert_eq!(calls, 3);
+    }
 
     #[test]
     fn intersects_ranges() {
