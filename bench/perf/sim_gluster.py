@@ -18,7 +18,10 @@ machine one run's throughput changes by several times from run to run. Per confi
 prints observed and simulated throughput with the error, and the server tables (`pioscope
 stats --by server --json`) side by side: storage accesses and bytes per access on the brick
 daemon against the simulated server's disk; then
-the median and worst error over all configurations (goal: median under 15%). Around every
+the median and worst error over all configurations (goal: median under 15%). Every simulation
+runs twice, on the calibrated model and on the same runs fitted with `calibrate --node-cpu` (the
+FUSE daemons' CPU on the node's cores, docs/MODEL.md "Node CPU"), both errors side by side
+(unless --system names one model). Around every
 observed run it reads the CPU time of the GlusterFS daemons from /proc (the FUSE client
 `glusterfs`, the brick `glusterfsd`) and the host's busy fraction, and prints them per
 configuration: what the client side's CPU costs (docs/MODEL.md, "Validation").
@@ -27,13 +30,14 @@ configuration: what the client side's CPU costs (docs/MODEL.md, "Validation").
                                     [--keep DIR] [--set KEY=VALUE]
     python3 bench/perf/sim_gluster.py --reuse DIR [--system FILE] [--set KEY=VALUE]
 
---reuse DIR simulates again the observed traces and model a `--keep DIR` run left there
-(DIR/gluster.toml unless --system), without the lab: to try a model offline, without root.
+--reuse DIR simulates again the observed traces a `--keep DIR` run left there, on both models
+fitted again from its DIR/gluster-runs.json (or on --system), without the lab: to try a model
+or a fit offline, without root.
 Needs root otherwise (GlusterFS). The lab is taken down at the end, also after a failure.
 """
-import os
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
