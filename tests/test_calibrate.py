@@ -58,6 +58,31 @@ def test_quick_calibration_writes_a_loadable_model(tmp_path):
     assert "limited by" in text
 
 
+def test_node_cpu_of_fuse_daemons_from_runs(tmp_path):
+    """Issue 15 item 9: the FUSE daemons' CPU a runs file holds (`machine.daemon_cpu`) becomes
+    node CPU only with --node-cpu: the client's costs, colocated servers, and the client's
+    share taken out of the server's fitted line."""
+    runs, scratch = tmp_path / "runs.json", tmp_path / "scratch"
+    scratch.mkdir()
+    pioscope("calibrate", "-o", tmp_path / "m.toml", "--quick", "--dir", scratch, "-n", "2",
+             "--save-runs", runs)
+    data = json.loads(runs.read_text())
+    assert "daemon_cpu" not in data["machine"]  # not a FUSE mount
+    data["machine"]["daemon_cpu"] = {
+        "client_per_request_s": 2e-6, "client_per_byte_s": 1e-9, "servers": 1,
+        "server_per_request_s": 1e-6, "server_per_byte_s": 0.0}
+    runs.write_text(json.dumps(data))
+    plain, cpu = tmp_path / "plain.toml", tmp_path / "cpu.toml"
+    pioscope("calibrate", "--from-runs", runs, "-o", plain)
+    pioscope("calibrate", "--from-runs", runs, "-o", cpu, "--node-cpu")
+    p, c = (tomllib.loads(f.read_text()) for f in (plain, cpu))
+    assert "client_cpu_per_request_ns" not in p["nodes"] and "colocated" not in p["storage"]
+    assert c["nodes"]["client_cpu_per_request_ns"] == 2000
+    assert c["nodes"]["client_cpu_bandwidth"] == pytest.approx(1e9)
+    assert c["storage"]["colocated"] is True
+    assert c["storage"]["cpu_per_request_ns"] == max(0, p["storage"]["cpu_per_request_ns"] - 2000)
+
+
 def test_calibrate_refuses_to_overwrite(tmp_path):
     out = tmp_path / "system.toml"
     out.write_text("keep me\n")

@@ -18,19 +18,31 @@ machine one run's throughput changes by several times from run to run. Per confi
 prints observed and simulated throughput with the error, and the server tables (`pioscope
 stats --by server --json`) side by side: storage accesses and bytes per access on the brick
 daemon against the simulated server's disk; then
-the median and worst error over all configurations (goal: median under 15%).
+the median and worst error over all configurations (goal: median under 15%). Every simulation
+runs twice, on the calibrated model and on the same runs fitted with `calibrate --node-cpu` (the
+FUSE daemons' CPU on the node's cores, docs/MODEL.md "Node CPU"), both errors side by side
+(unless --system names one model). Around every
+observed run it reads the CPU time of the GlusterFS daemons from /proc (the FUSE client
+`glusterfs`, the brick `glusterfsd`) and the host's busy fraction, and prints them per
+configuration: what the client side's CPU costs (docs/MODEL.md, "Validation").
 
     PIOSCOPE_BIN_DIR=build/bin python3 bench/perf/sim_gluster.py [--system FILE] [--runs 3]
                                     [--keep DIR] [--set KEY=VALUE]
+    python3 bench/perf/sim_gluster.py --reuse DIR [--system FILE] [--set KEY=VALUE]
 
-Needs root (GlusterFS). The lab is taken down at the end, also after a failure.
+--reuse DIR simulates again the observed traces a `--keep DIR` run left there, on both models
+fitted again from its DIR/gluster-runs.json (or on --system), without the lab: to try a model
+or a fit offline, without root.
+Needs root otherwise (GlusterFS). The lab is taken down at the end, also after a failure.
 """
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -69,6 +81,32 @@ def configurations():
                args + (["--collective"] if collective else []), 4, ior, [])
 
 
+def daemon_cpu():
+    """CPU seconds (user + system) so far of the GlusterFS FUSE client and brick daemons,
+    {"glusterfs": s, "glusterfsd": s}, and the host's (busy, total) jiffies from /proc/stat."""
+    hz = os.sysconf("SC_CLK_TCK")
+    cpu = {"glusterfs": 0.0, "glusterfsd": 0.0}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended meanwhile
+        if comm in cpu:
+            cpu[comm] += (int(fields[11]) + int(fields[12])) / hz
+    jiffies = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = jiffies[3] + jiffies[4]
+    return cpu, (sum(jiffies) - idle, sum(jiffies))
+
+
+def cpu_used(before, after, seconds):
+    """The daemons' CPU seconds over a command of `seconds`, the host's busy fraction."""
+    (c0, (b0, t0)), (c1, (b1, t1)) = before, after
+    used = {k: c1[k] - c0[k] for k in c0}
+    used.update(host=(b1 - b0) / max(t1 - t0, 1), seconds=seconds)
+    return used
+
+
 def lab(*args):
     subprocess.run([str(LAB), *map(str, args)], check=True, stdout=subprocess.DEVNULL)
 
@@ -97,59 +135,101 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--system", help="model file (default: calibrate on the lab's volume)")
     ap.add_argument("--keep", help="keep the lab, traces and model in this directory")
+    ap.add_argument("--reuse", help="simulate the traces and model a --keep run left in this "
+                    "directory again, without the lab")
     ap.add_argument("--runs", type=int, default=3, help="traced runs per configuration")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="model override for every simulation (as `simulate --set`)")
     args = ap.parse_args()
-    work = Path(args.keep or tempfile.mkdtemp(prefix="pioscope-sim-gluster-"))
+    if args.reuse and args.keep:
+        ap.error("--reuse and --keep exclude each other")
+    work = Path(args.reuse or args.keep or tempfile.mkdtemp(prefix="pioscope-sim-gluster-"))
     work.mkdir(parents=True, exist_ok=True)
     lab_dir = work / "lab"
-    lab("up", "--dir", lab_dir)
+    if not args.reuse:
+        lab("up", "--dir", lab_dir)
+    kept = {}
+    if args.reuse:
+        kept = {r["config"]: r for r in json.loads((work / "sim_gluster.json").read_text())}
     rows = []
     try:
         system = args.system
-        if system is None:
+        if system is None and not args.reuse:
             system = work / "gluster.toml"
             print("calibrating on the volume...", flush=True)
             # --quick: the full runs take many minutes through FUSE (O_DIRECT 4 KiB requests).
             table = run(PIOSCOPE, "calibrate", "--quick", "-o", system, "--force", "--dir",
                         lab_dir / "mnt", "--save-runs", work / "gluster-runs.json")
             print(table.strip().splitlines()[-2], flush=True)
+        models = {"": Path(system or work / "gluster.toml")}
+        if args.system is None:
+            # The same runs fitted with the FUSE daemons' CPU on the node's cores
+            # (`calibrate --node-cpu`): both models' errors, side by side. --reuse fits both
+            # again, so a changed fit shows without the lab.
+            models["node CPU"] = work / "gluster-node-cpu.toml"
+            for tag, extra in (("", []), ("node CPU", ["--node-cpu"])):
+                if tag or args.reuse:
+                    table = run(PIOSCOPE, "calibrate", "--from-runs", work / "gluster-runs.json",
+                                *extra, "-o", models[tag], "--force")
+                    print(f"{tag or 'calibration'}: {table.strip().splitlines()[-2]}", flush=True)
+        overrides = [x for kv in args.set for x in ("--set", kv)]
         for i, (name, bench, bargs, ranks, spec, sets) in enumerate(configurations()):
             if bench == "hpio":
                 bargs = bargs + ["--region-count", REGIONS, "--iterations", 1]
                 spec += f",region_count={REGIONS},region_space=128,iterations=1"
-            overrides = [x for kv in args.set for x in ("--set", kv)]
             funcs = HPIO_WRITES if bench == "hpio" else WRITE_AT
             # The machine is shared: a run's throughput changes by several times from run to
             # run, so the reference is the median over --runs traced runs (and their replays).
-            observed, replayed = [], []
-            for n in range(args.runs):
-                obs, rep = work / f"observed-{i}-{n}", work / f"replay-{i}-{n}"
-                run(PIOSCOPE, "bench", bench, "-n", ranks, "--trace", obs, "--force",
-                    "--servers", lab_dir / "servers", "--", *bargs, "--path",
-                    lab_dir / "mnt" / f"{bench}-{i}.dat")
-                run(PIOSCOPE, "simulate", "--trace", obs, "--system", system, *overrides,
-                    "-o", rep, "--force")
+            observed, cpu = [], []
+            runs = (len(list(work.glob(f"observed-{i}-*"))) if args.reuse else args.runs)
+            traces = [work / f"observed-{i}-{n}" for n in range(runs)]
+            for obs in traces:
+                if not args.reuse:
+                    before, began = daemon_cpu(), time.monotonic()
+                    run(PIOSCOPE, "bench", bench, "-n", ranks, "--trace", obs, "--force",
+                        "--servers", lab_dir / "servers", "--", *bargs, "--path",
+                        lab_dir / "mnt" / f"{bench}-{i}.dat")
+                    cpu.append(cpu_used(before, daemon_cpu(), time.monotonic() - began))
                 observed.append(throughput(obs, funcs))
-                replayed.append(throughput(rep, funcs))
-            wl = work / f"workload-{i}"
-            run(PIOSCOPE, "simulate", "--workload", spec, "--system", system, *overrides, *sets,
-                "-o", wl, "--force")
-            o, r = statistics.median(observed), statistics.median(replayed)
-            w = throughput(wl, funcs)
-            so, sw = server_row(work / f"observed-{i}-0"), server_row(wl)
-            rows.append({"config": name, "observed": o, "observed_runs": observed,
-                         "replay": r, "workload": w,
-                         "error_workload": rel(w, o), "error_replay": rel(r, o),
-                         "server_observed": so, "server_simulated": sw})
-            print(f"{name:<36} observed {o / MIB:8.2f} MiB/s ({min(observed) / MIB:.2f}-"
-                  f"{max(observed) / MIB:.2f})  workload {w / MIB:8.2f} "
-                  f"({rel(w, o):6.1%})  replay {r / MIB:8.2f} ({rel(r, o):6.1%})  server "
-                  f"accesses {so[0]} of {so[1]:.0f} B vs {sw[0]} of {sw[1]:.0f} B", flush=True)
+            if args.reuse:
+                cpu = kept.get(name, {}).get("cpu", [])
+            o = statistics.median(observed)
+            row = {"config": name, "observed": o, "observed_runs": observed, "cpu": cpu,
+                   "server_observed": server_row(traces[0])}
+            line = (f"{name:<36} observed {o / MIB:8.2f} MiB/s ({min(observed) / MIB:.2f}-"
+                    f"{max(observed) / MIB:.2f})")
+            for tag, model in models.items():
+                suffix = f"-{tag.replace(' ', '-')}" if tag else ""
+                replayed = []
+                for n, obs in enumerate(traces):
+                    rep = work / f"replay-{i}-{n}{suffix}"
+                    run(PIOSCOPE, "simulate", "--trace", obs, "--system", model, *overrides,
+                        "-o", rep, "--force")
+                    replayed.append(throughput(rep, funcs))
+                wl = work / f"workload-{i}{suffix}"
+                run(PIOSCOPE, "simulate", "--workload", spec, "--system", model, *overrides,
+                    *sets, "-o", wl, "--force")
+                r, w = statistics.median(replayed), throughput(wl, funcs)
+                key = f" {tag}" if tag else ""
+                row.update({f"workload{key}": w, f"replay{key}": r,
+                            f"error_workload{key}": rel(w, o), f"error_replay{key}": rel(r, o)})
+                line += (f"  {tag + ': ' if tag else ''}workload {w / MIB:8.2f} ({rel(w, o):6.1%})"
+                         f" replay {r / MIB:8.2f} ({rel(r, o):6.1%})")
+                if not tag:
+                    row["server_simulated"] = server_row(wl)
+            so, sw = row["server_observed"], row["server_simulated"]
+            print(f"{line}  server accesses {so[0]} of {so[1]:.0f} B vs {sw[0]} of {sw[1]:.0f} B",
+                  flush=True)
+            if cpu:
+                med = {k: statistics.median(c[k] for c in cpu) for k in cpu[0]}
+                print(f"{'':<36} CPU over the command ({med['seconds']:.2f} s): FUSE client "
+                      f"{med['glusterfs'] * 1e3:.0f} ms, brick {med['glusterfsd'] * 1e3:.0f} ms,"
+                      f" host {med['host']:.0%} busy", flush=True)
+            rows.append(row)
     finally:
-        lab("down", "--dir", lab_dir)
-    for key in ("error_workload", "error_replay"):
+        if not args.reuse:
+            lab("down", "--dir", lab_dir)
+    for key in (k for k in rows[0] if k.startswith("error_")) if rows else ():
         errs = [x[key] for x in rows]
         print(f"{key[6:]}: median error {statistics.median(errs):.1%}, worst {max(errs):.1%} "
               f"over {len(errs)} configurations")

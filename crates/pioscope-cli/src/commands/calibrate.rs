@@ -13,6 +13,7 @@ use pioscope_sim::model::load;
 use pioscope_sim::model::Fit;
 use pioscope_trace::units::{fmt_ops, fmt_rate, fmt_time_ns};
 
+use super::calibrate_daemons;
 use crate::{launch, output_file};
 
 /// Measure this machine and write a system model for `pioscope simulate` and `bounds`
@@ -32,6 +33,7 @@ use crate::{launch, output_file};
 ///   pioscope calibrate -o quick.toml --quick --dir /scratch/me
 ///   pioscope calibrate -o local.toml --save-runs runs.json
 ///   pioscope calibrate -o refit.toml --from-runs runs.json
+///   pioscope calibrate -o gluster.toml --dir /mnt/gluster --node-cpu
 #[derive(Parser, Debug)]
 #[command(after_help = crate::EXIT_CODES, verbatim_doc_comment)]
 pub struct Args {
@@ -59,6 +61,11 @@ pub struct Args {
     /// Fit the results a --save-runs wrote instead of measuring (no benchmark runs)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["save_runs", "quick"])]
     pub from_runs: Option<PathBuf>,
+    /// On a FUSE mount: charge its daemons' CPU time per request and per byte (measured on
+    /// every FUSE calibration, kept in --save-runs) to the node's cores, the servers there
+    /// colocated (docs/MODEL.md, "Node CPU"); without it the model leaves node CPU out
+    #[arg(long)]
+    pub node_cpu: bool,
 }
 
 /// Runs, fits, writes; exit code 0.
@@ -84,8 +91,11 @@ pub fn run(args: Args) -> Result<u8> {
     let Measurements {
         net,
         storage,
-        machine,
+        mut machine,
     } = m;
+    if !args.node_cpu {
+        machine.daemon_cpu = None;
+    }
     let system = calibrate::fit(&net, &storage, &machine).context("fitting the model")?;
     load::validate(&system)
         .map_err(|(field, msg)| anyhow::anyhow!("the fitted model is not valid: {field}: {msg}"))?;
@@ -144,8 +154,17 @@ fn measure_here(args: &Args) -> Result<Measurements> {
     let (net, storage) = result?;
 
     let dir = fs::canonicalize(&args.dir).unwrap_or_else(|_| args.dir.clone());
+    let fuse_mount = mount_of(&dir)
+        .filter(|(_, t)| t == "fuse" || t.starts_with("fuse."))
+        .map(|(point, _)| point);
+    // Issue 15 item 9: what the mount's daemons here cost in CPU per request and per byte.
+    let daemon_cpu = fuse_mount.as_ref().and_then(|point| {
+        eprintln!("calibrate: CPU time of the FUSE daemons per write request");
+        calibrate_daemons::measure(&dir, point)
+    });
     let machine = Machine {
-        fuse: fs_type(&dir).is_some_and(|t| t == "fuse" || t.starts_with("fuse.")),
+        fuse: fuse_mount.is_some(),
+        daemon_cpu,
         host: hostname(),
         date: utc_now(),
         cpus: std::thread::available_parallelism()
@@ -332,7 +351,8 @@ pub fn fit_table(fits: &[Fit]) -> Vec<String> {
 
 /// The type of the file system holding `dir` (an absolute path): the fstype of the longest
 /// mount point of /proc/self/mounts that contains it.
-fn fs_type(dir: &Path) -> Option<String> {
+/// The mount point holding `dir` and its file system type, from /proc/self/mounts.
+fn mount_of(dir: &Path) -> Option<(PathBuf, String)> {
     let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
     mounts
         .lines()
@@ -344,7 +364,6 @@ fn fs_type(dir: &Path) -> Option<String> {
             dir.starts_with(&point).then(|| (point, kind.to_string()))
         })
         .max_by_key(|(point, _)| point.as_os_str().len())
-        .map(|(_, kind)| kind)
 }
 
 fn hostname() -> String {
@@ -415,7 +434,8 @@ mod tests {
         assert!(t[2].ends_with("0.0%"), "{}", t[2]);
         assert_eq!(t[3], "2 measurements: median error 10.0%, worst 10.0%");
         // Issue 15 item 9: the file system type of a directory (FUSE mounts split requests).
-        assert!(fs_type(Path::new("/proc/self")).is_some_and(|t| t == "proc"));
+        assert!(mount_of(Path::new("/proc/self"))
+            .is_some_and(|(p, t)| p == Path::new("/proc") && t == "proc"));
         let now = utc_now();
         assert_eq!(now.len(), 20, "{now}");
         assert!(now.starts_with("20"), "{now}");

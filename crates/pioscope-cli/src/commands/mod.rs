@@ -32,6 +32,7 @@ pub mod bench;
 pub mod bench_tas;
 pub mod bounds;
 pub mod calibrate;
+mod calibrate_daemons;
 pub mod colours;
 pub mod compare;
 pub mod diff;

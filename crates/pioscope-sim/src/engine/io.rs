@@ -226,10 +226,20 @@ impl Sim<'_> {
                 if self.lustre.is_some() {
                     // Each buffer is one bulk RPC of its own (lustre_client.rs).
                     self.lustre_submit(q);
-                } else if !write {
-                    self.q.push(self.now + small, Ev::ReqAtServer(q));
+                    continue;
+                }
+                // The client stack's CPU time for the buffer (a FUSE daemon's), before it
+                // goes; 0 unless the model sets it (node_cpu.rs).
+                let cost = self.client_cpu_cost(b.bytes);
+                let node = self.ranks[r as usize].node;
+                let issuer = (!client_flush).then_some(r);
+                let (_, ready) = self.node_cpu(node, issuer, self.now, cost);
+                if !write {
+                    self.q.push(ready + small, Ev::ReqAtServer(q));
                 } else if rendezvous {
-                    self.q.push(self.now + 2 * small, Ev::ReqRdvReady(q));
+                    self.q.push(ready + 2 * small, Ev::ReqRdvReady(q));
+                } else if ready > self.now {
+                    self.q.push(ready, Ev::ReqRdvReady(q));
                 } else {
                     self.req_send_write(q);
                 }

@@ -25,6 +25,7 @@ mod locks;
 mod lustre_client;
 mod messages;
 pub mod network;
+mod node_cpu;
 mod queue;
 mod ranks;
 mod server_cpu;
@@ -40,6 +41,8 @@ mod tests_clientcache;
 mod tests_listio;
 #[cfg(test)]
 mod tests_lustre;
+#[cfg(test)]
+mod tests_nodecpu;
 #[cfg(test)]
 mod tests_serverstore;
 #[cfg(test)]
@@ -324,6 +327,8 @@ struct Sim<'a> {
     lustre: Option<lustre_client::LustreClient>,
     /// The compute nodes' write-back caches (none unless the model has `[client_cache]`).
     client: client_cache::ClientCaches,
+    /// The compute nodes' cores (none unless the model charges CPU to them).
+    cores: node_cpu::NodeCores,
 }
 
 impl<'a> Sim<'a> {
@@ -397,6 +402,7 @@ impl<'a> Sim<'a> {
         let handoff = ranks::handoffs(sys, &oversubscribed);
         let nodes_used = ranks.iter().map(|x| x.node as usize + 1).max().unwrap_or(0);
         let client = client_cache::ClientCaches::new(sys, nodes_used);
+        let cores = node_cpu::NodeCores::new(sys, nodes_used);
         let handoff_all = handoff.iter().copied().max().unwrap_or(0);
         Ok(Sim {
             sys,
@@ -439,6 +445,7 @@ impl<'a> Sim<'a> {
                 _ => None,
             },
             client,
+            cores,
         })
     }
 

@@ -30,7 +30,8 @@ pub(super) enum Ev {
     RdvDelivered(u32),
     /// The barrier in progress releases every rank.
     BarrierRelease,
-    /// A write request's rendezvous round trip is over: its data goes.
+    /// A write request's data goes: after its rendezvous round trip, or after the client
+    /// stack's CPU time (node_cpu.rs).
     ReqRdvReady(u32),
     /// A request (write data or read request) reached its server.
     ReqAtServer(u32),

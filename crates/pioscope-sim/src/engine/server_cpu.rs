@@ -1,6 +1,8 @@
 //! Server CPU time, taken and reported: every span a server thread holds its CPU (a request's
 //! CPU time, a memory copy) goes to the recorder, so the output trace samples the servers' CPU
-//! as `pioscope run`'s sampler samples a real server's (the server table's CPU %).
+//! as `pioscope run`'s sampler samples a real server's (the server table's CPU %). A server
+//! colocated with the ranks (`storage.colocated`) also takes a core of their node
+//! (node_cpu.rs).
 
 use super::Sim;
 use crate::program::{CpuActivity, CpuWork};
@@ -9,7 +11,14 @@ impl Sim<'_> {
     /// Server `s` needs `cost` ns of CPU for `work` from now: when it ends (the server's
     /// threads, first come first served).
     pub(super) fn server_cpu(&mut self, s: usize, cost: u64, work: CpuWork) -> u64 {
-        let end = self.servers[s].cpu(self.now, cost);
+        let end = if cost > 0 && self.servers_on_node() {
+            // Its thread and a core of the node, then as long as the node's load lets it run.
+            let thread_free = self.servers[s].cpu_free().max(self.now);
+            let (start, end) = self.server_span_on_node(thread_free, cost);
+            self.servers[s].cpu(start, end - start)
+        } else {
+            self.servers[s].cpu(self.now, cost)
+        };
         if cost > 0 {
             self.rec.server_cpu(&CpuActivity {
                 server: s as u32,

@@ -18,6 +18,8 @@ pub(crate) fn system() -> System {
             cores: 0,
             handoff_ns: 0,
             fresh_memory_bandwidth: 0.0,
+            client_cpu_per_request_ns: 0,
+            client_cpu_bandwidth: 0.0,
         },
         network: Network {
             latency_ns: 1_000,
@@ -32,6 +34,7 @@ pub(crate) fn system() -> System {
         },
         storage: Storage {
             null: false,
+            colocated: false,
             volume: Default::default(),
             disk_access: DiskAccess::default(),
             data_servers: 2,

@@ -16,6 +16,7 @@
 use pioscope_trace::units;
 use serde::{Deserialize, Serialize};
 
+use crate::model::daemon_cpu::DaemonCpu;
 use crate::model::rates::Access;
 use crate::model::{
     Cache, Calibration, Disk, DiskAccess, Fit, Layout, LayoutKind, Metadata, MpiIo, Network, Nodes,
@@ -196,6 +197,10 @@ pub struct Machine {
     /// to the daemon in pieces of at most `FUSE_MAX_WRITE`. Absent in older runs files: false.
     #[serde(default)]
     pub fuse: bool,
+    /// On a FUSE mount whose daemons run here: their CPU time per write request and per
+    /// byte (`pioscope calibrate` measures it). Absent: none seen, no node CPU modelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon_cpu: Option<DaemonCpu>,
 }
 
 /// Everything a fit reads: the two benchmarks' results and the machine's facts, as
@@ -303,7 +308,7 @@ pub fn large_copy_factor(points: &[(f64, f64)], a: f64, b: f64) -> Option<f64> {
 }
 
 /// 1 / (1/total - 1/part): the rate left for one stage when `part` is known (rates in series).
-fn remaining_rate(total: f64, part: f64) -> f64 {
+pub(crate) fn remaining_rate(total: f64, part: f64) -> f64 {
     let inv = 1.0 / total - 1.0 / part;
     if inv > 1e-13 {
         1.0 / inv
@@ -349,10 +354,28 @@ pub fn predict(system: &System, mode: &str, size: u64, clients: u32) -> (f64, f6
             disk @ Disk::Hdd { .. } => crate::model::bounds::disk_service_s(&disk, size),
         }
     };
-    let t1 = 2.0 * l + rendezvous + r / n.bandwidth + cpu + service;
+    // The node's client stack (a FUSE daemon) before the request goes.
+    let nodes = &system.nodes;
+    let client = nodes.client_cpu_per_request_ns as f64 * 1e-9
+        + if nodes.client_cpu_bandwidth > 0.0 {
+            r / nodes.client_cpu_bandwidth
+        } else {
+            0.0
+        };
+    let t1 = 2.0 * l + rendezvous + r / n.bandwidth + client + cpu + service;
     // The server's CPU and its cache or disk serve `server_threads` requests at a time.
     let server = f64::from(st.server_threads.max(1)) * r / (cpu + service);
     let mut agg = (f64::from(clients.max(1)) * r / t1).min(server);
+    // The node's cores run the client stack, and a colocated server's CPU and copies.
+    let on_node = client
+        + if st.colocated {
+            cpu + if cached { service } else { 0.0 }
+        } else {
+            0.0
+        };
+    if nodes.cores > 0 && on_node > 0.0 {
+        agg = agg.min(f64::from(nodes.cores) * r / on_node);
+    }
     // A shared transfer rate: the disk moves one request's bytes at a time.
     if !cached && st.disk_access.shared_bandwidth {
         agg = agg.min(st.disk_access.transfer_rate(&st.disk, access));
@@ -668,6 +691,9 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             fresh_memory_bandwidth: net.fresh_memory_bytes_per_s.unwrap_or(0.0),
             // A cycle blocks twice (the sizes' all-to-all, the Waitall): half the fixed part each.
             handoff_ns: exchange.map_or(0, |e| ns(e.fixed_s / 2.0)),
+            // Set by fit_client_cpu on a FUSE mount.
+            client_cpu_per_request_ns: 0,
+            client_cpu_bandwidth: 0.0,
         },
         network: Network {
             latency_ns: ns(lat),
@@ -693,6 +719,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
         },
         storage: Storage {
             null: false,
+            colocated: false,
             volume: Default::default(),
             data_servers: 1,
             metadata_servers: 1,
@@ -753,6 +780,9 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
         client_cache: Default::default(),
         variance: Default::default(),
     };
+    if let Some(d) = &machine.daemon_cpu {
+        d.apply(&mut system);
+    }
     fit_concurrency(&mut system, storage);
     let fits = fits(&system, net, storage);
     system.calibration = Some(Calibration {
@@ -992,6 +1022,7 @@ mod tests {
             dirty_ratio: 20,
             dir: "/tmp".into(),
             fuse: false,
+            daemon_cpu: None,
         };
         (
             net,

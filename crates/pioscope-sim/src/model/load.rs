@@ -123,6 +123,8 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("nodes.cores", FieldKind::Count),
     ("nodes.handoff_ns", FieldKind::Time),
     ("nodes.fresh_memory_bandwidth", FieldKind::Rate),
+    ("nodes.client_cpu_per_request_ns", FieldKind::Time),
+    ("nodes.client_cpu_bandwidth", FieldKind::Rate),
     ("network.latency_ns", FieldKind::Time),
     ("network.bandwidth", FieldKind::Rate),
     ("network.bisection_bandwidth", FieldKind::Rate),
@@ -146,6 +148,7 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("storage.metadata_servers", FieldKind::Count),
     ("storage.metadata_on_data_servers", FieldKind::Flag),
     ("storage.null", FieldKind::Flag),
+    ("storage.colocated", FieldKind::Flag),
     ("storage.disks_per_server", FieldKind::Count),
     ("storage.cpu_per_request_ns", FieldKind::Time),
     ("storage.server_threads", FieldKind::Count),
@@ -653,6 +656,12 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
         "nodes.ranks_per_node",
         s.nodes.ranks_per_node.into(),
         MAX_RANKS_PER_NODE,
+    )?;
+
+    rate(
+        "nodes.client_cpu_bandwidth",
+        s.nodes.client_cpu_bandwidth,
+        true,
     )?;
 
     let n = &s.network;

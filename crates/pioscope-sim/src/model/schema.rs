@@ -63,6 +63,16 @@ pub struct Nodes {
     /// at every collective call, so an aggregator's first cycle fills fresh pages.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fresh_memory_bandwidth: f64,
+    /// CPU time of the node's client file-system stack per flow buffer of a request (a FUSE
+    /// daemon's context switches and bookkeeping), on one of the node's `cores`, before the
+    /// buffer goes; 0 (the default) = not modelled. docs/MODEL.md, "Node CPU".
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub client_cpu_per_request_ns: u64,
+    /// Rate at which the client stack's CPU handles a buffer's bytes (its copies): a buffer of
+    /// b bytes costs b / this on top of `client_cpu_per_request_ns`; 0 (the default) = no
+    /// per-byte cost.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub client_cpu_bandwidth: f64,
 }
 
 /// Rank placement on nodes.
@@ -154,6 +164,11 @@ pub struct Storage {
     /// (server CPU, caches, network) is unchanged. Absent in older files: false.
     #[serde(default)]
     pub null: bool,
+    /// The servers run on compute node 0 (one machine, as the GlusterFS lab's brick beside its
+    /// FUSE client): their CPU spans also take a core of that node (`nodes.cores`), shared
+    /// with its ranks and its client stack. Absent: false, servers of their own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub colocated: bool,
     /// What lies between a server and its disks: RAID, the kernel's block layer, the local
     /// file system. Absent in older files: one plain disk, no overhead.
     #[serde(default, skip_serializing_if = "Volume::is_plain")]

@@ -115,6 +115,11 @@ impl Server {
         end
     }
 
+    /// When its CPU thread free first is free.
+    pub fn cpu_free(&self) -> u64 {
+        self.cpu_free_at[super::disk::earliest(&self.cpu_free_at)]
+    }
+
     /// The same server serving up to `threads` requests at once on its CPU (at least 1; its
     /// disks' lanes come with their volume). Metadata operations stay serialized (one journal).
     pub fn with_threads(mut self, threads: u32) -> Server {

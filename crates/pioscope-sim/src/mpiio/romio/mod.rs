@@ -416,6 +416,8 @@ pub(crate) mod tests_support {
                 cores: 0,
                 handoff_ns: 0,
                 fresh_memory_bandwidth: 0.0,
+                client_cpu_per_request_ns: 0,
+                client_cpu_bandwidth: 0.0,
             },
             network: Network {
                 latency_ns: 1000,
@@ -430,6 +432,7 @@ pub(crate) mod tests_support {
             },
             storage: Storage {
                 null: false,
+                colocated: false,
                 volume: Default::default(),
                 disk_access: DiskAccess::default(),
                 data_servers: 4,
