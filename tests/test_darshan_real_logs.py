@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, Trace, bench_binary, pioscope, run_traced
+from test_drishti import INFORMATIONAL, drishti_codes
 from test_import_darshan import pydarshan
 
 DATA = ROOT / "tests" / "data" / "darshan"
@@ -284,3 +285,22 @@ def test_stats_report_and_export_work_on_a_real_dxt_log(tmp_path):
     pioscope("export", trace.path, "--to", "csv", "-o", out)
     exported = pd.read_csv(out)
     assert len(exported) == len(trace.events) == 64
+
+
+# docs/FINDINGS.md "On real logs made here": Drishti 0.8's codes and pioscope's findings on the
+# same real logs (the reasons they differ are written there).
+SIDE_BY_SIDE = {
+    "hpio-independent-32-dxt": (["P08", "P19", "M06", "M07"], ["data-sieving"]),
+    "hpio-collective-32-dxt": (["P18", "P19", "M06", "M07"], ["mpiio-blocking"]),
+    "h5-trace-dxt": (["P08", "P09", "P19", "M06", "M07"], ["mpiio-blocking"]),
+    "stdio-formatted-dxt": (["S01", "M01"], ["heavy-stdio"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIDE_BY_SIDE))
+def test_drishti_and_pioscope_on_real_logs(tmp_path, name):
+    codes = drishti_codes(DATA / f"{name}.darshan", tmp_path)
+    trace = imported(name, tmp_path)
+    findings = json.loads(pioscope("report", trace.path, "--json").stdout)["findings"]
+    assert ([c for c in codes if c not in INFORMATIONAL], [f["id"] for f in findings]) \
+        == SIDE_BY_SIDE[name]
