@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import ROOT, Trace, bench_binary, pioscope, run_traced
+from conftest import ROOT, Trace, bench_binary, pioscope, pnetcdf_program, run_traced
 from test_drishti import INFORMATIONAL, drishti_codes
 from test_import_darshan import pydarshan
 
@@ -256,6 +256,52 @@ def test_hdf5_dataset_counters_match_pioscopes_hdf5_calls(tmp_path, workdir, pro
     h5f = table[table.module == "H5F"].groupby("counter").value.sum()
     assert h5f["H5F_OPENS"] == count["H5Fcreate"] + count["H5Fopen"] == 8
     assert h5f["H5F_FLUSHES"] == count["H5Fflush"] == 4
+
+
+# PnetCDF: Darshan's counter -> (pioscope's calls, which of them: all, collective, independent).
+PNETCDF_CALLS = {
+    "PNETCDF_FILE_CREATES": (["ncmpi_create"], None), "PNETCDF_FILE_OPENS": (["ncmpi_open"], None),
+    "PNETCDF_FILE_REDEFS": (["ncmpi_redef"], None), "PNETCDF_FILE_COLL_WAITS": (["ncmpi_wait_all"], None),
+    "PNETCDF_VAR_PUT_VARA": (["ncmpi_put_vara", "ncmpi_put_vara_all"], None),
+    "PNETCDF_VAR_IPUT_VARA": (["ncmpi_iput_vara"], None), "PNETCDF_VAR_NB_WRITES": (["ncmpi_iput_vara"], None),
+    "PNETCDF_VAR_GET_VARA": (["ncmpi_get_vara", "ncmpi_get_vara_all"], None),
+    "PNETCDF_VAR_GET_VAR": (["ncmpi_get_var", "ncmpi_get_var_all"], None),
+    "PNETCDF_VAR_GET_VARS": (["ncmpi_get_vars", "ncmpi_get_vars_all"], None),
+    "PNETCDF_VAR_GET_VARN": (["ncmpi_get_varn", "ncmpi_get_varn_all"], None),
+    "PNETCDF_VAR_COLL_WRITES": (["ncmpi_put_vara_all"], True),
+    "PNETCDF_VAR_INDEP_WRITES": (["ncmpi_put_vara"], False),
+    "PNETCDF_VAR_COLL_READS": (["ncmpi_get_vara_all", "ncmpi_get_var_all", "ncmpi_get_vars_all"], True),
+    "PNETCDF_VAR_INDEP_READS": (["ncmpi_get_varn"], False),
+}
+
+
+def test_pnetcdf_counters_match_pioscopes_pnetcdf_calls(tmp_path, workdir):
+    """Per variable (Darshan and pioscope both name it FILE:VARIABLE) and for the file: the
+    calls of each kind and the bytes put and got, the nonblocking put counted apart."""
+    exe = pnetcdf_program("pnc_trace", tmp_path)
+    _, traced = run_traced(tmp_path / "pnc", exe, workdir / "pnc_trace.nc", ranks=4)
+    for log in ("pnc-trace", "pnc-trace-dxt"):
+        trace = imported(log, tmp_path)
+        for name in ("pnc_trace.nc", "pnc_trace.nc:temperature", "pnc_trace.nc:pressure",
+                     "pnc_trace.nc:humidity"):
+            darshan = counters_on(trace, name)
+            ev = traced.on_file(name)
+            kind = "FILE" if ":" not in name else "VAR"
+            for counter, (funcs, collective) in PNETCDF_CALLS.items():
+                if f"_{kind}_" not in counter:
+                    continue
+                calls = ev[ev.func.isin(funcs)]
+                if collective is not None:
+                    calls = calls[calls.collective == collective]
+                assert darshan.get(counter, 0) == len(calls), (log, name, counter)
+            if kind == "VAR":
+                puts = ev[ev.func.str.contains("put_")]["size"].sum()
+                gets = ev[ev.func.str.contains("get_")]["size"].sum()
+                assert (darshan.get("PNETCDF_VAR_BYTES_WRITTEN", 0),
+                        darshan.get("PNETCDF_VAR_BYTES_READ", 0)) == (puts, gets), (log, name)
+        per_var = darshan_table(trace)
+        per_var = per_var[per_var.module == "PNETCDF_VAR"].groupby("counter").value.sum()
+        assert (per_var["PNETCDF_VAR_BYTES_WRITTEN"], per_var["PNETCDF_VAR_BYTES_READ"]) == (2560, 3840)
 
 
 def test_dxt_segments_are_the_counted_reads_and_writes(tmp_path):
