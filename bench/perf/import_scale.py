@@ -2,14 +2,17 @@
 """How fast `pioscope import darshan` takes a large DXT log (issue 17): records (DXT segments)
 per second and peak RSS of the import of a log of at least a million segments.
 
-No Darshan runtime is built here, so the log is synthesized with Darshan's own log writer
-(tests/darshan_writer.py, libdarshan-util from PyPI's `darshan` wheel): a job, a mount table
+By default the log is synthesized with Darshan's own log writer (tests/darshan_writer.py,
+libdarshan-util from PyPI's `darshan` wheel): a job, a mount table
 and DXT_POSIX records of RANKS x FILES files, each with its write and read segments (32 bytes
 each: offset, length, start, end), strided like an N-to-1 checkpoint. The log is read back by
-PyDarshan (segments counted) before it is timed. A benchmark that reports figures; no assertion.
+PyDarshan (segments counted) before it is timed. `--log LOG` times a log written elsewhere
+instead, e.g. by a real Darshan runtime (its DXT_POSIX segments counted the same way). A
+benchmark that reports figures; no assertion.
 
 Build first: make -C <repo> cli
-usage: bench/perf/import_scale.py [--segments 1M] [--ranks 16] [--files 4] [--repeat 3] [--dir DIR]"""
+usage: bench/perf/import_scale.py [--segments 1M] [--ranks 16] [--files 4] [--repeat 3] [--dir DIR]
+       bench/perf/import_scale.py --log LOG [--repeat 3] [--dir DIR]"""
 import argparse
 import contextlib
 import io
@@ -105,18 +108,25 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=4, help="files per rank (records per rank)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--dir", type=Path, help="where to write the log and the store")
+    ap.add_argument("--log", type=Path, help="time this DXT log instead of writing one")
     args = ap.parse_args()
     work = Path(args.dir or tempfile.mkdtemp(prefix="pioscope-import-scale-"))
     work.mkdir(parents=True, exist_ok=True)
-    log = work / "dxt-large.darshan"
-    t0 = time.perf_counter()
-    written = write_log(log, parse_count(args.segments), args.ranks, args.files)
-    print(f"log: {log} ({log.stat().st_size / 2**20:.1f} MiB, {written} segments, "
-          f"written in {time.perf_counter() - t0:.1f} s)")
+    if args.log:
+        log = args.log
+        written = None
+        print(f"log: {log} ({log.stat().st_size / 2**20:.1f} MiB)")
+    else:
+        log = work / "dxt-large.darshan"
+        t0 = time.perf_counter()
+        written = write_log(log, parse_count(args.segments), args.ranks, args.files)
+        print(f"log: {log} ({log.stat().st_size / 2**20:.1f} MiB, {written} segments, "
+              f"written in {time.perf_counter() - t0:.1f} s)")
     read = count_segments(log)
-    if read != written:
+    if written is not None and read != written:
         sys.exit(f"PyDarshan reads {read} segments back, {written} were written")
     print(f"PyDarshan reads the {read} segments back")
+    written = read
     walls, rsss = [], []
     for i in range(args.repeat):
         wall, rss = run_import(log, work / "store")

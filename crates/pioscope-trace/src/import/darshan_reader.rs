@@ -335,4 +335,12 @@ mod tests {
     fn paths_go_as_hex_whatever_their_bytes() {
         assert_eq!(hex(b"/a b\n\xff"), "2f6120620aff");
     }
+
+    #[test]
+    fn float_counters_are_the_reader_s_f64_to_the_last_bit() {
+        // H5D_F_CLOSE_START_TIMESTAMP of tests/data/darshan/h5-trace.darshan, as Python writes it.
+        let line = r#"{"module":"H5D","rank":-1,"id":1,"counters":{},"fcounters":{"T":1.2498259544372559}}"#;
+        let parsed: CounterLine = serde_json::from_str(line).expect("a counter line");
+        assert_eq!(parsed.fcounters["T"], Some(1.2498259544372559));
+    }
 }
