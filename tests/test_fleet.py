@@ -2,13 +2,16 @@
 three real Darshan logs (PyDarshan's examples, scripts/darshan-logs.sh: with DXT, with DXT and
 HDF5, counters only) and a damaged log, the tables have one row per input with the bytes, I/O
 time and findings `pioscope report --json` gives for each job, the damaged log is a row with
-its error, the ranking of FORMAT.md's SQL (run with DuckDB) is the one summary.html shows in
-headless Chromium, and other files under the directories are skipped."""
+its error, summary.html (ranked by DuckDB with ranking.sql) shows in headless Chromium the
+ranking pandas computes from the tables, and other files under the directories are skipped.
+Over a fleet of tied copies (103 jobs, 101 failed inputs) the page's exact figures are pandas'
+to the nanosecond, ties and cuts included; without duckdb the tables are still written (exit 4);
+FORMAT.md's SQL is the shipped one."""
 import json
 import shutil
 import subprocess
+from html.parser import HTMLParser
 
-import duckdb
 import pandas as pd
 import pytest
 
@@ -112,24 +115,37 @@ def test_a_damaged_log_is_a_row_with_its_error(fleet):
     assert (findings.job != DAMAGED).all()
 
 
-def sql_ranking(out):
-    """FORMAT.md's ranking queries, run with DuckDB over the tables."""
-    con = duckdb.connect()
-    con.execute(f"CREATE VIEW jobs AS SELECT * FROM '{out / 'jobs.parquet'}'")
-    con.execute(f"CREATE VIEW findings AS SELECT * FROM '{out / 'findings.parquet'}'")
-    jobs = [r[0] for r in con.execute(
-        "SELECT input FROM jobs WHERE error IS NULL ORDER BY io_ns DESC, input LIMIT 100").fetchall()]
-    rules = con.execute(
-        "SELECT finding, count(DISTINCT input), count(*), sum(cost_ns) FROM findings "
-        "GROUP BY finding ORDER BY sum(cost_ns) DESC, finding").fetchall()
-    errors = [r[0] for r in con.execute(
-        "SELECT input FROM jobs WHERE error IS NOT NULL ORDER BY input").fetchall()]
-    return jobs, rules, errors
+def pandas_ranking(out):
+    """The ranking summary.html should show, computed from the tables with pandas alone (not
+    with the shipped SQL): (totals, jobs, rules, errors), exact integers."""
+    jobs = pd.read_parquet(out / "jobs.parquet")
+    findings = pd.read_parquet(out / "findings.parquet")
+    ok = jobs[jobs.error.isna()]
+    bad = jobs[jobs.error.notna()]
+    totals = {"inputs": len(jobs), "failed": len(bad), "findings": len(findings),
+              "bytes-read": int(ok.bytes_read.sum()), "bytes-written": int(ok.bytes_written.sum()),
+              "io-ns": int(ok.io_ns.sum()), "wall-ns": int(ok.wall_ns.sum())}
+    top = ok.sort_values(["io_ns", "input"], ascending=[False, True]).head(100)
+    top_jobs = [(r.input, int(r.io_ns)) for r in top.itertuples()]
+    rules = []
+    for rule, f in findings.groupby("finding"):
+        # The costliest finding; ties: the first input by name, then its first finding.
+        worst = f.sort_values(["cost_ns", "input", "position"], ascending=[False, True, True]).iloc[0]
+        severity = f.severity.value_counts()
+        rules.append({"finding": rule, "jobs": f.input.nunique(), "findings": len(f),
+                      "high": int(severity.get("high", 0)), "medium": int(severity.get("medium", 0)),
+                      "low": int(severity.get("low", 0)), "cost-ns": int(f.cost_ns.sum()),
+                      "worst-cost-ns": int(worst.cost_ns), "worst-input": worst.input})
+    rules.sort(key=lambda r: (-r["cost-ns"], r["finding"]))
+    errors = sorted(bad.input)[:100]
+    return totals, top_jobs, rules, errors
 
 
-def test_the_page_shows_the_sql_ranking(fleet):
+def test_the_page_shows_the_ranking_of_the_tables(fleet):
     _, out, _ = fleet
-    jobs, rules, errors = sql_ranking(out)
+    _, jobs, rules, errors = pandas_ranking(out)
+    jobs = [input for input, _ in jobs]
+    rules = [(r["finding"], r["jobs"], r["findings"], r["cost-ns"]) for r in rules]
     assert len(jobs) == 5 and len(errors) == 1 and len(rules) > 0
     with open_page() as page:
         page.page.goto((out / "summary.html").as_uri(), wait_until="load")
@@ -180,3 +196,104 @@ def test_a_file_given_that_is_no_input_is_a_row(fleet, tmp_path):
     assert jobs.loc["README.txt", "kind"] == "unknown"
     assert jobs.loc["README.txt", "error"] == "not a trace store or a Darshan log"
     assert pd.isna(jobs.loc[TRACES[0], "error"])
+
+
+class Page(HTMLParser):
+    """summary.html's totals (data attributes) and each table's rows in order: (data
+    attributes, cell texts)."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.totals, self.tables, self.table, self.in_cell = {}, {}, None, False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        data = {k[len("data-"):]: v for k, v in attrs if k.startswith("data-")}
+        if tag == "table":
+            self.table = self.tables.setdefault(data["table"], [])
+        elif tag == "tr" and data:
+            self.table.append((data, []))
+        elif tag == "td":
+            self.table[-1][1].append("")
+            self.in_cell = True
+        elif tag == "p" and dict(attrs).get("id") == "totals":
+            self.totals = {k: int(v) for k, v in data.items()}
+
+    def handle_endtag(self, tag):
+        self.in_cell = self.in_cell and tag != "td"
+
+    def handle_data(self, text):
+        if self.in_cell:
+            self.table[-1][1][-1] += text
+
+
+@pytest.fixture(scope="module")
+def tied(tmp_path_factory):
+    """A fleet made for ties and cuts: 102 copies of one trace (the same I/O time and finding
+    costs in every copy) and one other trace, so the 100 jobs shown and each rule's worst job
+    are chosen among equals by name; 101 files that are no input, named on the command line,
+    so the failed inputs listed are the first 100 by name. Returns the output directory."""
+    root = tmp_path_factory.mktemp("tied")
+    inputs = root / "inputs"
+    inputs.mkdir()
+    for i in range(102):
+        # Hard links: a copy's bytes cost nothing; the walk sees a store like any other.
+        subprocess.run(["cp", "-al", str(DATA / TRACES[0]), str(inputs / f"copy-{i:03d}")], check=True)
+    shutil.copytree(DATA / TRACES[1], inputs / TRACES[1])
+    others = []
+    for i in reversed(range(101)):
+        others.append(root / f"note-{i:03d}.txt")
+        others[-1].write_text("not an input\n")
+    out = root / "out"
+    pioscope("fleet", inputs, *others, "-o", out, "-j", "2")
+    return out
+
+
+def test_the_ranking_is_the_tables_to_the_nanosecond_ties_and_cuts_included(tied):
+    totals, jobs, rules, errors = pandas_ranking(tied)
+    page = Page((tied / "summary.html").read_text())
+    assert page.totals == totals
+    assert (totals["inputs"], totals["failed"]) == (204, 101)
+    shown = [(r["input"], int(r["io-ns"])) for r, _ in page.tables["jobs"]]
+    assert shown == jobs and len(shown) == 100
+    # The copies tie: the first 100 by name are shown (the other trace has less I/O time).
+    table = pd.read_parquet(tied / "jobs.parquet")
+    assert table[table.job.str.startswith("copy-")].io_ns.nunique() == 1
+    assert [i.rsplit("/", 1)[1] for i, _ in shown] == [f"copy-{i:03d}" for i in range(100)]
+    shown_rules = [{k: (v if k in ("finding", "worst-input") else int(v)) for k, v in r.items()}
+                   for r, _ in page.tables["findings"]]
+    expected = [{k: v for k, v in r.items() if k in ("finding", "cost-ns", "worst-cost-ns", "worst-input")}
+                for r in rules]
+    assert shown_rules == expected and len(expected) > 0
+    # Each rule's worst job is the first copy by name when the copies carry it.
+    assert all(r["worst-input"].endswith("copy-000") for r in expected
+               if r["worst-input"].rsplit("/", 1)[1] != TRACES[1])
+    # Jobs, findings and severities are plain cells of the rule's row.
+    counts = [cells[3:8] for _, cells in page.tables["findings"]]
+    assert counts == [[str(r[k]) for k in ("jobs", "findings", "high", "medium", "low")] for r in rules]
+    assert [r["input"] for r, _ in page.tables["errors"]] == errors
+    assert errors == [str(tied.parent / f"note-{i:03d}.txt") for i in range(100)]
+    assert "101 of them, the first 100 by name here" in (tied / "summary.html").read_text()
+
+
+def test_the_documented_sql_is_the_shipped_sql():
+    shipped = (ROOT / "crates/pioscope-analysis/src/fleet/ranking.sql").read_text()
+    format_md = (ROOT / "docs" / "FORMAT.md").read_text()
+    section = format_md[format_md.index("### The ranking, in SQL"):]
+    documented = section[section.index("```sql\n") + len("```sql\n"):section.index("\n```\n")]
+    assert documented + "\n" == shipped
+
+
+def test_without_duckdb_the_tables_are_written_and_the_exit_says_why(tmp_path):
+    # An interpreter that cannot import duckdb: Python without its site directory.
+    python = tmp_path / "bare-python"
+    python.write_text(f"#!/bin/sh\nexec {shutil.which('python3')} -S \"$@\"\n")
+    python.chmod(0o755)
+    out = tmp_path / "out"
+    r = pioscope("fleet", DATA / TRACES[0], "-o", out, "--python", python, check=False)
+    assert r.returncode == 4, r.stderr
+    assert f"the Python interpreter {python} has no duckdb module" in r.stderr
+    assert f"{python} -m pip install duckdb" in r.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["findings.parquet", "jobs.parquet"]
+    assert list(pd.read_parquet(out / "jobs.parquet").job) == [TRACES[0]]
+    assert r.stdout.startswith("1 jobs (1 profiled, 0 failed)")

@@ -1,12 +1,13 @@
 //! The summary page of `pioscope fleet` (summary.html): the fleet's totals, the jobs with the
 //! most I/O time, every finding rule ranked by its cost summed over the fleet, and the inputs
-//! that failed. One static file with no script: tables for people, with data attributes
-//! (`data-table`, `data-input`, `data-finding`) for the tests and for scripts that scrape it.
+//! that failed, as DuckDB ranked them (`pioscope_analysis::fleet::ranking`). One static file
+//! with no script: tables for people, with data attributes (`data-table`, `data-input`,
+//! `data-finding`, and the exact figures behind the rounded ones) for the tests and for
+//! scripts that scrape it.
 
 use std::fmt::Write as _;
 
-use pioscope_analysis::fleet::ranking::{Ranking, LISTED_ERRORS, TOP_JOBS};
-use pioscope_analysis::fleet::JobRow;
+use pioscope_analysis::fleet::ranking::{RankedJob, Ranking};
 use pioscope_trace::units::{bytes, duration_ns, pct};
 
 use crate::report_html::escape_html;
@@ -22,7 +23,7 @@ td.error{color:#a00;text-align:left}p.note{color:#555}";
 
 /// The page.
 pub fn page(r: &Ranking) -> String {
-    let t = r.totals();
+    let t = &r.totals;
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     h.push_str("<title>pioscope fleet</title>\n<style>");
@@ -30,10 +31,17 @@ pub fn page(r: &Ranking) -> String {
     h.push_str("</style>\n</head>\n<body>\n<h1>pioscope fleet</h1>\n");
     let _ = writeln!(
         h,
-        "<p id=\"totals\" data-inputs=\"{}\" data-failed=\"{}\">{} inputs, {} profiled, {} failed; \
-         {} findings; {} read, {} written; I/O {} of {} ranks' wall time ({})</p>",
+        "<p id=\"totals\" data-inputs=\"{}\" data-failed=\"{}\" data-findings=\"{}\" \
+         data-bytes-read=\"{}\" data-bytes-written=\"{}\" data-io-ns=\"{}\" data-wall-ns=\"{}\">\
+         {} inputs, {} profiled, {} failed; {} findings; {} read, {} written; I/O {} of {} ranks' \
+         wall time ({})</p>",
         t.inputs,
         t.failed,
+        t.findings,
+        t.bytes_read,
+        t.bytes_written,
+        t.io_ns,
+        t.wall_ns,
         t.inputs,
         t.inputs - t.failed,
         t.failed,
@@ -69,13 +77,13 @@ fn header(h: &mut String, table: &str, columns: &[&str], text_columns: usize) {
 }
 
 fn jobs(h: &mut String, r: &Ranking) {
-    let top = r.top_jobs();
+    let top = &r.jobs;
     let _ = writeln!(
         h,
         "<h2>Jobs by I/O time</h2>\n<p class=\"note\">The {} profiled jobs with the most I/O time \
          (summed over ranks), of {}; jobs.parquet has every one.</p>",
-        top.len().min(TOP_JOBS),
-        r.totals().inputs - r.totals().failed
+        top.len(),
+        r.totals.inputs - r.totals.failed
     );
     header(
         h,
@@ -101,31 +109,29 @@ fn jobs(h: &mut String, r: &Ranking) {
     h.push_str("</tbody>\n</table>\n");
 }
 
-fn job_row(h: &mut String, position: usize, j: &JobRow) {
-    let Some(f) = &j.figures else {
-        return;
-    };
+fn job_row(h: &mut String, position: usize, j: &RankedJob) {
     let _ = writeln!(
         h,
-        "<tr data-input=\"{}\"><td class=\"text\">{position}</td><td class=\"text\" title=\"{}\">{}</td>\
+        "<tr data-input=\"{}\" data-io-ns=\"{}\"><td class=\"text\">{position}</td><td class=\"text\" title=\"{}\">{}</td>\
          <td class=\"text\">{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td>\
          <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
         escape_html(&j.input),
+        j.io_ns,
         escape_html(&j.input),
         escape_html(&j.job),
-        j.kind.name(),
-        escape_html(f.top_finding.as_deref().unwrap_or(if f.findings_judged {
+        escape_html(&j.kind),
+        escape_html(j.top_finding.as_deref().unwrap_or(if j.findings_judged {
             "none"
         } else {
             "not judged"
         })),
-        f.ranks,
-        duration_ns(f.duration_ns),
-        duration_ns(f.io_ns),
-        pct(f.io_share),
-        bytes(f.bytes_read),
-        bytes(f.bytes_written),
-        f.top_finding_cost_ns.map_or_else(|| "-".to_string(), duration_ns),
+        j.ranks,
+        duration_ns(j.duration_ns),
+        duration_ns(j.io_ns),
+        pct(j.io_share),
+        bytes(j.bytes_read),
+        bytes(j.bytes_written),
+        j.top_finding_cost_ns.map_or_else(|| "-".to_string(), duration_ns),
     );
 }
 
@@ -152,31 +158,35 @@ fn rules(h: &mut String, r: &Ranking) {
         ],
         3,
     );
-    for (i, x) in r.rules().iter().enumerate() {
+    for (i, x) in r.rules.iter().enumerate() {
         let _ = writeln!(
             h,
-            "<tr data-finding=\"{}\"><td class=\"text\">{}</td><td class=\"text\">{}</td>\
+            "<tr data-finding=\"{}\" data-cost-ns=\"{}\" data-worst-cost-ns=\"{}\" \
+             data-worst-input=\"{}\"><td class=\"text\">{}</td><td class=\"text\">{}</td>\
              <td class=\"text\" title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
              <td>{}</td><td>{}</td><td>{}</td></tr>",
             escape_html(&x.finding),
+            x.cost_ns,
+            x.worst_cost_ns,
+            escape_html(&x.worst_input),
             i + 1,
             escape_html(&x.finding),
             escape_html(&x.worst_title),
             escape_html(&x.worst_input),
             x.jobs,
             x.findings,
-            x.severities[0],
-            x.severities[1],
-            x.severities[2],
+            x.high,
+            x.medium,
+            x.low,
             duration_ns(x.cost_ns),
-            duration_ns(x.max_cost_ns),
+            duration_ns(x.worst_cost_ns),
         );
     }
     h.push_str("</tbody>\n</table>\n");
 }
 
 fn errors(h: &mut String, r: &Ranking) {
-    let t = r.totals();
+    let t = &r.totals;
     if t.failed == 0 {
         return;
     }
@@ -185,22 +195,22 @@ fn errors(h: &mut String, r: &Ranking) {
         "<h2>Inputs that failed</h2>\n<p class=\"note\">{} of them{}; jobs.parquet has each \
          with its error.</p>",
         t.failed,
-        if t.failed > LISTED_ERRORS as u64 {
-            format!(", the first {LISTED_ERRORS} here")
+        if t.failed > r.errors.len() as u64 {
+            format!(", the first {} by name here", r.errors.len())
         } else {
             String::new()
         }
     );
     header(h, "errors", &["input", "kind", "error"], 3);
-    for j in r.errors() {
+    for j in &r.errors {
         let _ = writeln!(
             h,
             "<tr data-input=\"{}\"><td class=\"text\">{}</td><td class=\"text\">{}</td>\
              <td class=\"error\">{}</td></tr>",
             escape_html(&j.input),
             escape_html(&j.input),
-            j.kind.name(),
-            escape_html(j.error.as_deref().unwrap_or_default()),
+            escape_html(&j.kind),
+            escape_html(&j.error),
         );
     }
     h.push_str("</tbody>\n</table>\n");
@@ -209,20 +219,23 @@ fn errors(h: &mut String, r: &Ranking) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pioscope_analysis::fleet::{failed, InputKind};
+    use pioscope_analysis::fleet::ranking::{FailedInput, Totals};
 
     #[test]
     fn what_the_inputs_say_is_escaped() {
-        let mut r = Ranking::new();
-        r.add(
-            &failed(
-                "<b>x</b>",
-                InputKind::Unknown,
-                "x",
-                "bad \"log\" & <worse>".into(),
-            ),
-            &[],
-        );
+        let r = Ranking {
+            totals: Totals {
+                inputs: 1,
+                failed: 1,
+                ..Totals::default()
+            },
+            errors: vec![FailedInput {
+                input: "<b>x</b>".into(),
+                kind: "unknown".into(),
+                error: "bad \"log\" & <worse>".into(),
+            }],
+            ..Ranking::default()
+        };
         let page = page(&r);
         assert!(page.contains("data-input=\"&lt;b&gt;x&lt;/b&gt;\""));
         assert!(page.contains("bad &quot;log&quot; &amp; &lt;worse&gt;"));

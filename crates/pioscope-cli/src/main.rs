@@ -26,6 +26,8 @@ Exit codes:
        findings config (report --config), I/O failure
   3    `diff --fail-above PCT`: B's I/O time, an I/O layer's or a Darshan module's time grew
        by more than PCT percent
+  4    `fleet`: the tables were written but not summary.html (the Python interpreter has no
+       duckdb module, or DuckDB's ranking failed)
   N    `run` and `bench`: the traced program's own exit status (128+S if killed by signal S)
   101  internal error (a bug in pioscope; please report it)";
 

@@ -1,10 +1,10 @@
 //! A job as rows of the fleet tables (`pioscope fleet`): the figures of its profile that
 //! compare across jobs (size, time, I/O share, bytes, findings with their cost). `table.rs`
 //! owns the tables' columns and their streaming Parquet writer; `ranking.rs` ranks jobs and
-//! findings across the fleet in memory bounded by the rules, not by the jobs.
+//! findings across the fleet with SQL run by DuckDB over the written tables.
 //!
 //! Design note: a job's `Profile` is dropped as soon as its rows are made, so a fleet of any
-//! size holds one profile per worker and a few hundred bytes per job it ranks.
+//! size holds one profile per worker; the ranking reads the tables once they are written.
 
 pub mod ranking;
 pub mod table;

@@ -1,67 +1,31 @@
-//! The fleet ranked as the summary page shows it, computed while the rows stream by: the jobs
-//! with the most I/O time (a bounded heap), every finding rule with its jobs and cost summed
-//! over the fleet (one entry per rule), the fleet's totals and the first failed inputs. The
-//! same ranking is one SQL query over the tables (docs/FORMAT.md "Fleet tables"), which the
-//! tests run with DuckDB to check this one.
+//! The fleet ranked as the summary page shows it: the fleet's totals, the jobs with the most
+//! I/O time, every finding rule with its jobs and cost summed over the fleet, and the first
+//! failed inputs. The ranking is SQL (`ranking.sql`, the text docs/FORMAT.md gives for Spark)
+//! run by DuckDB over the written tables, in a Python process (`ranking.py`, run by the
+//! interpreter the fleet already uses for Darshan logs): DuckDB's memory is capped and spills
+//! to disk, so the ranking is bounded whatever the number of jobs. This file owns the process
+//! and the typed results.
+//!
+//! Design note: DuckDB comes as Python's prebuilt wheel rather than as a Rust crate, whose
+//! bundled C++ build would cost CI many minutes; `pioscope fleet` needs Python anyway for
+//! PyDarshan.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeMap, BinaryHeap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
-use super::{FindingRow, JobRow};
+use serde::Deserialize;
 
-/// Jobs the summary ranks.
-pub const TOP_JOBS: usize = 100;
-/// Failed inputs the summary lists (the jobs table has them all).
-pub const LISTED_ERRORS: usize = 100;
+/// The ranking's queries, one per `-- name: NAME` line.
+pub const RANKING_SQL: &str = include_str!("ranking.sql");
 
-/// A profiled job in the ranking, with the order: most I/O time first, then by input.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RankedJob(pub JobRow);
+/// The script that runs them with DuckDB and prints their results as JSON.
+const RUNNER: &str = include_str!("ranking.py");
 
-impl RankedJob {
-    fn key(&self) -> (i64, Reverse<&str>) {
-        let io = self.0.figures.as_ref().map_or(0, |f| f.io_ns);
-        (io, Reverse(self.0.input.as_str()))
-    }
-}
-
-impl Eq for RankedJob {}
-
-impl Ord for RankedJob {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.key().cmp(&other.key())
-    }
-}
-
-impl PartialOrd for RankedJob {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// One finding rule over the fleet.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RuleTotals {
-    /// Rule id.
-    pub finding: String,
-    /// Jobs with at least one finding of the rule.
-    pub jobs: u64,
-    /// Findings of the rule.
-    pub findings: u64,
-    /// Their cost summed over the fleet, ns.
-    pub cost_ns: i64,
-    /// The costliest one.
-    pub max_cost_ns: i64,
-    /// The job it was found in (input).
-    pub worst_input: String,
-    /// Its title.
-    pub worst_title: String,
-    /// Findings by severity: high, medium, low.
-    pub severities: [u64; 3],
-}
+/// DuckDB's memory cap: what does not fit spills to the temporary directory.
+pub const MEMORY_LIMIT: &str = "256MB";
 
 /// The fleet's totals.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct Totals {
     /// Inputs (rows of jobs.parquet).
     pub inputs: u64,
@@ -79,161 +43,231 @@ pub struct Totals {
     pub wall_ns: i64,
 }
 
-/// The ranking, fed row by row.
-#[derive(Debug, Default)]
-pub struct Ranking {
-    top: BinaryHeap<Reverse<RankedJob>>,
-    rules: BTreeMap<String, RuleTotals>,
-    errors: Vec<JobRow>,
-    totals: Totals,
+/// A profiled job among those with the most I/O time (jobs.parquet's columns of that name).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct RankedJob {
+    /// The input's path.
+    pub input: String,
+    /// `trace` or `darshan`.
+    pub kind: String,
+    /// Its short name.
+    pub job: String,
+    /// MPI ranks.
+    pub ranks: u32,
+    /// Job duration, ns.
+    pub duration_ns: i64,
+    /// Time in I/O, ns summed over ranks.
+    pub io_ns: i64,
+    /// `io_ns / wall_ns`.
+    pub io_share: f64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Whether the findings were judged.
+    pub findings_judged: bool,
+    /// The costliest finding's rule id.
+    pub top_finding: Option<String>,
+    /// Its cost, ns.
+    pub top_finding_cost_ns: Option<i64>,
 }
 
-impl Ranking {
-    /// An empty ranking.
-    pub fn new() -> Self {
-        Ranking::default()
-    }
+/// One finding rule over the fleet.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct RuleTotals {
+    /// Rule id.
+    pub finding: String,
+    /// Jobs with at least one finding of the rule.
+    pub jobs: u64,
+    /// Findings of the rule.
+    pub findings: u64,
+    /// Findings of high severity.
+    pub high: u64,
+    /// Of medium severity.
+    pub medium: u64,
+    /// Of low severity.
+    pub low: u64,
+    /// Their cost summed over the fleet, ns.
+    pub cost_ns: i64,
+    /// The costliest one's cost, ns.
+    pub worst_cost_ns: i64,
+    /// The job it was found in (input).
+    pub worst_input: String,
+    /// Its title.
+    pub worst_title: String,
+}
 
-    /// Adds a job and its findings.
-    pub fn add(&mut self, job: &JobRow, findings: &[FindingRow]) {
-        let t = &mut self.totals;
-        t.inputs += 1;
-        t.findings += findings.len() as u64;
-        let Some(f) = &job.figures else {
-            t.failed += 1;
-            if self.errors.len() < LISTED_ERRORS {
-                self.errors.push(job.clone());
-            }
-            return;
-        };
-        t.bytes_read += f.bytes_read;
-        t.bytes_written += f.bytes_written;
-        t.io_ns += f.io_ns;
-        t.wall_ns += f.wall_ns;
-        self.top.push(Reverse(RankedJob(job.clone())));
-        if self.top.len() > TOP_JOBS {
-            self.top.pop();
-        }
-        let mut seen: Vec<&str> = Vec::new();
-        for x in findings {
-            let r = self
-                .rules
-                .entry(x.finding.clone())
-                .or_insert_with(|| RuleTotals {
-                    finding: x.finding.clone(),
-                    ..RuleTotals::default()
-                });
-            if !seen.contains(&x.finding.as_str()) {
-                seen.push(&x.finding);
-                r.jobs += 1;
-            }
-            r.findings += 1;
-            r.cost_ns += x.cost_ns;
-            let worse = r.findings == 1
-                || (x.cost_ns, Reverse(x.input.as_str()))
-                    > (r.max_cost_ns, Reverse(r.worst_input.as_str()));
-            if worse {
-                r.max_cost_ns = x.cost_ns;
-                r.worst_input = x.input.clone();
-                r.worst_title = x.title.clone();
-            }
-            let s = match x.severity {
-                "high" => 0,
-                "medium" => 1,
-                _ => 2,
-            };
-            r.severities[s] += 1;
-        }
-    }
+/// An input that failed.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct FailedInput {
+    /// The input's path.
+    pub input: String,
+    /// `trace`, `darshan` or `unknown`.
+    pub kind: String,
+    /// Why it failed.
+    pub error: String,
+}
 
+/// The fleet ranked, as the queries give it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Ranking {
     /// The fleet's totals.
-    pub fn totals(&self) -> &Totals {
-        &self.totals
-    }
-
-    /// The jobs with the most I/O time, most first (ties by input), at most [`TOP_JOBS`].
-    pub fn top_jobs(&self) -> Vec<&JobRow> {
-        let mut jobs: Vec<&RankedJob> = self.top.iter().map(|r| &r.0).collect();
-        jobs.sort_by(|a, b| b.cmp(a));
-        jobs.into_iter().map(|j| &j.0).collect()
-    }
-
+    pub totals: Totals,
+    /// The jobs with the most I/O time, most first (ties by input), at most 100.
+    pub jobs: Vec<RankedJob>,
     /// Every rule found, costliest over the fleet first (ties by id).
-    pub fn rules(&self) -> Vec<&RuleTotals> {
-        let mut rules: Vec<&RuleTotals> = self.rules.values().collect();
-        rules.sort_by(|a, b| {
-            b.cost_ns
-                .cmp(&a.cost_ns)
-                .then_with(|| a.finding.cmp(&b.finding))
-        });
-        rules
-    }
+    pub rules: Vec<RuleTotals>,
+    /// The first failed inputs by input, at most 100.
+    pub errors: Vec<FailedInput>,
+}
 
-    /// The first failed inputs, in the order they came (at most [`LISTED_ERRORS`]).
-    pub fn errors(&self) -> &[JobRow] {
-        &self.errors
+/// The runner's answer: the queries' rows by name, or the module it lacks.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Answer {
+    Missing {
+        missing_module: String,
+    },
+    Results {
+        // One row: a sequence of one.
+        totals: (Totals,),
+        jobs: Vec<RankedJob>,
+        rules: Vec<RuleTotals>,
+        errors: Vec<FailedInput>,
+    },
+}
+
+/// Why the fleet could not be ranked.
+#[derive(Debug, thiserror::Error)]
+pub enum RankingError {
+    /// The interpreter could not be started.
+    #[error("cannot run the Python interpreter {python} (--python, $PIOSCOPE_PYTHON): {source}")]
+    Start {
+        /// The interpreter.
+        python: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The interpreter has no DuckDB.
+    #[error(
+        "the Python interpreter {python} has no {module} module, which ranks the fleet: \
+         install it (`{python} -m pip install {module}`) or name another interpreter with \
+         --python or $PIOSCOPE_PYTHON"
+    )]
+    MissingModule {
+        /// The interpreter.
+        python: String,
+        /// The module (duckdb).
+        module: String,
+    },
+    /// DuckDB or the script failed.
+    #[error("ranking {} with DuckDB failed ({status}): {message}", dir.display())]
+    Failed {
+        /// The fleet directory.
+        dir: PathBuf,
+        /// The process's exit status.
+        status: String,
+        /// Its last line on stderr.
+        message: String,
+    },
+    /// The script's answer did not parse.
+    #[error("the ranking's DuckDB script answered unexpectedly: {0}")]
+    Answer(#[from] serde_json::Error),
+}
+
+/// Ranks the fleet whose tables are `jobs` and `findings` (files of the directory `dir`), with
+/// DuckDB in the Python interpreter `python`, spilling to `temp_dir` beyond [`MEMORY_LIMIT`].
+pub fn rank(
+    python: &str,
+    dir: &Path,
+    jobs: &Path,
+    findings: &Path,
+    temp_dir: &Path,
+) -> Result<Ranking, RankingError> {
+    let output = Command::new(python)
+        .arg("-c")
+        .arg(RUNNER)
+        .arg(RANKING_SQL)
+        .args([jobs, findings, temp_dir])
+        .arg(MEMORY_LIMIT)
+        .output()
+        .map_err(|source| RankingError::Start {
+            python: python.to_string(),
+            source,
+        })?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
+        return Err(RankingError::Failed {
+            dir: dir.to_path_buf(),
+            status: output.status.to_string(),
+            message: last.unwrap_or("no output").to_string(),
+        });
+    }
+    match serde_json::from_slice(&output.stdout)? {
+        Answer::Missing { missing_module } => Err(RankingError::MissingModule {
+            python: python.to_string(),
+            module: missing_module,
+        }),
+        Answer::Results {
+            totals: (totals,),
+            jobs,
+            rules,
+            errors,
+        } => Ok(Ranking {
+            totals,
+            jobs,
+            rules,
+            errors,
+        }),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::{failed, InputKind, JobFigures};
+    use crate::fleet::table::{findings, jobs};
 
-    fn job(input: &str, io_ns: i64) -> JobRow {
-        let mut j = failed(input, InputKind::Trace, input, String::new());
-        j.error = None;
-        j.figures = Some(JobFigures {
-            io_ns,
-            wall_ns: 10 * io_ns,
-            bytes_read: 5,
-            ..JobFigures::default()
-        });
-        j
-    }
-
-    fn finding(input: &str, id: &str, cost_ns: i64) -> FindingRow {
-        FindingRow {
-            input: input.into(),
-            job: input.into(),
-            position: 1,
-            finding: id.into(),
-            severity: "high",
-            title: format!("{id} in {input}"),
-            cost_ns,
-            cost_share: None,
+    #[test]
+    fn the_queries_read_the_tables_by_their_column_names() {
+        // The results are parsed by the fields above; the columns they come from are the
+        // tables' constants, so a rename in table.rs must show here.
+        for column in [
+            jobs::INPUT,
+            jobs::KIND,
+            jobs::JOB,
+            jobs::ERROR,
+            jobs::RANKS,
+            jobs::DURATION_NS,
+            jobs::WALL_NS,
+            jobs::IO_NS,
+            jobs::IO_SHARE,
+            jobs::BYTES_READ,
+            jobs::BYTES_WRITTEN,
+            jobs::FINDINGS_JUDGED,
+            jobs::TOP_FINDING,
+            jobs::TOP_FINDING_COST_NS,
+            findings::INPUT,
+            findings::POSITION,
+            findings::FINDING,
+            findings::SEVERITY,
+            findings::TITLE,
+            findings::COST_NS,
+        ] {
+            assert!(RANKING_SQL.contains(column), "{column}");
         }
+        let names: Vec<&str> = RANKING_SQL
+            .lines()
+            .filter_map(|l| l.strip_prefix("-- name: "))
+            .collect();
+        assert_eq!(names, ["totals", "jobs", "rules", "errors"]);
     }
 
     #[test]
-    fn keeps_the_top_jobs_and_sums_every_rule() {
-        let mut r = Ranking::new();
-        for i in 0..(TOP_JOBS as i64 + 50) {
-            let input = format!("job{i:04}");
-            let f = [finding(&input, "a", i), finding(&input, "a", 1)];
-            r.add(&job(&input, i % 7), &f);
-        }
-        r.add(
-            &failed("bad", InputKind::Darshan, "bad", "damaged".into()),
-            &[],
-        );
-        let top = r.top_jobs();
-        assert_eq!(top.len(), TOP_JOBS);
-        // io 6 first, ties by input: job0006, job0013, ...
-        assert_eq!(top[0].input, "job0006");
-        assert_eq!(top[1].input, "job0013");
-        let rules = r.rules();
-        assert_eq!(rules.len(), 1);
-        let n = TOP_JOBS as i64 + 50;
-        assert_eq!(rules[0].jobs, n as u64);
-        assert_eq!(rules[0].findings, 2 * n as u64);
-        assert_eq!(rules[0].cost_ns, n * (n - 1) / 2 + n);
-        assert_eq!(rules[0].worst_input, format!("job{:04}", n - 1));
-        let t = r.totals();
-        assert_eq!(
-            (t.inputs, t.failed, t.bytes_read),
-            (n as u64 + 1, 1, 5 * n as u64)
-        );
-        assert_eq!(r.errors()[0].input, "bad");
+    fn a_missing_interpreter_is_named() {
+        let dir = Path::new("/nonexistent");
+        let e = rank("/nonexistent/python3", dir, dir, dir, dir).expect_err("no interpreter");
+        assert!(e.to_string().contains("/nonexistent/python3"), "{e}");
     }
 }

@@ -2,8 +2,9 @@
 //! directories given, profiles each as `report` does (a Darshan log imported first, into a
 //! scratch store that is removed after, by the worker's own long-lived Darshan reader), on
 //! every core, and streams one row per job and one
-//! per finding into jobs.parquet and findings.parquet, ranking them for summary.html as they
-//! come: memory holds one profile per worker, never the fleet.
+//! per finding into jobs.parquet and findings.parquet: memory holds one profile per worker,
+//! never the fleet. Then DuckDB ranks the written tables for summary.html (fleet/ranking.rs);
+//! the tables stay when the ranking cannot run, with exit status 4.
 
 use std::fs;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -15,7 +16,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use pioscope_analysis::fleet::ranking::Ranking;
+use pioscope_analysis::fleet::ranking;
 use pioscope_analysis::fleet::table::{TableWriter, FINDINGS_FILE, JOBS_FILE};
 use pioscope_analysis::fleet::{self, FindingRow, InputKind, JobRow};
 use pioscope_analysis::profile::{self, Options};
@@ -26,8 +27,12 @@ use crate::fleet_html::{self, SUMMARY_FILE};
 use crate::fleet_inputs::{self, Input};
 use crate::output_file::Staged;
 
-/// The scratch directory inside the staged output where Darshan logs are imported.
+/// The scratch directory inside the staged output where Darshan logs are imported (and where
+/// DuckDB spills).
 const SCRATCH: &str = ".scratch";
+
+/// The exit status when the tables were written but summary.html was not (main.rs EXIT_CODES).
+const NO_SUMMARY: u8 = 4;
 
 /// Profile many jobs at once: one table row per job, findings ranked across the fleet
 ///
@@ -39,11 +44,14 @@ const SCRATCH: &str = ".scratch";
 /// finding and its cost; an input that failed, a damaged log or an unreadable store, is a row
 /// with its error); findings.parquet, one row per finding of every job with its estimated
 /// cost; summary.html, the jobs with the most I/O time, every finding rule ranked by its cost
-/// over the fleet, and the inputs that failed.
+/// over the fleet, and the inputs that failed, ranked by DuckDB (the Python module `duckdb`,
+/// in the interpreter of --python) over the tables.
 ///
-/// Memory stays bounded whatever the number of jobs: rows are written as they come. The
-/// tables' columns are in docs/FORMAT.md "Fleet tables" (with the same ranking in Spark SQL).
-/// Failed inputs do not fail the command (exit 0); a progress bar shows on stderr.
+/// Memory stays bounded whatever the number of jobs: rows are written as they come, and
+/// DuckDB's memory is capped (it spills to disk). The tables' columns and the ranking's SQL,
+/// which also runs on Spark, are in docs/FORMAT.md "Fleet tables". Failed inputs do not fail
+/// the command (exit 0); without DuckDB the tables are written but not summary.html (exit 4).
+/// A progress bar shows on stderr.
 #[derive(Parser, Debug)]
 #[command(after_help = crate::EXIT_CODES)]
 pub struct Args {
@@ -65,8 +73,8 @@ pub struct Args {
     /// Count every record, system files and sockets included (as `report --all`)
     #[arg(long)]
     pub all: bool,
-    /// Python interpreter with PyDarshan, for the Darshan logs [default: $PIOSCOPE_PYTHON,
-    /// else python3]
+    /// Python interpreter with PyDarshan, for the Darshan logs, and duckdb, for the ranking
+    /// [default: $PIOSCOPE_PYTHON, else python3]
     #[arg(long, value_name = "PYTHON")]
     pub python: Option<String>,
 }
@@ -105,7 +113,7 @@ pub fn run(args: Args) -> Result<u8> {
     let table = |name: &str| out.join(name);
     let mut jobs = TableWriter::<JobRow>::create(&table(JOBS_FILE))?;
     let mut findings = TableWriter::<FindingRow>::create(&table(FINDINGS_FILE))?;
-    let mut ranking = Ranking::new();
+    let mut failed = 0u64;
 
     let bar =
         ProgressBar::with_draw_target(Some(inputs.len() as u64), ProgressDrawTarget::stderr());
@@ -148,7 +156,7 @@ pub fn run(args: Args) -> Result<u8> {
         }
         drop(tx);
         for (row, found) in rx {
-            ranking.add(&row, &found);
+            failed += u64::from(row.error.is_some());
             bar.set_message(row.job.clone());
             jobs.push(row)?;
             for f in found {
@@ -163,11 +171,21 @@ pub fn run(args: Args) -> Result<u8> {
     let (rows, finding_rows) = (jobs.rows(), findings.rows());
     jobs.finish()?;
     findings.finish()?;
+    // DuckDB spills into the scratch directory, removed with it.
+    let ranked = ranking::rank(
+        &python,
+        &args.output,
+        &table(JOBS_FILE),
+        &table(FINDINGS_FILE),
+        &scratch,
+    );
     fs::remove_dir_all(&scratch).with_context(|| format!("removing {}", scratch.display()))?;
-    fs::write(table(SUMMARY_FILE), fleet_html::page(&ranking))
-        .with_context(|| format!("writing {SUMMARY_FILE}"))?;
+    if let Ok(r) = &ranked {
+        fs::write(table(SUMMARY_FILE), fleet_html::page(r))
+            .with_context(|| format!("writing {SUMMARY_FILE}"))?;
+    }
+    // The tables are the fleet's primary output: kept even when the ranking failed.
     staged.commit()?;
-    let failed = ranking.totals().failed;
     let mut out = super::Output::stdout();
     out.write(format_args!(
         "{rows} jobs ({} profiled, {failed} failed), {finding_rows} findings\nfleet: {}\n",
@@ -175,7 +193,16 @@ pub fn run(args: Args) -> Result<u8> {
         args.output.display()
     ))?;
     out.finish()?;
-    Ok(0)
+    match ranked {
+        Ok(_) => Ok(0),
+        Err(e) => {
+            eprintln!(
+                "pioscope: error: {SUMMARY_FILE} not written (the tables are): {}",
+                crate::human::printable_line(&e.to_string())
+            );
+            Ok(NO_SUMMARY)
+        }
+    }
 }
 
 impl Job<'_> {
