@@ -66,7 +66,8 @@ test-rust:
 	$(CARGO) test --release --locked --workspace
 
 test-e2e:
-	$(PYTHON) -m pytest tests -q
+	# The slowest tests are listed, so a run that outgrows the budget shows where.
+	$(PYTHON) -m pytest tests -q --durations=20
 
 # Every fuzz target for a bounded time from its seed corpus (docs/FUZZING.md).
 FUZZ_SECONDS ?= 10
