@@ -418,6 +418,7 @@ pub(crate) mod tests_support {
                 fresh_memory_bandwidth: 0.0,
                 client_cpu_per_request_ns: 0,
                 client_cpu_bandwidth: 0.0,
+                client_file_lock: false,
             },
             network: Network {
                 latency_ns: 1000,
@@ -457,6 +458,7 @@ pub(crate) mod tests_support {
                     rewrite_memory_bandwidth: 0.0,
                     large_copy_above: 0,
                     large_copy_factor: 0.0,
+                    background_dirty: 0,
                 },
                 metadata: Metadata {
                     sync_op_ns: 1000,
