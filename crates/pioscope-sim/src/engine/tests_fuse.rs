@@ -3,8 +3,8 @@
 //! (`storage.cache.background_dirty`, io.rs `kick_flush`). Closed forms on one node of two
 //! ranks and one server with a write-back cache (copies at 10 GB/s: 4 KiB in 410 ns; flush and
 //! disk at 100 MB/s: 4 KiB in 40,960 ns), 1 µs latency, 1 GB/s, syncs of 1 ms
-//! (`testutil::one_server_write_back`). A 4 KiB write alone: its data on the wire 4,096 ns, the latency, the
-//! copy, the ack's latency: 6,506 ns.
+//! (`testutil::one_server_write_back`). A 4 KiB write alone: its data on the wire 4,096 ns,
+//! the latency, the copy, the ack's latency: 6,506 ns.
 
 use super::testutil::{one_server_write_back, rank_ends, write_4k};
 use crate::model::System;
