@@ -8,9 +8,9 @@ configuration traces the real run with its servers (`pioscope bench NAME --trace
 and simulates it on the model:
   - HPIO, independent and collective, 32 B and 1 KiB regions, cb_buffer_size 1 and 16 MiB,
     2 and 4 ranks: the `hpio` workload, and the trace replayed (`simulate --trace`);
-  - mpi-io-test (1 MiB blocks, independent and collective): the `ior` workload of the same
-    pattern (block k of rank r at (k x ranks + r) x block), and the trace replayed. This branch
-    has no `mpi-io-test` workload, so mpi-io-test itself is simulated by trace replay.
+  - mpi-io-test (1 MiB blocks, independent and collective): the `mpi-io-test` workload of the
+    same arguments (a barrier before every block, the sync ending the write phase), and the
+    trace replayed.
 Throughput is the bytes of the MPI-IO write calls over the write phase (per call index the
 slowest rank, summed: sim_accuracy's phase time), the same measure on the observed and the
 simulated trace; the observed one is the median of --runs traced runs (3), since on a shared
@@ -75,10 +75,10 @@ def configurations():
     for collective in (False, True):
         mode = "collective" if collective else "independent"
         args = ["--blocks", BLOCKS, "--block-size", MIB, "--iterations", 1, "--no-verify"]
-        ior = (f"ior:ranks=4,block={MIB},transfer={MIB},segments={BLOCKS},fsync=true,"
-               f"collective={'true' if collective else 'false'}")
-        yield (f"mpi-io-test {mode} 1 MiB x4 (ior)", "mpi-io-test",
-               args + (["--collective"] if collective else []), 4, ior, [])
+        spec = (f"mpi-io-test:ranks=4,blocks={BLOCKS},block_size={MIB},iterations=1,"
+                f"verify=false,collective={'true' if collective else 'false'}")
+        yield (f"mpi-io-test {mode} 1 MiB x4", "mpi-io-test",
+               args + (["--collective"] if collective else []), 4, spec, [])
 
 
 def daemon_cpu():
@@ -148,9 +148,10 @@ def main():
     lab_dir = work / "lab"
     if not args.reuse:
         lab("up", "--dir", lab_dir)
-    kept = {}
+    kept = []
     if args.reuse:
-        kept = {r["config"]: r for r in json.loads((work / "sim_gluster.json").read_text())}
+        # In configuration order (labels have changed between versions of this script).
+        kept = json.loads((work / "sim_gluster.json").read_text())
     rows = []
     try:
         system = args.system
@@ -192,7 +193,7 @@ def main():
                     cpu.append(cpu_used(before, daemon_cpu(), time.monotonic() - began))
                 observed.append(throughput(obs, funcs))
             if args.reuse:
-                cpu = kept.get(name, {}).get("cpu", [])
+                cpu = kept[i].get("cpu", []) if i < len(kept) else []
             o = statistics.median(observed)
             row = {"config": name, "observed": o, "observed_runs": observed, "cpu": cpu,
                    "server_observed": server_row(traces[0])}

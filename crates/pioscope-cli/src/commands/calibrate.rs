@@ -173,6 +173,7 @@ fn measure_here(args: &Args) -> Result<Measurements> {
         ranks: args.n,
         mem_available: meminfo("MemAvailable:").unwrap_or(1 << 30),
         dirty_ratio: read_number("/proc/sys/vm/dirty_ratio").unwrap_or(20),
+        dirty_background_ratio: read_number("/proc/sys/vm/dirty_background_ratio").unwrap_or(10),
         dir: dir.display().to_string(),
     };
     Ok(Measurements {

@@ -472,9 +472,19 @@ impl Sim<'_> {
         self.part_done(req.rank)
     }
 
-    /// Starts the server's next flush access (the elevator's, cache.rs), if none is under way.
+    /// Starts the server's next flush access (the elevator's, cache.rs), if none is under way
+    /// and the flush has a reason to run: dirty data above `background_dirty` (0: any), a
+    /// Sync or a writer waiting for it.
     fn kick_flush(&mut self, s: u32) {
         let server = &mut self.servers[s as usize];
+        let background = self.sys.storage.cache.background_dirty;
+        if background > 0
+            && server.write_back.dirty() <= background
+            && server.sync_waiters.is_empty()
+            && server.room_waiters.is_empty()
+        {
+            return;
+        }
         let Some(e) = server.write_back.next_flush() else {
             return;
         };
@@ -680,6 +690,8 @@ impl Sim<'_> {
                     rank: r,
                     arrived_ns: self.now,
                 });
+            // Below the background threshold the flush may be idle: the sync starts it.
+            self.kick_flush(s);
         }
     }
 }

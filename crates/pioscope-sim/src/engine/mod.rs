@@ -19,6 +19,7 @@
 
 mod client_cache;
 mod exchange;
+mod file_lock;
 mod io;
 mod jitter;
 mod locks;
@@ -37,6 +38,8 @@ mod tests;
 mod tests_calibfit;
 #[cfg(test)]
 mod tests_clientcache;
+#[cfg(test)]
+mod tests_fuse;
 #[cfg(test)]
 mod tests_listio;
 #[cfg(test)]
@@ -323,6 +326,8 @@ struct Sim<'a> {
     /// Reads past it stop at the end of the file, as a read past EOF returns short at once.
     file_size: Vec<Option<u64>>,
     locks: locks::Locks,
+    /// The nodes' client locks of files (`nodes.client_file_lock`).
+    file_locks: file_lock::FileLocks,
     /// The nodes' Lustre clients (lustre layout with a `[lustre]` table).
     lustre: Option<lustre_client::LustreClient>,
     /// The compute nodes' write-back caches (none unless the model has `[client_cache]`).
@@ -440,6 +445,7 @@ impl<'a> Sim<'a> {
             file_seq: vec![Vec::new(); job.files.len()],
             file_size: vec![None; job.files.len()],
             locks: locks::Locks::new(job.files.len()),
+            file_locks: file_lock::FileLocks::default(),
             lustre: match (&sys.lustre, sys.layout.kind) {
                 (Some(model), LayoutKind::Lustre) => Some(lustre_client::LustreClient::new(model)),
                 _ => None,

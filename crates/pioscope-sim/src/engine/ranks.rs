@@ -3,7 +3,7 @@
 
 use super::{Sim, SimError, Waiting};
 use crate::model::System;
-use crate::program::{MetaKind, Op, Rank, Slot};
+use crate::program::{FileId, IoKind, MetaKind, Op, Rank, Slot};
 
 /// What a rank is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +20,8 @@ pub(super) enum Block {
     Sync,
     Lock,
     Unlock,
+    /// Waiting for its node's client lock of a file (file_lock.rs).
+    FileLock,
     Done,
 }
 
@@ -64,6 +66,8 @@ pub(super) struct RankState {
     pub lock: (u64, u64),
     /// Barriers passed.
     pub barriers: u32,
+    /// The node's client lock of a file it holds (file_lock.rs), taken for the op at .1.
+    pub file_lock: Option<(FileId, usize)>,
 }
 
 impl RankState {
@@ -83,6 +87,7 @@ impl RankState {
             arrived_ns: 0,
             lock: (0, 0),
             barriers: 0,
+            file_lock: None,
         }
     }
 }
@@ -176,6 +181,8 @@ impl Sim<'_> {
         self.ranks[ri].block = Block::Running;
         loop {
             let pc = self.ranks[ri].pc;
+            // A write or sync that held the node's lock of its file has ended.
+            self.client_file_unlock(r, pc)?;
             let Some(op) = prog.get(pc) else {
                 return self.finish_rank(r);
             };
@@ -252,18 +259,30 @@ impl Sim<'_> {
                     offset,
                     bytes,
                 } => {
-                    if !self.start_io(r, *file, *kind, &[(*offset, *bytes)]) {
+                    if *kind == IoKind::Write && !self.client_file_lock(r, *file, pc) {
+                        self.wait_file_lock(r, *file, pc)
+                    } else if self.start_io(r, *file, *kind, &[(*offset, *bytes)]) {
+                        Block::Io
+                    } else {
                         continue;
                     }
-                    Block::Io
                 }
                 Op::IoList(list) => {
-                    if !self.start_io(r, list.file, list.kind, &list.pieces) {
+                    if list.kind == IoKind::Write && !self.client_file_lock(r, list.file, pc) {
+                        self.wait_file_lock(r, list.file, pc)
+                    } else if self.start_io(r, list.file, list.kind, &list.pieces) {
+                        Block::Io
+                    } else {
                         continue;
                     }
-                    Block::Io
                 }
-                Op::Meta { file, kind } => self.start_meta(r, *file, *kind),
+                Op::Meta { file, kind } => {
+                    if *kind == MetaKind::Sync && !self.client_file_lock(r, *file, pc) {
+                        self.wait_file_lock(r, *file, pc)
+                    } else {
+                        self.start_meta(r, *file, *kind)
+                    }
+                }
                 Op::Lock {
                     file,
                     offset,
@@ -301,6 +320,14 @@ impl Sim<'_> {
             st.blocked_op = pc;
             return Ok(());
         }
+    }
+
+    /// Rank `r` waits for its node's lock of `file` to run the op at `pc` again.
+    fn wait_file_lock(&mut self, r: Rank, file: FileId, pc: usize) -> Block {
+        let st = &mut self.ranks[r as usize];
+        st.pc = pc;
+        st.cur_file = file;
+        Block::FileLock
     }
 
     fn finish_rank(&mut self, r: Rank) -> Result<(), SimError> {
@@ -453,6 +480,12 @@ impl Sim<'_> {
                     st.lock.0,
                     st.lock.1,
                     self.lock_holders(st.cur_file, i as Rank, st.lock)
+                ),
+                Block::FileLock => format!(
+                    "for its node's client lock of file {} held by rank {}",
+                    st.cur_file,
+                    self.client_file_holder(i as Rank)
+                        .map_or("none".to_string(), |h| h.to_string())
                 ),
                 Block::Running => "ready to run (engine error)".to_string(),
                 other => format!("in {other:?}"),

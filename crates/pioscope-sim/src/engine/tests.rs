@@ -329,6 +329,7 @@ fn cached(dirty_limit: u64) -> System {
         rewrite_memory_bandwidth: 0.0,
         large_copy_above: 0,
         large_copy_factor: 0.0,
+        background_dirty: 0,
     };
     sys
 }
@@ -574,6 +575,7 @@ fn same_inputs_same_seed_same_record_sequence() {
         rewrite_memory_bandwidth: 0.0,
         large_copy_above: 0,
         large_copy_factor: 0.0,
+        background_dirty: 0,
     };
     sys.network.bisection_bandwidth = 1.5e9;
     let (s1, a) = go(&sys, &mixed());

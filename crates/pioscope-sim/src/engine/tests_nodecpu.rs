@@ -3,42 +3,26 @@
 //! (`testutil::system`). A 4 KiB write without node CPU: its data on the wire 4,096 ns, the
 //! latency, the copy, the ack's latency: 6,506 ns.
 
-use super::run;
-use super::testutil::system;
+use super::testutil::{one_server_write_back, rank_ends, write_4k};
 use crate::model::System;
-use crate::program::{IoKind, Job, Op};
+use crate::program::Op;
 
 const WRITE: u64 = 4_096 + 1_000 + 410 + 1_000;
 
 fn node_with_one_core() -> System {
-    let mut sys = system();
-    sys.storage.data_servers = 1;
-    sys.storage.cache.write_back = 1 << 30;
-    sys.storage.cache.dirty_limit = 1 << 30;
-    sys.storage.cache.flush_rate = 1e8;
+    let mut sys = one_server_write_back();
     sys.nodes.cores = 1;
     sys.nodes.client_cpu_per_request_ns = 10_000;
     sys
 }
 
 fn write(offset: u64) -> Op {
-    Op::Io {
-        file: 0,
-        kind: IoKind::Write,
-        offset,
-        bytes: 4_096,
-    }
+    write_4k(0, offset)
 }
 
 /// When each rank (two, both on node 0) finished.
 fn ends(sys: &System, programs: Vec<Vec<Op>>) -> Vec<u64> {
-    let job = Job {
-        programs,
-        files: vec!["/f".into()],
-        description: "test".into(),
-    };
-    let mut log = super::testutil::Log::default();
-    run(sys, &job, 1, &mut log).expect("run").rank_end_ns
+    rank_ends(sys, programs, 1)
 }
 
 /// Two ranks writing at once take the one core in turn: rank 0's client CPU is [0, 10 µs],

@@ -191,6 +191,10 @@ pub struct Machine {
     pub mem_available: u64,
     /// vm.dirty_ratio, percent.
     pub dirty_ratio: u64,
+    /// vm.dirty_background_ratio, percent: the flush starts above it. Absent in older runs
+    /// files: 10, the kernel's default.
+    #[serde(default = "default_dirty_background_ratio")]
+    pub dirty_background_ratio: u64,
     /// The scratch directory measured.
     pub dir: String,
     /// It is on a FUSE file system (GlusterFS's client), whose kernel module passes requests
@@ -201,6 +205,11 @@ pub struct Machine {
     /// byte (`pioscope calibrate` measures it). Absent: none seen, no node CPU modelled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub daemon_cpu: Option<DaemonCpu>,
+}
+
+/// Linux's default vm.dirty_background_ratio (mm/page-writeback.c).
+fn default_dirty_background_ratio() -> u64 {
+    10
 }
 
 /// Everything a fit reads: the two benchmarks' results and the machine's facts, as
@@ -674,6 +683,8 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             .unwrap_or(0)
     };
     let dirty = machine.mem_available / 100 * machine.dirty_ratio.clamp(1, 100);
+    // The kernel's flusher starts at the background threshold (at most the dirty limit).
+    let background = (machine.mem_available / 100 * machine.dirty_background_ratio).min(dirty);
     let ranks = machine.cpus.max(machine.ranks).max(1);
     let exchange = net.exchange_fit();
 
@@ -694,6 +705,8 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             // Set by fit_client_cpu on a FUSE mount.
             client_cpu_per_request_ns: 0,
             client_cpu_bandwidth: 0.0,
+            // The FUSE module holds a file's inode lock for a whole write or fsync.
+            client_file_lock: machine.fuse,
         },
         network: Network {
             latency_ns: ns(lat),
@@ -748,6 +761,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
                 rewrite_memory_bandwidth: rewrite_memory,
                 large_copy_above: if large_factor < 1.0 { largest / 2 } else { 0 },
                 large_copy_factor: if large_factor < 1.0 { large_factor } else { 0.0 },
+                background_dirty: background,
             },
             disk_access: DiskAccess {
                 read_latency_ns: ns(read_latency),
@@ -1020,6 +1034,7 @@ mod tests {
             ranks: 4,
             mem_available: 8 << 30,
             dirty_ratio: 20,
+            dirty_background_ratio: 10,
             dir: "/tmp".into(),
             fuse: false,
             daemon_cpu: None,
@@ -1168,6 +1183,8 @@ mod tests {
         assert_eq!(s.storage.metadata.open_ns, 3_000);
         assert_eq!(s.storage.metadata.remove_ns, 8_000);
         assert_eq!(s.storage.cache.dirty_limit, (8u64 << 30) / 100 * 20);
+        assert_eq!(s.storage.cache.background_dirty, (8u64 << 30) / 100 * 10);
+        assert!(!s.nodes.client_file_lock, "not a FUSE mount");
         assert_eq!(s.nodes.ranks_per_node, 4);
         crate::model::load::validate(&s).unwrap();
         let cal = s.calibration.as_ref().unwrap();
@@ -1239,6 +1256,24 @@ mod tests {
             let back = crate::model::load::from_text("local.toml", &text, &[]).unwrap();
             assert_eq!(back, s);
         }
+    }
+
+    /// On a FUSE mount the kernel module's inode lock serializes a node's writes and syncs of a
+    /// file; a runs file from before vm.dirty_background_ratio was kept reads as the kernel's
+    /// default, 10 %.
+    #[test]
+    fn fuse_mount_gets_the_client_file_lock_and_old_runs_the_default_background() {
+        let (net, st, mut m) = synthetic(true);
+        m.fuse = true;
+        let s = fit(&net, &st, &m).unwrap();
+        assert!(s.nodes.client_file_lock);
+        assert_eq!(s.storage.max_request, FUSE_MAX_WRITE);
+        let mut json = serde_json::to_value(&m).unwrap();
+        json.as_object_mut()
+            .unwrap()
+            .remove("dirty_background_ratio");
+        let old: Machine = serde_json::from_value(json).unwrap();
+        assert_eq!(old.dirty_background_ratio, 10);
     }
 
     #[test]

@@ -73,6 +73,12 @@ pub struct Nodes {
     /// per-byte cost.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub client_cpu_bandwidth: f64,
+    /// The node's file-system client lets one write or sync of a file run at a time: the
+    /// Linux FUSE module holds the file's inode lock for a whole write() (its requests sent
+    /// one after another) and fsync(). false (the default) = calls of one file overlap.
+    /// docs/MODEL.md, "Engine", "Client file lock".
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub client_file_lock: bool,
 }
 
 /// Rank placement on nodes.
@@ -311,6 +317,11 @@ pub struct Cache {
     /// Rate multiplier of large copies (see `large_copy_above`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub large_copy_factor: f64,
+    /// Dirty bytes above which the flush starts on its own (Linux's
+    /// vm.dirty_background_ratio of the server's memory); below it, dirty data waits for a
+    /// sync or for writers waiting for room. 0 (the default) = the flush starts at once.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub background_dirty: u64,
 }
 
 impl Cache {
@@ -351,6 +362,10 @@ fn one() -> u32 {
 
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn is_false(x: &bool) -> bool {
+    !*x
 }
 
 fn is_zero_u64(x: &u64) -> bool {

@@ -39,6 +39,11 @@ impl Default for SyncWaiters {
 }
 
 impl SyncWaiters {
+    /// Whether no Sync waits.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
     /// A Sync starts waiting.
     pub fn push(&mut self, w: SyncWaiter) {
         self.least = self.least.min(w.seq);
