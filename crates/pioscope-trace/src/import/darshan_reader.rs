@@ -1,9 +1,9 @@
 //! Darshan's reader as a long-lived child process: `darshan_read.py` (PyDarshan over
 //! libdarshan-util) is started once and reads log after log, so that `pioscope fleet` pays
 //! PyDarshan's start-up (about a second) once per worker instead of once per log. This file
-//! owns the process (started on the first log, started again after it died) and the protocol:
-//! a log's hex-encoded path on the child's stdin, its JSON lines back on stdout up to an "end"
-//! line, gathered into a [`Log`] for darshan.rs to turn into a store.
+//! owns the process (started on the first log, started again after it died or hung) and the
+//! protocol: a log's hex-encoded path on the child's stdin, its JSON lines back on stdout up to
+//! an "end" line, gathered into a [`Log`] for darshan.rs to turn into a store.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -151,6 +151,7 @@ struct Running {
 pub struct DarshanReader {
     python: String,
     running: Option<Running>,
+    /// [`SILENCE`], shorter in the tests.
     silence: Duration,
 }
 
