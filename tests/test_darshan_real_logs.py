@@ -3,8 +3,10 @@ preloaded into pioscope's benchmarks and test programs, with and without DXT). E
 imported with `pioscope import darshan` and checked (a) against PyDarshan's reading of the same
 log, counter for counter, segment for segment and bin for bin, and (b) against the same program
 run now under `pioscope run`: the calls and bytes on the application's data file that both
-tools see, with the exact relation where Darshan counts differently."""
+tools see, with the exact relation where Darshan counts differently. Each log is imported once
+and each program run once for the whole module, whichever tests read them."""
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -21,10 +23,19 @@ NEWER_FORMAT = "posix-basic-dxt-newer-format"
 LOGS = sorted(p.stem for p in DATA.glob("*.darshan") if p.stem != NEWER_FORMAT)
 
 
-def imported(name: str, tmp_path: Path) -> Trace:
-    out = tmp_path / name
-    pioscope("import", "darshan", DATA / f"{name}.darshan", "-o", out)
-    return Trace(out)
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    """imported(name): the log tests/data/darshan/NAME.darshan imported with `pioscope import
+    darshan`, once for the module; each call reads the store afresh."""
+    root = tmp_path_factory.mktemp("imported")
+
+    def store(name: str) -> Trace:
+        out = root / name
+        if not out.exists():
+            pioscope("import", "darshan", DATA / f"{name}.darshan", "-o", out)
+        return Trace(out)
+
+    return store
 
 
 def darshan_table(trace: Trace) -> pd.DataFrame:
@@ -44,8 +55,8 @@ def test_the_fixtures_are_the_logs_the_readme_lists():
 
 
 @pytest.mark.parametrize("name", LOGS)
-def test_every_counter_segment_and_bin_equals_pydarshans(tmp_path, name):
-    trace = imported(name, tmp_path)
+def test_every_counter_segment_and_bin_equals_pydarshans(imported, name):
+    trace = imported(name)
     report = pydarshan(DATA / f"{name}.darshan")
     table = darshan_table(trace)
     # Counters: every record of every module, every integer and floating-point counter.
@@ -88,10 +99,10 @@ def test_every_counter_segment_and_bin_equals_pydarshans(tmp_path, name):
     assert trace.meta["job"]["ranks"] == report.metadata["job"]["nprocs"]
 
 
-def test_a_log_that_ran_out_of_record_memory_is_partial(tmp_path):
+def test_a_log_that_ran_out_of_record_memory_is_partial(imported):
     """md-test-partial: each rank opened 4 files, Darshan kept 2 POSIX and 2 MPI-IO records per
     rank (MAX_RECORDS 2) and flagged both modules; the import says so and keeps what there is."""
-    trace = imported("md-test-partial", tmp_path)
+    trace = imported("md-test-partial")
     table = darshan_table(trace)
     assert trace.meta["partial"] is True
     assert len(trace.meta["partial_reasons"]) == 2
@@ -208,28 +219,45 @@ def command(spec: list, work: Path, programs) -> list:
     return [exe, *(a.replace("WORK", str(work)) for a in spec[1:])]
 
 
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory, programs):
+    """traced(name): the program of RUNS[name] run under `pioscope run`, once for the module
+    (in a work directory removed after the run); each call reads the trace afresh."""
+    root = tmp_path_factory.mktemp("traced")
+
+    def trace(name: str) -> Trace:
+        out = root / name
+        if not out.exists():
+            work = root / f"{name}-work"
+            work.mkdir()
+            run_traced(out, *command(RUNS[name][1], work, programs), ranks=4 if name in MPI else None)
+            shutil.rmtree(work)
+        return Trace(out)
+
+    return trace
+
+
 @pytest.mark.parametrize("name", sorted(RUNS))
-def test_imported_counts_match_pioscopes_trace_of_the_same_program(tmp_path, workdir, programs, name):
-    data, spec, compared = RUNS[name]
-    _, traced = run_traced(tmp_path / "traced", *command(spec, workdir, programs),
-                           ranks=4 if name in MPI else None)
+def test_imported_counts_match_pioscopes_trace_of_the_same_program(imported, traced, name):
+    data, _, compared = RUNS[name]
+    ours = traced(name)
     for log in (name, f"{name}-dxt"):
-        darshan = counters_on(imported(log, tmp_path), data)
+        darshan = counters_on(imported(log), data)
         theirs = {c: darshan.get(c, 0) for c in compared}
-        assert theirs == pioscope_counts(traced, data, compared), log
+        assert theirs == pioscope_counts(ours, data, compared), log
         assert {c: theirs[c] for c in KNOWN[name]} == KNOWN[name], log
 
 
-def test_darshan_misses_calls_its_wrappers_do_not_catch(tmp_path, workdir, programs):
+def test_darshan_misses_calls_its_wrappers_do_not_catch(imported, traced):
     """Where the two legitimately differ, the exact relation. Darshan 3.5 wraps `__xstat`, not
     the `stat` glibc 2.33+ programs call, nor STDIO's `putc` and `getline`: posix_basic's stat
     and stdio_formatted's putc (1 byte) and 1000 getlines (9984 bytes) are pioscope's only."""
-    _, basic = run_traced(tmp_path / "basic", programs["posix_basic"], workdir)
-    assert counters_on(imported("posix-basic", tmp_path), "data.bin").get("POSIX_STATS", 0) == 0
+    basic = traced("posix-basic")
+    assert counters_on(imported("posix-basic"), "data.bin").get("POSIX_STATS", 0) == 0
     assert len(basic.on_file("data.bin").pipe(lambda e: e[e.func == "stat"])) == 1
-    _, text = run_traced(tmp_path / "text", programs["stdio_formatted"], workdir)
+    text = traced("stdio-formatted")
     ev = text.on_file("text.txt")
-    darshan = counters_on(imported("stdio-formatted", tmp_path), "text.txt")
+    darshan = counters_on(imported("stdio-formatted"), "text.txt")
     writes, reads = ev[ev.func.str.startswith(("fw", "fp", "fputs", "putc"))], \
         ev[ev.func.isin(["fgets", "fscanf", "fgetc", "getline"])]
     assert darshan["STDIO_WRITES"] == len(writes) - (writes.func == "putc").sum() == 1002
@@ -240,13 +268,13 @@ def test_darshan_misses_calls_its_wrappers_do_not_catch(tmp_path, workdir, progr
     assert (len(getline), getline.result.sum()) == (1000, 9984)
 
 
-def test_hdf5_dataset_counters_match_pioscopes_hdf5_calls(tmp_path, workdir, programs):
+def test_hdf5_dataset_counters_match_pioscopes_hdf5_calls(imported, traced):
     """H5D: opens are H5Dcreate1/2, H5Dopen1/2 and the H5Oopen of a dataset (pressure, not the
     group /fields); reads and writes are H5Dread / H5Dwrite with their bytes."""
-    _, traced = run_traced(tmp_path / "h5", programs["h5_trace"], workdir / "h5_trace.h5", ranks=4)
-    table = darshan_table(imported("h5-trace", tmp_path))
+    ours = traced("h5-trace")
+    table = darshan_table(imported("h5-trace"))
     h5d = table[table.module == "H5D"].groupby("counter").value.sum()
-    ev = traced.events[traced.events.layer == "hdf5"]
+    ev = ours.events[ours.events.layer == "hdf5"]
     count = ev.func.value_counts()
     opens = sum(count[f] for f in ("H5Dcreate1", "H5Dcreate2", "H5Dopen1", "H5Dopen2"))
     assert h5d["H5D_OPENS"] == opens + count["H5Oopen"] // 2 == 24
@@ -275,13 +303,13 @@ PNETCDF_CALLS = {
 }
 
 
-def test_pnetcdf_counters_match_pioscopes_pnetcdf_calls(tmp_path, workdir):
+def test_pnetcdf_counters_match_pioscopes_pnetcdf_calls(imported, tmp_path, workdir):
     """Per variable (Darshan and pioscope both name it FILE:VARIABLE) and for the file: the
     calls of each kind and the bytes put and got, the nonblocking put counted apart."""
     exe = pnetcdf_program("pnc_trace", tmp_path)
     _, traced = run_traced(tmp_path / "pnc", exe, workdir / "pnc_trace.nc", ranks=4)
     for log in ("pnc-trace", "pnc-trace-dxt"):
-        trace = imported(log, tmp_path)
+        trace = imported(log)
         for name in ("pnc_trace.nc", "pnc_trace.nc:temperature", "pnc_trace.nc:pressure",
                      "pnc_trace.nc:humidity"):
             darshan = counters_on(trace, name)
@@ -304,10 +332,10 @@ def test_pnetcdf_counters_match_pioscopes_pnetcdf_calls(tmp_path, workdir):
         assert (per_var["PNETCDF_VAR_BYTES_WRITTEN"], per_var["PNETCDF_VAR_BYTES_READ"]) == (2560, 3840)
 
 
-def test_dxt_segments_are_the_counted_reads_and_writes(tmp_path):
+def test_dxt_segments_are_the_counted_reads_and_writes(imported):
     """In each -dxt log, DXT holds one segment per read and write the counters count."""
     for name in sorted(n for n in LOGS if n.endswith("-dxt")):
-        trace = imported(name, tmp_path)
+        trace = imported(name)
         table = darshan_table(trace)
         ev = trace.events
         for layer, module, prefix in (("posix", "POSIX", "POSIX"), ("mpiio", "MPI-IO", "MPIIO")):
@@ -317,8 +345,8 @@ def test_dxt_segments_are_the_counted_reads_and_writes(tmp_path):
             assert (ev.layer == layer).sum() == counted.value.sum(), (name, layer)
 
 
-def test_stats_report_and_export_work_on_a_real_dxt_log(tmp_path):
-    trace = imported("mpi-io-test-dxt", tmp_path)
+def test_stats_report_and_export_work_on_a_real_dxt_log(imported, tmp_path):
+    trace = imported("mpi-io-test-dxt")
     stats = json.loads(pioscope("stats", trace.path, "--by", "layer", "--json").stdout)
     rows = {r["group"]: r for r in stats["rows"]}
     # 16 writes and 16 reads of 4 KiB per layer, as the counters say.
@@ -344,9 +372,9 @@ SIDE_BY_SIDE = {
 
 
 @pytest.mark.parametrize("name", sorted(SIDE_BY_SIDE))
-def test_drishti_and_pioscope_on_real_logs(tmp_path, name):
+def test_drishti_and_pioscope_on_real_logs(imported, tmp_path, name):
     codes = drishti_codes(DATA / f"{name}.darshan", tmp_path)
-    trace = imported(name, tmp_path)
+    trace = imported(name)
     findings = json.loads(pioscope("report", trace.path, "--json").stdout)["findings"]
     assert ([c for c in codes if c not in INFORMATIONAL], [f["id"] for f in findings]) \
         == SIDE_BY_SIDE[name]

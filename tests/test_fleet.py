@@ -6,10 +6,13 @@ its error, summary.html (ranked by DuckDB with ranking.sql) shows in headless Ch
 ranking pandas computes from the tables, and other files under the directories are skipped.
 Over a fleet of tied copies (103 jobs, 101 failed inputs) the page's exact figures are pandas'
 to the nanosecond, ties and cuts included; without duckdb the tables are still written (exit 4);
-FORMAT.md's SQL is the shipped one."""
+FORMAT.md's SQL is the shipped one. A garbage collection inside cffi's parser does not hang the
+long-lived Darshan reader."""
 import json
+import os
 import shutil
 import subprocess
+import sys
 from html.parser import HTMLParser
 
 import pandas as pd
@@ -297,3 +300,46 @@ def test_without_duckdb_the_tables_are_written_and_the_exit_says_why(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["findings.parquet", "jobs.parquet"]
     assert list(pd.read_parquet(out / "jobs.parquet").job) == [TRACES[0]]
     assert r.stdout.startswith("1 jobs (1 profiled, 0 failed)")
+
+
+# Run by the interpreter before the reader (Python imports `sitecustomize` from its path): a
+# full garbage collection each time cffi parses a C type, which it does holding its lock. That
+# is where the reader hung for good in `fleet` over 1,000 logs, now and then (issue 17): a
+# DarshanReport left in a reference cycle closed its log from __del__ through cffi, which
+# waited on the lock its own thread held.
+COLLECT_IN_CFFI = """
+import gc, os
+from pycparser import c_parser
+
+parse = c_parser.CParser.parse
+
+def collecting(self, *args, **kwargs):
+    with open(os.environ["PIOSCOPE_TEST_COLLECTIONS"], "a") as out:
+        out.write(f"{gc.collect()}\\n")
+    return parse(self, *args, **kwargs)
+
+c_parser.CParser.parse = collecting
+"""
+
+
+def test_a_collection_inside_cffi_does_not_hang_the_reader(darshan_logs, tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(COLLECT_IN_CFFI)
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    collections = tmp_path / "collections"
+    # One worker, so one reader reads both logs: the second one's records need C types the
+    # first one's did not, parsed while the first one's report waits to be collected.
+    inputs = tmp_path / "logs"
+    inputs.mkdir()
+    for name in ("example", "dxt"):
+        shutil.copy(darshan_logs / f"{name}.darshan", inputs)
+    out = tmp_path / "out"
+    result = pioscope("fleet", inputs, "-o", out, "-j", "1", "--python", python, timeout=180,
+                      env={**os.environ, "PIOSCOPE_TEST_COLLECTIONS": str(collections)})
+    assert result.stdout.startswith("2 jobs (2 profiled, 0 failed)"), result.stdout
+    assert pd.read_parquet(out / "jobs.parquet").error.isna().all()
+    # The collections did run inside cffi's parser.
+    assert len(collections.read_text().splitlines()) > 0

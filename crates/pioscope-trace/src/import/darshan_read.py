@@ -20,6 +20,7 @@ an "end" line. One object per line, told apart by "kind":
 Run as: python3 -c "$(cat darshan_read.py)", with the logs on stdin.
 """
 import contextlib
+import gc
 import json
 import math
 import os
@@ -88,11 +89,16 @@ def heatmap_records(report):
 
 def read_log(darshan, path):
     try:
-        report = darshan.DarshanReport(path, read_all=False)
-        report.read_all(dtype="numpy")
+        # Closed when read (not left to the garbage collector: see main).
+        with darshan.DarshanReport(path, read_all=False) as report:
+            report.read_all(dtype="numpy")
     except Exception as e:  # PyDarshan raises plain RuntimeError/ValueError for bad logs
         emit({"kind": "error", "message": f"not a readable Darshan log ({e})"})
         return
+    emit_report(darshan, report)
+
+
+def emit_report(darshan, report):
     meta = report.metadata
     emit({"kind": "job", "exe": meta.get("exe", ""), "job": dict(meta.get("job", {})),
           "modules": {m: {"version": int(v.get("ver", 0)), "partial": bool(v.get("partial_flag")),
@@ -133,11 +139,16 @@ def captured_stderr():
 
 
 def main():
+    # The cyclic garbage collector runs between logs only. A DarshanReport sits in reference
+    # cycles, and its __del__ closes the log through cffi, whose lock is not reentrant: run by a
+    # collection that began while cffi parsed a C type (holding that lock), it waited on the
+    # lock forever, and `pioscope fleet` with it (issue 17).
+    gc.disable()
     try:
         import darshan
     except ImportError:
         darshan = None
-    for line in sys.stdin:
+    for n, line in enumerate(sys.stdin):
         path = os.fsdecode(bytes.fromhex(line.strip()))
         if darshan is None:
             emit({"kind": "error", "message":
@@ -147,6 +158,12 @@ def main():
                 read_log(darshan, path)
             if text and text[0].strip():
                 emit({"kind": "stderr", "text": text[0]})
+            gc.collect()
+            if n == 0:
+                # What the first log imported stays for good: later collections skip it (a
+                # collection over pandas and numpy costs 20 ms a log, over one log's objects
+                # well under 1).
+                gc.freeze()
         emit({"kind": "end"})
         OUT.flush()
 

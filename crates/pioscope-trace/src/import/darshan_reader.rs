@@ -1,17 +1,19 @@
 //! Darshan's reader as a long-lived child process: `darshan_read.py` (PyDarshan over
 //! libdarshan-util) is started once and reads log after log, so that `pioscope fleet` pays
 //! PyDarshan's start-up (about a second) once per worker instead of once per log. This file
-//! owns the process (started on the first log, started again after it died) and the protocol:
-//! a log's hex-encoded path on the child's stdin, its JSON lines back on stdout up to an "end"
-//! line, gathered into a [`Log`] for darshan.rs to turn into a store.
+//! owns the process (started on the first log, started again after it died or hung) and the
+//! protocol: a log's hex-encoded path on the child's stdin, its JSON lines back on stdout up to
+//! an "end" line, gathered into a [`Log`] for darshan.rs to turn into a store.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -123,11 +125,23 @@ pub(crate) struct Log {
     pub(crate) complaints: Vec<String>,
 }
 
+/// How long the reader may stay silent on a log before it is taken for hung and stopped: PyDarshan
+/// reads the whole log before its first line (about 30 s for a million DXT segments here), so
+/// ten minutes of silence is no log's reading.
+const SILENCE: Duration = Duration::from_secs(600);
+
+/// Lines of the reader's stdout read ahead of the worker: bounded, so a fast reader waits for
+/// a slow worker rather than fill memory.
+const LINES_AHEAD: usize = 256;
+
 /// The running child.
 struct Running {
     child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// The child's stdout line by line, read by `reading` so that the worker waits on it with
+    /// a limit.
+    lines: Receiver<io::Result<String>>,
+    reading: JoinHandle<()>,
     /// The child's last stderr line outside a log (a Python traceback when it died).
     last_stderr: Arc<Mutex<String>>,
     drain: JoinHandle<()>,
@@ -137,6 +151,8 @@ struct Running {
 pub struct DarshanReader {
     python: String,
     running: Option<Running>,
+    /// [`SILENCE`], shorter in the tests.
+    silence: Duration,
 }
 
 impl DarshanReader {
@@ -145,17 +161,19 @@ impl DarshanReader {
         DarshanReader {
             python: python.to_string(),
             running: None,
+            silence: SILENCE,
         }
     }
 
-    /// Reads `log`. A reader that dies on a log (libdarshan-util crashing on a damaged one) is
-    /// an error for that log; the next log starts a new one.
+    /// Reads `log`. A reader that dies on a log (libdarshan-util crashing on a damaged one), or
+    /// stays silent on it longer than [`SILENCE`], is an error for that log; the next log
+    /// starts a new one.
     pub(crate) fn read(&mut self, log: &Path) -> Result<Log, ImportError> {
         let running = match self.running.take() {
             Some(r) => r,
             None => self.start()?,
         };
-        match Self::exchange(running, log) {
+        match Self::exchange(running, log, self.silence) {
             Ok((parsed, running)) => {
                 self.running = Some(running);
                 parsed
@@ -181,6 +199,26 @@ impl DarshanReader {
         else {
             unreachable!("all three are piped");
         };
+        let (sender, lines) = mpsc::sync_channel(LINES_AHEAD);
+        let reading = std::thread::spawn(move || {
+            let mut stdout = BufReader::new(stdout);
+            // Ends at the child's end of stdout, or when the worker no longer listens.
+            loop {
+                let mut line = String::new();
+                match stdout.read_line(&mut line) {
+                    Ok(0) => break,
+                    Ok(_) => {
+                        if sender.send(Ok(line)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = sender.send(Err(e));
+                        break;
+                    }
+                }
+            }
+        });
         let last_stderr = Arc::new(Mutex::new(String::new()));
         let last = Arc::clone(&last_stderr);
         // Drained beside stdout so that neither blocks; only the last line is kept.
@@ -194,18 +232,21 @@ impl DarshanReader {
         Ok(Running {
             child,
             stdin,
-            stdout: BufReader::new(stdout),
+            lines,
+            reading,
             last_stderr,
             drain,
         })
     }
 
     /// Sends `log` and collects its lines up to "end". The outer error means the child is gone
-    /// (it died, or spoke out of protocol and was killed); the inner one is the log's own.
+    /// (it died, spoke out of protocol or stayed silent longer than `silence`, and was
+    /// stopped); the inner one is the log's own.
     #[allow(clippy::type_complexity)]
     fn exchange(
         mut running: Running,
         log: &Path,
+        silence: Duration,
     ) -> Result<(Result<Log, ImportError>, Running), ImportError> {
         let mut request = hex(log.as_os_str().as_bytes());
         request.push('\n');
@@ -219,25 +260,34 @@ impl DarshanReader {
         }
         let mut parsed = Log::default();
         let mut failure = None;
-        let mut text = String::new();
         let mut n = 0usize;
         loop {
-            text.clear();
-            match running.stdout.read_line(&mut text) {
-                Ok(0) | Err(_) => return Err(died(running, log)),
-                Ok(_) => n += 1,
-            }
+            let text = match running.lines.recv_timeout(silence) {
+                Ok(Ok(text)) => text,
+                Ok(Err(e)) => {
+                    return Err(stopped(
+                        running,
+                        log,
+                        format!("its output is unreadable: {e}"),
+                    ))
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(died(running, log)),
+                Err(RecvTimeoutError::Timeout) => {
+                    let why = format!(
+                        "it said nothing for {} s while reading this log",
+                        silence.as_secs_f64()
+                    );
+                    return Err(stopped(running, log, why));
+                }
+            };
+            n += 1;
             match serde_json::from_str::<Line>(&text) {
                 Ok(Line::End) => break,
                 Ok(Line::Error { message }) => failure = Some(message),
                 Ok(line) => parsed.add(line),
                 Err(e) => {
-                    let _ = running.child.kill();
-                    let _ = died(running, log);
-                    return Err(reader_error(
-                        log,
-                        format!("the Darshan reader wrote an unexpected line {n}: {e}"),
-                    ));
+                    let why = format!("it wrote an unexpected line {n}: {e}");
+                    return Err(stopped(running, log, why));
                 }
             }
         }
@@ -255,40 +305,50 @@ impl DarshanReader {
 impl Drop for DarshanReader {
     /// Closes the child's stdin (it ends when it has no more logs) and waits for it.
     fn drop(&mut self) {
-        if let Some(Running {
-            mut child,
-            stdin,
-            drain,
-            ..
-        }) = self.running.take()
-        {
-            drop(stdin);
-            let _ = child.wait();
-            let _ = drain.join();
+        if let Some(running) = self.running.take() {
+            end(running);
         }
     }
 }
 
-/// The error of a log whose reader ended before answering: its exit status and last words.
-fn died(running: Running, log: &Path) -> ImportError {
+/// Waits for the child, its stdin closed and its stdout no longer listened to (a child still
+/// writing then gets a broken pipe rather than waiting on a full one); its exit status and
+/// last stderr line.
+fn end(running: Running) -> (String, String) {
     let Running {
         mut child,
         stdin,
+        lines,
+        reading,
         last_stderr,
         drain,
-        ..
     } = running;
     drop(stdin);
+    drop(lines);
     let status = child
         .wait()
         .map_or_else(|e| e.to_string(), |s| s.to_string());
+    let _ = reading.join();
     let _ = drain.join();
     let last = last_stderr
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
+    (status, last)
+}
+
+/// The error of a log whose reader ended before answering: its exit status and last words.
+fn died(running: Running, log: &Path) -> ImportError {
+    let (status, last) = end(running);
     let last = if last.is_empty() { "no output" } else { &last };
     reader_error(log, format!("the Darshan reader failed ({status}): {last}"))
+}
+
+/// The error of a log whose reader had to be stopped, and why.
+fn stopped(mut running: Running, log: &Path, why: String) -> ImportError {
+    let _ = running.child.kill();
+    end(running);
+    reader_error(log, format!("the Darshan reader was stopped: {why}"))
 }
 
 fn reader_error(log: &Path, message: impl Into<String>) -> ImportError {
@@ -330,6 +390,73 @@ impl Log {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reader whose "interpreter" is the shell script `body` (it ignores the reader's
+    /// arguments), in `dir`.
+    fn scripted(dir: &Path, body: &str) -> DarshanReader {
+        use std::os::unix::fs::PermissionsExt;
+        let script = dir.join("python");
+        std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).expect("script");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        DarshanReader::new(&script.to_string_lossy())
+    }
+
+    fn message(result: Result<Log, ImportError>) -> String {
+        match result {
+            Err(ImportError::Reader { path, message }) => format!("{}: {message}", path.display()),
+            Err(e) => panic!("another error: {e}"),
+            Ok(_) => panic!("read"),
+        }
+    }
+
+    #[test]
+    fn a_silent_reader_is_stopped_with_an_error_naming_the_log() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Takes the request and never answers, as the reader did when it hung on cffi's lock.
+        let mut reader = scripted(dir.path(), "read line; exec sleep 600");
+        reader.silence = Duration::from_millis(300);
+        let got = message(reader.read(Path::new("/logs/hung.darshan")));
+        assert_eq!(
+            got,
+            "/logs/hung.darshan: the Darshan reader was stopped: it said nothing for 0.3 s \
+             while reading this log"
+        );
+        // The next log starts a new reader.
+        assert!(reader.running.is_none());
+    }
+
+    #[test]
+    fn a_reader_that_dies_mid_log_is_an_error_with_its_status_and_last_words() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut reader = scripted(
+            dir.path(),
+            r#"read line; echo '{"kind":"name","id":1,"path":"/a"}'; echo 'Segmentation fault' >&2; exit 3"#,
+        );
+        let got = message(reader.read(Path::new("/logs/crash.darshan")));
+        assert_eq!(
+            got,
+            "/logs/crash.darshan: the Darshan reader failed (exit status: 3): Segmentation fault"
+        );
+    }
+
+    #[test]
+    fn a_reader_that_floods_stderr_and_stdout_still_answers() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // 4 MiB on stderr and 20,000 lines on stdout, far more than a pipe holds, before "end".
+        let mut reader = scripted(
+            dir.path(),
+            r#"while read line; do
+  head -c 4194304 /dev/zero | tr '\0' x >&2
+  echo '{"kind":"job","exe":"e","job":{},"modules":{},"mounts":[],"reader":"r"}'
+  i=0; while [ $i -lt 20000 ]; do echo '{"kind":"name","id":'$i',"path":"/f"}'; i=$((i+1)); done
+  echo '{"kind":"end"}'
+done"#,
+        );
+        for _ in 0..2 {
+            let log = reader.read(Path::new("/logs/loud.darshan")).expect("read");
+            assert_eq!(log.names.len(), 20000);
+        }
+    }
 
     #[test]
     fn paths_go_as_hex_whatever_their_bytes() {
