@@ -4,7 +4,9 @@
 //! placement study found with ROMIO's blocked layout), or hosts taking part in the collective
 //! I/O without any aggregator (their link sits idle). A single-host job has nothing to place.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap;
 
 use pioscope_trace::store::Event;
 use pioscope_trace::Layer;
@@ -32,8 +34,10 @@ pub(crate) struct AggregatorPlacement {
     min_calls: u64,
     shared: Shared,
     by_file: BTreeMap<i32, FileAcc>,
-    /// Per collective instance: storage ns per aggregator rank, and the instance's file.
-    instances: HashMap<i64, (i32, BTreeMap<i32, i64>)>,
+    /// Per collective instance: storage ns per aggregator rank, and the instance's file. One
+    /// entry per instance, millions in a long trace: hashed with Fx, not SipHash (the
+    /// conclusion only sums over them, in any order).
+    instances: FxHashMap<i64, (i32, BTreeMap<i32, i64>)>,
     /// Storage time beneath each open collective call.
     calls: PerCall<i64>,
 }
@@ -47,7 +51,7 @@ impl AggregatorPlacement {
             min_calls: s.u64("min_calls").max(1),
             shared: shared.clone(),
             by_file: BTreeMap::new(),
-            instances: HashMap::new(),
+            instances: FxHashMap::default(),
             calls: PerCall::default(),
         }
     }
