@@ -842,6 +842,45 @@ mod tests {
         );
     }
 
+    /// A group's sums are its cells' merged: counts and sums added, the extremes of the cells
+    /// with data operations kept (a cell of metadata calls has none), histograms added.
+    #[test]
+    fn cells_merge_into_their_group() {
+        let sample = |size: Option<u64>, failed: bool| Sample {
+            rank: 0,
+            duration: 10,
+            failed,
+            data: size.map(|s| (s, s)),
+            start: 0,
+            end: 10,
+        };
+        let (mut a, mut b, mut meta) = (Sums::default(), Sums::default(), Sums::default());
+        a.add(&sample(Some(8), false));
+        a.add(&sample(Some(100), true));
+        b.add(&sample(Some(3), false));
+        meta.add(&sample(None, false));
+        let mut group = Sums::default();
+        for cell in [&meta, &a, &b] {
+            group.merge(cell);
+        }
+        assert_eq!(
+            (group.operations, group.data_operations, group.errors),
+            (4, 3, 1)
+        );
+        assert_eq!(
+            (group.bytes, group.size_sum, group.total_time),
+            (111, 111, 40)
+        );
+        assert_eq!((group.size_min, group.size_max), (Some(3), Some(100)));
+        let bins: Vec<(u64, u64)> = group
+            .hist
+            .bins()
+            .iter()
+            .map(|b| (b.bin_min, b.count))
+            .collect();
+        assert_eq!(bins, vec![(2, 1), (8, 1), (64, 1)]);
+    }
+
     #[test]
     fn application_scope_leaves_out_system_files_and_fileless_records() {
         let dir = tempfile::tempdir().expect("tmp");
