@@ -198,6 +198,43 @@ pub(crate) fn call(s: &Shared, fx: &Facts) -> Option<Call> {
     }
 }
 
+/// Instance numbers below this index [`InstanceIndex`]'s table (4 bytes each: at most 16 MB);
+/// a damaged file's larger ones go to its map.
+const DENSE_INSTANCES: i64 = 1 << 22;
+
+/// Where each collective instance's entry is in a rule's list of instances. Instance numbers
+/// are dense (0.., the same on every rank), so they index a table; other keys (a call without
+/// an instance: [`Call::instance_key`] is negative) go through a map. A rule closes millions of
+/// collective calls in a long trace: a table read each, not a probe into a hash map that has
+/// outgrown the caches.
+#[derive(Debug, Default)]
+pub(crate) struct InstanceIndex {
+    /// Per instance number, its entry's place plus one; 0 for none yet.
+    dense: Vec<u32>,
+    others: FxHashMap<i64, usize>,
+}
+
+impl InstanceIndex {
+    /// The place of `key`'s entry; for a new key `add` makes the entry and returns its place.
+    pub(crate) fn at(&mut self, key: i64, add: impl FnOnce() -> usize) -> usize {
+        if !(0..DENSE_INSTANCES).contains(&key) {
+            return *self.others.entry(key).or_insert_with(add);
+        }
+        let k = key as usize;
+        if self.dense.len() <= k {
+            self.dense.resize(k + 1, 0);
+        }
+        match self.dense[k] {
+            0 => {
+                let i = add();
+                self.dense[k] = i as u32 + 1;
+                i
+            }
+            slot => slot as usize - 1,
+        }
+    }
+}
+
 /// A map with the entry of the current key held aside: consecutive records mostly share
 /// their rank and file, so most records touch no tree at all.
 #[derive(Debug)]
