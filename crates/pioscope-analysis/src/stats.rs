@@ -273,6 +273,29 @@ impl Names {
     }
 }
 
+/// Places in a list, found by a small dense number (a table read, no hashing): per number,
+/// its entry's place plus one, 0 for none yet. The table grows to the largest number asked.
+#[derive(Debug, Default)]
+pub(crate) struct Places(Vec<u32>);
+
+impl Places {
+    /// The place of number `n`'s entry; for a new one `add` makes the entry and returns its
+    /// place.
+    pub(crate) fn at(&mut self, n: usize, add: impl FnOnce() -> usize) -> usize {
+        if self.0.len() <= n {
+            self.0.resize(n + 1, 0);
+        }
+        match self.0[n] {
+            0 => {
+                let i = add();
+                self.0[n] = i as u32 + 1;
+                i
+            }
+            slot => slot as usize - 1,
+        }
+    }
+}
+
 /// Numbers at or above this in a [`PerFunc`] are names outside functions.def.
 const UNKNOWN_BASE: u32 = 1 << 16;
 
@@ -366,8 +389,8 @@ const INDEXED_NUMBERS: u32 = 1 << 16;
 /// (a damaged file's rank of 10^9) are in a map.
 #[derive(Default)]
 struct Groups {
-    /// Per (number, layer) the group's place in `accs` plus one, 0 for none yet.
-    slots: Vec<u32>,
+    /// Per (number, layer) the group's place in `accs`.
+    slots: Places,
     /// Groups whose number is not small: their place in `accs`.
     others: FxHashMap<RawKey, usize>,
     accs: Vec<(RawKey, Acc)>,
@@ -377,24 +400,14 @@ impl Groups {
     /// The place in `accs` of the group of `key`, new if need be.
     fn index_of(&mut self, key: RawKey) -> usize {
         let accs = &mut self.accs;
-        let mut add = || {
+        let add = || {
             accs.push((key, Acc::default()));
             accs.len() - 1
         };
         let i = match key.parts() {
             (layer, Some(n)) if n < INDEXED_NUMBERS => {
                 let cell = n as usize * Layer::ALL.len() + layer as usize;
-                if self.slots.len() <= cell {
-                    self.slots.resize(cell + 1, 0);
-                }
-                match self.slots[cell] {
-                    0 => {
-                        let i = add();
-                        self.slots[cell] = i as u32 + 1;
-                        i
-                    }
-                    slot => slot as usize - 1,
-                }
+                self.slots.at(cell, add)
             }
             _ => *self.others.entry(key).or_insert_with(add),
         };

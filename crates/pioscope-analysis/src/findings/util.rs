@@ -23,6 +23,7 @@ use crate::hints;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::Context;
 use crate::stats::PerFunc;
+use crate::stats::Places;
 
 /// The enclosing top-level MPI-IO call of a record, in short.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,8 +210,8 @@ const DENSE_INSTANCES: i64 = 1 << 22;
 /// outgrown the caches.
 #[derive(Debug, Default)]
 pub(crate) struct InstanceIndex {
-    /// Per instance number, its entry's place plus one; 0 for none yet.
-    dense: Vec<u32>,
+    /// Per instance number, its entry's place.
+    dense: Places,
     others: FxHashMap<i64, usize>,
 }
 
@@ -220,18 +221,7 @@ impl InstanceIndex {
         if !(0..DENSE_INSTANCES).contains(&key) {
             return *self.others.entry(key).or_insert_with(add);
         }
-        let k = key as usize;
-        if self.dense.len() <= k {
-            self.dense.resize(k + 1, 0);
-        }
-        match self.dense[k] {
-            0 => {
-                let i = add();
-                self.dense[k] = i as u32 + 1;
-                i
-            }
-            slot => slot as usize - 1,
-        }
+        self.dense.at(key as usize, add)
     }
 }
 
@@ -662,6 +652,40 @@ pub(crate) fn per_rank(ns: f64, ctx: &Context<'_>) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each key keeps the place its entry got when first seen, whether it indexes the table
+    /// (an instance number), the map (a call without an instance) or is too large for the
+    /// table (a damaged file's).
+    #[test]
+    fn instance_index_finds_each_entry_again() {
+        let mut index = InstanceIndex::default();
+        let mut entries: Vec<i64> = Vec::new();
+        let keys = [
+            3,
+            -8,
+            0,
+            DENSE_INSTANCES,
+            3,
+            i64::from(i32::MAX),
+            -8,
+            0,
+            DENSE_INSTANCES,
+        ];
+        let places: Vec<usize> = keys
+            .iter()
+            .map(|&k| {
+                index.at(k, || {
+                    entries.push(k);
+                    entries.len() - 1
+                })
+            })
+            .collect();
+        assert_eq!(places, vec![0, 1, 2, 3, 0, 4, 1, 2, 3]);
+        assert_eq!(
+            entries,
+            vec![3, -8, 0, DENSE_INSTANCES, i64::from(i32::MAX)]
+        );
+    }
 
     #[test]
     fn top_is_largest_first() {
