@@ -273,6 +273,29 @@ impl Names {
     }
 }
 
+/// Places in a list, found by a small dense number (a table read, no hashing): per number,
+/// its entry's place plus one, 0 for none yet. The table grows to the largest number asked.
+#[derive(Debug, Default)]
+pub(crate) struct Places(Vec<u32>);
+
+impl Places {
+    /// The place of number `n`'s entry; for a new one `add` makes the entry and returns its
+    /// place.
+    pub(crate) fn at(&mut self, n: usize, add: impl FnOnce() -> usize) -> usize {
+        if self.0.len() <= n {
+            self.0.resize(n + 1, 0);
+        }
+        match self.0[n] {
+            0 => {
+                let i = add();
+                self.0[n] = i as u32 + 1;
+                i
+            }
+            slot => slot as usize - 1,
+        }
+    }
+}
+
 /// Numbers at or above this in a [`PerFunc`] are names outside functions.def.
 const UNKNOWN_BASE: u32 = 1 << 16;
 
@@ -366,39 +389,29 @@ const INDEXED_NUMBERS: u32 = 1 << 16;
 /// (a damaged file's rank of 10^9) are in a map.
 #[derive(Default)]
 struct Groups {
-    /// Per (number, layer) the group's place in `accs` plus one, 0 for none yet.
-    slots: Vec<u32>,
+    /// Per (number, layer) the group's place in `accs`.
+    slots: Places,
     /// Groups whose number is not small: their place in `accs`.
     others: FxHashMap<RawKey, usize>,
     accs: Vec<(RawKey, Acc)>,
 }
 
 impl Groups {
-    /// The group of `key`, new if need be.
-    fn at(&mut self, key: RawKey) -> &mut Acc {
+    /// The place in `accs` of the group of `key`, new if need be.
+    fn index_of(&mut self, key: RawKey) -> usize {
         let accs = &mut self.accs;
-        let mut add = || {
+        let add = || {
             accs.push((key, Acc::default()));
             accs.len() - 1
         };
         let i = match key.parts() {
             (layer, Some(n)) if n < INDEXED_NUMBERS => {
                 let cell = n as usize * Layer::ALL.len() + layer as usize;
-                if self.slots.len() <= cell {
-                    self.slots.resize(cell + 1, 0);
-                }
-                match self.slots[cell] {
-                    0 => {
-                        let i = add();
-                        self.slots[cell] = i as u32 + 1;
-                        i
-                    }
-                    slot => slot as usize - 1,
-                }
+                self.slots.at(cell, add)
             }
             _ => *self.others.entry(key).or_insert_with(add),
         };
-        &mut self.accs[i].1
+        i
     }
 }
 
@@ -413,18 +426,61 @@ enum Key {
     Phase(String, Layer),
 }
 
+/// What every group an event counts in adds alike: counts, sums, extremes and the size
+/// histogram. Order does not matter to them, so they are added up once per [`Cell`] and merged
+/// into the groups at the end, not added to six groups per event.
 #[derive(Default)]
-struct Acc {
+struct Sums {
     operations: u64,
+    total_time: i64,
+    errors: u64,
     data_operations: u64,
     bytes: u64,
     size_min: Option<u64>,
     size_max: Option<u64>,
     size_sum: u128,
     hist: SizeHistogram,
-    total_time: i64,
+}
+
+impl Sums {
+    fn add(&mut self, e: &Sample) {
+        self.operations += 1;
+        self.total_time += e.duration;
+        if e.failed {
+            self.errors += 1;
+        }
+        if let Some((size, bytes)) = e.data {
+            self.data_operations += 1;
+            self.size_min = Some(self.size_min.map_or(size, |m| m.min(size)));
+            self.size_max = Some(self.size_max.map_or(size, |m| m.max(size)));
+            self.size_sum += size as u128;
+            self.hist.add(size);
+            self.bytes += bytes;
+        }
+    }
+
+    fn merge(&mut self, o: &Sums) {
+        self.operations += o.operations;
+        self.total_time += o.total_time;
+        self.errors += o.errors;
+        self.data_operations += o.data_operations;
+        self.bytes += o.bytes;
+        self.size_min = match (self.size_min, o.size_min) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.size_max = self.size_max.max(o.size_max);
+        self.size_sum += o.size_sum;
+        self.hist.merge(&o.hist);
+    }
+}
+
+/// One group's figures: its [`Sums`] (filled at the end) and its busy time, which depends on
+/// the order of the events and is kept per group as they come.
+#[derive(Default)]
+struct Acc {
+    sums: Sums,
     busy: i64,
-    errors: u64,
     /// Open busy interval: (rank, start, end).
     open: Option<(i32, i64, i64)>,
 }
@@ -459,20 +515,8 @@ impl Sample {
 }
 
 impl Acc {
-    fn add(&mut self, e: &Sample) {
-        self.operations += 1;
-        self.total_time += e.duration;
-        if e.failed {
-            self.errors += 1;
-        }
-        if let Some((size, bytes)) = e.data {
-            self.data_operations += 1;
-            self.size_min = Some(self.size_min.map_or(size, |m| m.min(size)));
-            self.size_max = Some(self.size_max.map_or(size, |m| m.max(size)));
-            self.size_sum += size as u128;
-            self.hist.add(size);
-            self.bytes += bytes;
-        }
+    /// Extends the busy time with `e`'s interval.
+    fn busy(&mut self, e: &Sample) {
         let (start, end) = (e.start, e.end);
         self.open = Some(match self.open {
             Some((rank, s, t)) if rank == e.rank && start <= t => (rank, s, t.max(end)),
@@ -490,29 +534,51 @@ impl Acc {
         }
         let busy_s = self.busy as f64 / 1e9;
         let per_sec = |x: f64| (self.busy > 0).then(|| x / busy_s);
-        let per_op = |x: f64| (self.data_operations > 0).then(|| x / self.data_operations as f64);
+        let s = &self.sums;
+        let per_op = |x: f64| (s.data_operations > 0).then(|| x / s.data_operations as f64);
         StatsRow {
             group,
             layer,
-            operations: self.operations,
-            data_operations: self.data_operations,
-            bytes: self.bytes,
-            size_min: self.size_min,
-            size_mean: per_op(self.size_sum as f64),
-            size_max: self.size_max,
-            size_histogram: self.hist.bins(),
-            bytes_per_op: per_op(self.bytes as f64),
-            total_time_ns: self.total_time,
+            operations: s.operations,
+            data_operations: s.data_operations,
+            bytes: s.bytes,
+            size_min: s.size_min,
+            size_mean: per_op(s.size_sum as f64),
+            size_max: s.size_max,
+            size_histogram: s.hist.bins(),
+            bytes_per_op: per_op(s.bytes as f64),
+            total_time_ns: s.total_time,
             busy_time_ns: self.busy,
-            ops_per_sec: per_sec(self.operations as f64),
-            bytes_per_sec: per_sec(self.bytes as f64),
-            errors: self.errors,
+            ops_per_sec: per_sec(s.operations as f64),
+            bytes_per_sec: per_sec(s.bytes as f64),
+            errors: s.errors,
         }
     }
 }
 
-/// Statistics grouped one or several ways, as one visitor of the shared pass: the function's
-/// kind, the host and the phase of an event are looked up once for every grouping.
+/// What places an event in every grouping: its layer, function (a [`PerFunc`] number), file,
+/// rank, process (which gives its host) and phase (a [`Names`] number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct CellKey {
+    layer: Layer,
+    func: u32,
+    file: Option<i32>,
+    rank: i32,
+    process: i32,
+    phase: u32,
+}
+
+/// The events of one [`CellKey`]: their [`Sums`], and the group each grouping counts them in
+/// (its place in that grouping's `accs`; None where the grouping leaves them out).
+struct Cell {
+    sums: Sums,
+    groups: Vec<Option<usize>>,
+}
+
+/// Statistics grouped one or several ways, as one visitor of the shared pass: an event's
+/// groups are found once per distinct [`CellKey`], and its sums added to its cell once, not to
+/// each of its groups; only the busy time, which depends on the order, is kept per group as the
+/// events come. The cells are merged into their groups at the end.
 pub struct StatsVisitor {
     by: Vec<GroupBy>,
     names: Names,
@@ -526,6 +592,9 @@ pub struct StatsVisitor {
     no_phase: Option<u32>,
     /// The groups of each grouping of `by`, in its order.
     groups: Vec<Groups>,
+    /// Every distinct cell seen, and where each key's is.
+    cells: Vec<Cell>,
+    cell_at: FxHashMap<CellKey, usize>,
 }
 
 impl StatsVisitor {
@@ -538,6 +607,8 @@ impl StatsVisitor {
             hosts: Vec::new(),
             no_phase: None,
             groups: by.iter().map(|_| Groups::default()).collect(),
+            cells: Vec::new(),
+            cell_at: FxHashMap::default(),
         }
     }
 
@@ -559,7 +630,14 @@ impl StatsVisitor {
     }
 
     /// The rows of each grouping, in the order of `by`, each sorted by group then layer.
-    pub fn rows(self, ctx: &Context<'_>) -> Vec<Vec<StatsRow>> {
+    pub fn rows(mut self, ctx: &Context<'_>) -> Vec<Vec<StatsRow>> {
+        for cell in &self.cells {
+            for (groups, at) in self.groups.iter_mut().zip(&cell.groups) {
+                if let Some(i) = *at {
+                    groups.accs[i].1.sums.merge(&cell.sums);
+                }
+            }
+        }
         let (names, kinds) = (&self.names, &self.kinds);
         self.groups
             .into_iter()
@@ -621,36 +699,63 @@ fn rows_of(
         .collect()
 }
 
+impl StatsVisitor {
+    /// The place in `cells` of `e`'s cell, new (its groups found) if need be.
+    fn cell_of(&mut self, e: &Event<'_>, func: u32, ctx: &Context<'_>) -> usize {
+        let phase = match e.region {
+            Some(region) => self.names.id(region),
+            None => *(self.no_phase).get_or_insert_with(|| self.names.id(NO_PHASE)),
+        };
+        let key = CellKey {
+            layer: e.layer,
+            func,
+            file: e.file_id,
+            rank: e.rank,
+            process: e.process,
+            phase,
+        };
+        if let Some(&i) = self.cell_at.get(&key) {
+            return i;
+        }
+        let mut groups = Vec::with_capacity(self.by.len());
+        for i in 0..self.by.len() {
+            let key = match self.by[i] {
+                GroupBy::Layer => Some(RawKey::Layer(e.layer)),
+                GroupBy::Func => Some(RawKey::Func(e.layer, func)),
+                GroupBy::File => e.file_id.map(|f| RawKey::File(f, e.layer)),
+                GroupBy::Rank => Some(RawKey::Rank(e.rank, e.layer)),
+                GroupBy::Host => Some(RawKey::Host(self.host_id(e.process, ctx), e.layer)),
+                GroupBy::Phase => Some(RawKey::Phase(phase, e.layer)),
+                // A server's and its disks' containers carry the server's name as their host.
+                GroupBy::Server => match e.layer {
+                    Layer::Server | Layer::Disk => {
+                        Some(RawKey::Host(self.host_id(e.process, ctx), e.layer))
+                    }
+                    _ => None,
+                },
+            };
+            groups.push(key.map(|k| self.groups[i].index_of(k)));
+        }
+        self.cells.push(Cell {
+            sums: Sums::default(),
+            groups,
+        });
+        self.cell_at.insert(key, self.cells.len() - 1);
+        self.cells.len() - 1
+    }
+}
+
 impl Visitor for StatsVisitor {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         let (func, kind) = self.kinds.entry(e);
         let sample = Sample::of(e, kind);
-        for i in 0..self.by.len() {
-            let key = match self.by[i] {
-                GroupBy::Layer => RawKey::Layer(e.layer),
-                GroupBy::Func => RawKey::Func(e.layer, func),
-                GroupBy::File => match e.file_id {
-                    Some(f) => RawKey::File(f, e.layer),
-                    None => continue,
-                },
-                GroupBy::Rank => RawKey::Rank(e.rank, e.layer),
-                GroupBy::Host => RawKey::Host(self.host_id(e.process, ctx), e.layer),
-                GroupBy::Phase => {
-                    let phase = match e.region {
-                        Some(region) => self.names.id(region),
-                        None => *(self.no_phase).get_or_insert_with(|| self.names.id(NO_PHASE)),
-                    };
-                    RawKey::Phase(phase, e.layer)
-                }
-                // A server's and its disks' containers carry the server's name as their host.
-                GroupBy::Server => match e.layer {
-                    Layer::Server | Layer::Disk => {
-                        RawKey::Host(self.host_id(e.process, ctx), e.layer)
-                    }
-                    _ => continue,
-                },
-            };
-            self.groups[i].at(key).add(&sample);
+        let c = self.cell_of(e, func, ctx);
+        let cell = &mut self.cells[c];
+        cell.sums.add(&sample);
+        for (groups, at) in self.groups.iter_mut().zip(&cell.groups) {
+            if let Some(i) = *at {
+                groups.accs[i].1.busy(&sample);
+            }
         }
     }
 }
@@ -748,6 +853,45 @@ mod tests {
             (mpiio.group.as_str(), mpiio.bytes, mpiio.busy_time_ns),
             ("mpiio", 300, 1_000)
         );
+    }
+
+    /// A group's sums are its cells' merged: counts and sums added, the extremes of the cells
+    /// with data operations kept (a cell of metadata calls has none), histograms added.
+    #[test]
+    fn cells_merge_into_their_group() {
+        let sample = |size: Option<u64>, failed: bool| Sample {
+            rank: 0,
+            duration: 10,
+            failed,
+            data: size.map(|s| (s, s)),
+            start: 0,
+            end: 10,
+        };
+        let (mut a, mut b, mut meta) = (Sums::default(), Sums::default(), Sums::default());
+        a.add(&sample(Some(8), false));
+        a.add(&sample(Some(100), true));
+        b.add(&sample(Some(3), false));
+        meta.add(&sample(None, false));
+        let mut group = Sums::default();
+        for cell in [&meta, &a, &b] {
+            group.merge(cell);
+        }
+        assert_eq!(
+            (group.operations, group.data_operations, group.errors),
+            (4, 3, 1)
+        );
+        assert_eq!(
+            (group.bytes, group.size_sum, group.total_time),
+            (111, 111, 40)
+        );
+        assert_eq!((group.size_min, group.size_max), (Some(3), Some(100)));
+        let bins: Vec<(u64, u64)> = group
+            .hist
+            .bins()
+            .iter()
+            .map(|b| (b.bin_min, b.count))
+            .collect();
+        assert_eq!(bins, vec![(2, 1), (8, 1), (64, 1)]);
     }
 
     #[test]

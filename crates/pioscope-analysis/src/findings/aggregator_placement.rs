@@ -4,14 +4,14 @@
 //! placement study found with ROMIO's blocked layout), or hosts taking part in the collective
 //! I/O without any aggregator (their link sits idle). A single-host job has nothing to place.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use pioscope_trace::store::Event;
 use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::dispatch::{Interest, CALL, DATA, IN_CALL, POSIX};
-use super::util::{self, Call, General, Numbers, PerCall, Shared};
+use super::util::{self, Call, General, InstanceIndex, Numbers, PerCall, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
 use crate::pass::{Context, Visitor};
@@ -32,8 +32,11 @@ pub(crate) struct AggregatorPlacement {
     min_calls: u64,
     shared: Shared,
     by_file: BTreeMap<i32, FileAcc>,
-    /// Per collective instance: storage ns per aggregator rank, and the instance's file.
-    instances: HashMap<i64, (i32, BTreeMap<i32, i64>)>,
+    /// Per collective instance, in the order first seen: the instance's file and the storage
+    /// ns per aggregator rank (the conclusion only sums over them, in any order).
+    instances: Vec<(i32, BTreeMap<i32, i64>)>,
+    /// Where each instance's entry is in `instances`.
+    instance_at: InstanceIndex,
     /// Storage time beneath each open collective call.
     calls: PerCall<i64>,
 }
@@ -47,7 +50,8 @@ impl AggregatorPlacement {
             min_calls: s.u64("min_calls").max(1),
             shared: shared.clone(),
             by_file: BTreeMap::new(),
-            instances: HashMap::new(),
+            instances: Vec::new(),
+            instance_at: InstanceIndex::default(),
             calls: PerCall::default(),
         }
     }
@@ -59,10 +63,14 @@ impl AggregatorPlacement {
         let acc = self.by_file.entry(f).or_default();
         acc.participants.insert(c.rank);
         let key = c.instance_key();
-        let inst = self.instances.entry(key).or_insert((f, BTreeMap::new()));
+        let instances = &mut self.instances;
+        let at = self.instance_at.at(key, || {
+            instances.push((f, BTreeMap::new()));
+            instances.len() - 1
+        });
         if storage_ns > 0 {
             acc.aggregators.insert(c.rank);
-            *inst.1.entry(c.rank).or_default() += storage_ns;
+            *instances[at].1.entry(c.rank).or_default() += storage_ns;
         }
     }
 }
@@ -139,7 +147,7 @@ impl Rule for AggregatorPlacement {
         }
         let calls = self
             .instances
-            .values()
+            .iter()
             .filter(|(f, _)| bad.iter().any(|(b, _, _)| b == f))
             .count() as u64;
         if bad.is_empty() || calls < self.min_calls {
@@ -148,7 +156,7 @@ impl Rule for AggregatorPlacement {
         // Per call: the storage time of the busiest host beyond an even spread of the same
         // work over every participating host.
         let mut cost = 0i64;
-        for (f, per_rank) in self.instances.values() {
+        for (f, per_rank) in &self.instances {
             let Some((_, _, l)) = bad.iter().find(|(b, _, _)| b == f) else {
                 continue;
             };

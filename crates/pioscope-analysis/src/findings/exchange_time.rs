@@ -8,15 +8,13 @@
 //! the longest POSIX time of one rank inside it (a lower bound on the time storage was busy);
 //! the rest is exchange.
 
-use rustc_hash::FxHashMap;
-
 use pioscope_trace::store::Event;
 use pioscope_trace::units;
 use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::dispatch::{Interest, CALL, IN_CALL};
-use super::util::{self, Call, General, Keyed, Numbers, PerCall, Shared};
+use super::util::{self, Call, General, InstanceIndex, Keyed, Numbers, PerCall, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::class;
 use crate::hints;
@@ -53,7 +51,7 @@ pub(crate) struct ExchangeTime {
     /// The collective instances in the order first seen, and where each key's is: every rank
     /// goes through them in that order, so the pass reads them one after the other.
     instances: Vec<Instance>,
-    instance_at: FxHashMap<i64, usize>,
+    instance_at: InstanceIndex,
     totals: Beneath,
     by_rank: Keyed<i32, Beneath>,
     /// cb_nodes and romio_cb_write of the first call's file.
@@ -70,7 +68,7 @@ impl ExchangeTime {
             shared: shared.clone(),
             calls: PerCall::default(),
             instances: Vec::new(),
-            instance_at: FxHashMap::default(),
+            instance_at: InstanceIndex::default(),
             totals: Beneath::default(),
             by_rank: Keyed::default(),
             hints: None,
@@ -80,7 +78,7 @@ impl ExchangeTime {
     fn close(&mut self, c: Call, b: Beneath, ctx: &Context<'_>) {
         let key = c.instance_key();
         let instances = &mut self.instances;
-        let at = *self.instance_at.entry(key).or_insert_with(|| {
+        let at = self.instance_at.at(key, || {
             instances.push(Instance {
                 call: c,
                 start: c.start,

@@ -23,6 +23,7 @@ use crate::hints;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::Context;
 use crate::stats::PerFunc;
+use crate::stats::Places;
 
 /// The enclosing top-level MPI-IO call of a record, in short.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,6 +196,32 @@ pub(crate) fn call(s: &Shared, fx: &Facts) -> Option<Call> {
         s.borrow().this
     } else {
         None
+    }
+}
+
+/// Instance numbers below this index [`InstanceIndex`]'s table (4 bytes each: at most 16 MB);
+/// a damaged file's larger ones go to its map.
+const DENSE_INSTANCES: i64 = 1 << 22;
+
+/// Where each collective instance's entry is in a rule's list of instances. Instance numbers
+/// are dense (0.., the same on every rank), so they index a table; other keys (a call without
+/// an instance: [`Call::instance_key`] is negative) go through a map. A rule closes millions of
+/// collective calls in a long trace: a table read each, not a probe into a hash map that has
+/// outgrown the caches.
+#[derive(Debug, Default)]
+pub(crate) struct InstanceIndex {
+    /// Per instance number, its entry's place.
+    dense: Places,
+    others: FxHashMap<i64, usize>,
+}
+
+impl InstanceIndex {
+    /// The place of `key`'s entry; for a new key `add` makes the entry and returns its place.
+    pub(crate) fn at(&mut self, key: i64, add: impl FnOnce() -> usize) -> usize {
+        if !(0..DENSE_INSTANCES).contains(&key) {
+            return *self.others.entry(key).or_insert_with(add);
+        }
+        self.dense.at(key as usize, add)
     }
 }
 
@@ -625,6 +652,40 @@ pub(crate) fn per_rank(ns: f64, ctx: &Context<'_>) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each key keeps the place its entry got when first seen, whether it indexes the table
+    /// (an instance number), the map (a call without an instance) or is too large for the
+    /// table (a damaged file's).
+    #[test]
+    fn instance_index_finds_each_entry_again() {
+        let mut index = InstanceIndex::default();
+        let mut entries: Vec<i64> = Vec::new();
+        let keys = [
+            3,
+            -8,
+            0,
+            DENSE_INSTANCES,
+            3,
+            i64::from(i32::MAX),
+            -8,
+            0,
+            DENSE_INSTANCES,
+        ];
+        let places: Vec<usize> = keys
+            .iter()
+            .map(|&k| {
+                index.at(k, || {
+                    entries.push(k);
+                    entries.len() - 1
+                })
+            })
+            .collect();
+        assert_eq!(places, vec![0, 1, 2, 3, 0, 4, 1, 2, 3]);
+        assert_eq!(
+            entries,
+            vec![3, -8, 0, DENSE_INSTANCES, i64::from(i32::MAX)]
+        );
+    }
 
     #[test]
     fn top_is_largest_first() {
