@@ -361,10 +361,14 @@ pub fn sync(prog: &mut Vec<Op>, file: FileId, collective: bool, instance: Option
     prog.push(Op::End);
 }
 
-/// Whether `prog` writes `file` after its last open, create or sync of it.
+/// Whether `prog` writes `file` after its last open, create or sync of it. The scan stops at
+/// the previous `MPI_File_sync` of the file too, whether it fsynced or not (the file was clean
+/// after it), so a rank that never writes but syncs at every step costs one step's ops per
+/// sync, not its whole program.
 fn wrote_since_sync(prog: &[Op], file: FileId) -> bool {
     for op in prog.iter().rev() {
         match op {
+            Op::Begin(c) if c.func == calls::MPI_FILE_SYNC && c.file == Some(file) => return false,
             Op::Io {
                 file: f,
                 kind: IoKind::Write,
