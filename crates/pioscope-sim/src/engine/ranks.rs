@@ -258,22 +258,14 @@ impl Sim<'_> {
                     kind,
                     offset,
                     bytes,
-                } => {
-                    if *kind == IoKind::Write && !self.client_file_lock(r, *file, pc) {
-                        self.wait_file_lock(r, *file, pc)
-                    } else if self.start_io(r, *file, *kind, &[(*offset, *bytes)]) {
-                        Block::Io
-                    } else {
-                        continue;
-                    }
-                }
+                } => match self.start_access(r, pc, *file, *kind, &[(*offset, *bytes)]) {
+                    Some(block) => block,
+                    None => continue,
+                },
                 Op::IoList(list) => {
-                    if list.kind == IoKind::Write && !self.client_file_lock(r, list.file, pc) {
-                        self.wait_file_lock(r, list.file, pc)
-                    } else if self.start_io(r, list.file, list.kind, &list.pieces) {
-                        Block::Io
-                    } else {
-                        continue;
+                    match self.start_access(r, pc, list.file, list.kind, &list.pieces) {
+                        Some(block) => block,
+                        None => continue,
                     }
                 }
                 Op::Meta { file, kind } => {
@@ -320,6 +312,22 @@ impl Sim<'_> {
             st.blocked_op = pc;
             return Ok(());
         }
+    }
+
+    /// Starts rank `r`'s data access, the op at `pc`, a write once it holds its node's lock of
+    /// the file: the block it waits in, or None when the access ended at once.
+    fn start_access(
+        &mut self,
+        r: Rank,
+        pc: usize,
+        file: FileId,
+        kind: IoKind,
+        ranges: &[(u64, u64)],
+    ) -> Option<Block> {
+        if kind == IoKind::Write && !self.client_file_lock(r, file, pc) {
+            return Some(self.wait_file_lock(r, file, pc));
+        }
+        self.start_io(r, file, kind, ranges).then_some(Block::Io)
     }
 
     /// Rank `r` waits for its node's lock of `file` to run the op at `pc` again.
