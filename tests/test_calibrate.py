@@ -83,6 +83,57 @@ def test_node_cpu_of_fuse_daemons_from_runs(tmp_path):
     assert c["storage"]["cpu_per_request_ns"] == max(0, p["storage"]["cpu_per_request_ns"] - 2000)
 
 
+def slowed(runs: dict, k: float) -> dict:
+    """A runs file whose every measurement took k times as long."""
+    out = json.loads(json.dumps(runs))
+    net, storage = out["net"], out["storage"]
+    for p in net["points"]:
+        p["one_way_s"] *= k
+    for e in net["exchange"]:
+        e["s"] *= k
+    for key in ("barrier_s", "alltoall_s"):
+        net[key] *= k
+    net["fresh_memory_bytes_per_s"] /= k
+    for r in storage["runs"]:
+        r["per_request_s"] *= k
+        r["bytes_per_s"] /= k
+    for r in storage["metadata"]:
+        r["per_op_s"] *= k
+        r["ops_per_s"] /= k
+    return out
+
+
+def test_several_runs_files_fit_their_medians(tmp_path):
+    """`--from-runs A B C`: each measurement the median of its runs, so three runs, one of
+    them twice and one three times as slow, fit the model of the middle one alone; runs that
+    do not measure the same things are refused, naming the run and the measurement."""
+    runs, scratch = tmp_path / "runs.json", tmp_path / "scratch"
+    scratch.mkdir()
+    pioscope("calibrate", "-o", tmp_path / "m.toml", "--quick", "--dir", scratch, "-n", "2",
+             "--save-runs", runs)
+    data = json.loads(runs.read_text())
+    files = []
+    for k in (3.0, 1.0, 2.0):
+        files.append(tmp_path / f"runs-x{k:g}.json")
+        files[-1].write_text(json.dumps(slowed(data, k)))
+    median, middle = tmp_path / "median.toml", tmp_path / "middle.toml"
+    r = pioscope("calibrate", "--from-runs", *files, "-o", median)
+    assert "model written to" in r.stdout
+    pioscope("calibrate", "--from-runs", files[2], "-o", middle)
+    m, x = (tomllib.loads(f.read_text()) for f in (median, middle))
+    assert m == x
+    assert m != tomllib.loads((tmp_path / "m.toml").read_text())
+
+    short = slowed(data, 1.0)
+    dropped = short["storage"]["runs"].pop()
+    files[1].write_text(json.dumps(short))
+    r = pioscope("calibrate", "--from-runs", *files, "-o", tmp_path / "bad.toml", check=False)
+    assert r.returncode != 0
+    assert (f"run 2 has no {dropped['mode']} {dropped['pattern']} of {dropped['size']} B "
+            f"x{dropped['concurrency']} that run 1 has") in r.stderr
+    assert not (tmp_path / "bad.toml").exists()
+
+
 def test_calibrate_refuses_to_overwrite(tmp_path):
     out = tmp_path / "system.toml"
     out.write_text("keep me\n")

@@ -2,10 +2,13 @@
 """Accuracy of the simulator against a real file system, the GlusterFS lab (issue 15 item 9;
 a benchmark that reports a figure, not a test).
 
-Brings the lab up (scripts/gluster-lab.sh: one brick, its server daemons traced), calibrates a
-model of the volume (`pioscope calibrate --quick --dir LAB/mnt`, unless --system), then per
-configuration traces the real run with its servers (`pioscope bench NAME --trace --servers`)
-and simulates it on the model:
+Brings the lab up (scripts/gluster-lab.sh: one brick, its server daemons traced), then runs
+--runs rounds (3), each a calibration of the volume (`pioscope calibrate --quick --dir
+LAB/mnt --save-runs`, unless --system) followed by one traced run of every configuration with
+its servers (`pioscope bench NAME --trace --servers`): calibrations and runs sample the lab
+over the same minutes, as its speed moves by up to 2x between runs minutes apart on this host.
+The model is the fit of every round's measurements, each the median of its rounds
+(`calibrate --from-runs` of them all). Each configuration is simulated on it:
   - HPIO, independent and collective, 32 B and 1 KiB regions, cb_buffer_size 1 and 16 MiB,
     2 and 4 ranks: the `hpio` workload, and the trace replayed (`simulate --trace`);
   - mpi-io-test (1 MiB blocks, independent and collective): the `mpi-io-test` workload of the
@@ -13,8 +16,7 @@ and simulates it on the model:
     trace replayed.
 Throughput is the bytes of the MPI-IO write calls over the write phase (per call index the
 slowest rank, summed: sim_accuracy's phase time), the same measure on the observed and the
-simulated trace; the observed one is the median of --runs traced runs (3), since on a shared
-machine one run's throughput changes by several times from run to run. Per configuration it
+simulated trace; the observed one is the median of its runs. Per configuration it
 prints observed and simulated throughput with the error, and the server tables (`pioscope
 stats --by server --json`) side by side: storage accesses and bytes per access on the brick
 daemon against the simulated server's disk; then
@@ -31,7 +33,8 @@ configuration: what the client side's CPU costs (docs/MODEL.md, "Validation").
     python3 bench/perf/sim_gluster.py --reuse DIR [--system FILE] [--set KEY=VALUE]
 
 --reuse DIR simulates again the observed traces a `--keep DIR` run left there, on both models
-fitted again from its DIR/gluster-runs.json (or on --system), without the lab: to try a model
+fitted again from its DIR/gluster-runs-*.json (older runs: gluster-runs.json; or on --system),
+without the lab: to try a model
 or a fit offline, without root.
 Needs root otherwise (GlusterFS). The lab is taken down at the end, also after a failure.
 """
@@ -131,13 +134,67 @@ def server_row(trace: Path):
     return (r["storage_accesses"], r["bytes_per_access"])
 
 
+def observe(args, work: Path, lab_dir: Path):
+    """--runs rounds, each a calibration of the volume (unless --system) and then one traced
+    run of every configuration: the calibrations sample the lab's speed over the same minutes
+    as the runs they model (on this host it moves by up to 2x between runs minutes apart).
+    Per configuration, [(trace, daemon CPU)] of its runs."""
+    traces = [[] for _ in configurations()]
+    for rnd in range(args.runs):
+        if args.system is None:
+            print(f"round {rnd + 1}: calibrating on the volume...", flush=True)
+            # --quick: the full runs take many minutes through FUSE (O_DIRECT 4 KiB requests).
+            table = run(PIOSCOPE, "calibrate", "--quick", "-o", work / f"gluster-{rnd}.toml",
+                        "--force", "--dir", lab_dir / "mnt", "--save-runs",
+                        work / f"gluster-runs-{rnd}.json")
+            print(f"round {rnd + 1}: {table.strip().splitlines()[-2]}", flush=True)
+        for i, (_, bench, bargs, ranks, _, _) in enumerate(configurations()):
+            if bench == "hpio":
+                bargs = bargs + ["--region-count", REGIONS, "--iterations", 1]
+            obs = work / f"observed-{i}-{rnd}"
+            before, began = daemon_cpu(), time.monotonic()
+            run(PIOSCOPE, "bench", bench, "-n", ranks, "--trace", obs, "--force",
+                "--servers", lab_dir / "servers", "--", *bargs, "--path",
+                lab_dir / "mnt" / f"{bench}-{i}.dat")
+            traces[i].append((obs, cpu_used(before, daemon_cpu(), time.monotonic() - began)))
+    return traces
+
+
+def kept_traces(work: Path):
+    """The traces a --keep run left, per configuration (no CPU figures: those are kept in
+    sim_gluster.json)."""
+    return [[(obs, None) for obs in sorted(work.glob(f"observed-{i}-*"))]
+            for i, _ in enumerate(configurations())]
+
+
+def runs_files(work: Path):
+    """The calibrations' runs files of a --keep directory (one per round; before rounds, one)."""
+    return sorted(work.glob("gluster-runs-*.json")) or [work / "gluster-runs.json"]
+
+
+def fit_models(args, work: Path):
+    """{tag: model file}: --system, or the per-measurement medians of every round's calibration
+    (`calibrate --from-runs` of them all) fitted twice, as calibrated and with the FUSE daemons'
+    CPU on the node's cores (`--node-cpu`, docs/MODEL.md "Node CPU"), both errors side by side.
+    --reuse fits them again, so a changed fit shows without the lab."""
+    if args.system:
+        return {"": Path(args.system)}
+    models = {"": work / "gluster.toml", "node CPU": work / "gluster-node-cpu.toml"}
+    for tag, extra in (("", []), ("node CPU", ["--node-cpu"])):
+        table = run(PIOSCOPE, "calibrate", "--from-runs", *runs_files(work), *extra,
+                    "-o", models[tag], "--force")
+        print(f"{tag or 'calibration'} (median of the rounds): "
+              f"{table.strip().splitlines()[-2]}", flush=True)
+    return models
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--system", help="model file (default: calibrate on the lab's volume)")
     ap.add_argument("--keep", help="keep the lab, traces and model in this directory")
     ap.add_argument("--reuse", help="simulate the traces and model a --keep run left in this "
                     "directory again, without the lab")
-    ap.add_argument("--runs", type=int, default=3, help="traced runs per configuration")
+    ap.add_argument("--runs", type=int, default=3, help="rounds: a calibration and one traced run of every configuration each (3)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="model override for every simulation (as `simulate --set`)")
     args = ap.parse_args()
@@ -154,56 +211,27 @@ def main():
         kept = json.loads((work / "sim_gluster.json").read_text())
     rows = []
     try:
-        system = args.system
-        if system is None and not args.reuse:
-            system = work / "gluster.toml"
-            print("calibrating on the volume...", flush=True)
-            # --quick: the full runs take many minutes through FUSE (O_DIRECT 4 KiB requests).
-            table = run(PIOSCOPE, "calibrate", "--quick", "-o", system, "--force", "--dir",
-                        lab_dir / "mnt", "--save-runs", work / "gluster-runs.json")
-            print(table.strip().splitlines()[-2], flush=True)
-        models = {"": Path(system or work / "gluster.toml")}
-        if args.system is None:
-            # The same runs fitted with the FUSE daemons' CPU on the node's cores
-            # (`calibrate --node-cpu`): both models' errors, side by side. --reuse fits both
-            # again, so a changed fit shows without the lab.
-            models["node CPU"] = work / "gluster-node-cpu.toml"
-            for tag, extra in (("", []), ("node CPU", ["--node-cpu"])):
-                if tag or args.reuse:
-                    table = run(PIOSCOPE, "calibrate", "--from-runs", work / "gluster-runs.json",
-                                *extra, "-o", models[tag], "--force")
-                    print(f"{tag or 'calibration'}: {table.strip().splitlines()[-2]}", flush=True)
+        traces = observe(args, work, lab_dir) if not args.reuse else kept_traces(work)
+        models = fit_models(args, work)
         overrides = [x for kv in args.set for x in ("--set", kv)]
         for i, (name, bench, bargs, ranks, spec, sets) in enumerate(configurations()):
             if bench == "hpio":
-                bargs = bargs + ["--region-count", REGIONS, "--iterations", 1]
                 spec += f",region_count={REGIONS},region_space=128,iterations=1"
             funcs = HPIO_WRITES if bench == "hpio" else WRITE_AT
-            # The machine is shared: a run's throughput changes by several times from run to
-            # run, so the reference is the median over --runs traced runs (and their replays).
-            observed, cpu = [], []
-            runs = (len(list(work.glob(f"observed-{i}-*"))) if args.reuse else args.runs)
-            traces = [work / f"observed-{i}-{n}" for n in range(runs)]
-            for obs in traces:
-                if not args.reuse:
-                    before, began = daemon_cpu(), time.monotonic()
-                    run(PIOSCOPE, "bench", bench, "-n", ranks, "--trace", obs, "--force",
-                        "--servers", lab_dir / "servers", "--", *bargs, "--path",
-                        lab_dir / "mnt" / f"{bench}-{i}.dat")
-                    cpu.append(cpu_used(before, daemon_cpu(), time.monotonic() - began))
-                observed.append(throughput(obs, funcs))
-            if args.reuse:
-                cpu = kept[i].get("cpu", []) if i < len(kept) else []
+            runs = traces[i]
+            cpu = [c for _, c in runs] if not args.reuse else (
+                kept[i].get("cpu", []) if i < len(kept) else [])
+            observed = [throughput(obs, funcs) for obs, _ in runs]
             o = statistics.median(observed)
             row = {"config": name, "observed": o, "observed_runs": observed, "cpu": cpu,
-                   "server_observed": server_row(traces[0])}
+                   "server_observed": server_row(runs[0][0])}
             line = (f"{name:<36} observed {o / MIB:8.2f} MiB/s ({min(observed) / MIB:.2f}-"
                     f"{max(observed) / MIB:.2f})")
             for tag, model in models.items():
                 suffix = f"-{tag.replace(' ', '-')}" if tag else ""
                 replayed = []
-                for n, obs in enumerate(traces):
-                    rep = work / f"replay-{i}-{n}{suffix}"
+                for obs, _ in runs:
+                    rep = work / f"replay-{obs.name.removeprefix('observed-')}{suffix}"
                     run(PIOSCOPE, "simulate", "--trace", obs, "--system", model, *overrides,
                         "-o", rep, "--force")
                     replayed.append(throughput(rep, funcs))

@@ -10,6 +10,7 @@ use clap::Parser;
 
 use pioscope_sim::model::calibrate::{self, Machine, Measurements, NetRuns, StorageRuns};
 use pioscope_sim::model::load;
+use pioscope_sim::model::runs_median;
 use pioscope_sim::model::Fit;
 use pioscope_trace::units::{fmt_ops, fmt_rate, fmt_time_ns};
 
@@ -33,6 +34,7 @@ use crate::{launch, output_file};
 ///   pioscope calibrate -o quick.toml --quick --dir /scratch/me
 ///   pioscope calibrate -o local.toml --save-runs runs.json
 ///   pioscope calibrate -o refit.toml --from-runs runs.json
+///   pioscope calibrate -o typical.toml --from-runs monday.json tuesday.json friday.json
 ///   pioscope calibrate -o gluster.toml --dir /mnt/gluster --node-cpu
 #[derive(Parser, Debug)]
 #[command(after_help = crate::EXIT_CODES, verbatim_doc_comment)]
@@ -58,9 +60,10 @@ pub struct Args {
     /// Also write the benchmarks' results and the machine's facts (JSON) to FILE
     #[arg(long, value_name = "FILE")]
     pub save_runs: Option<PathBuf>,
-    /// Fit the results a --save-runs wrote instead of measuring (no benchmark runs)
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["save_runs", "quick"])]
-    pub from_runs: Option<PathBuf>,
+    /// Fit the results a --save-runs wrote instead of measuring (no benchmark runs); several
+    /// files (calibrations of one machine): each measurement is the median of its runs
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["save_runs", "quick"])]
+    pub from_runs: Vec<PathBuf>,
     /// On a FUSE mount: charge its daemons' CPU time per request and per byte (measured on
     /// every FUSE calibration, kept in --save-runs) to the node's cores, the servers there
     /// colocated (docs/MODEL.md, "Node CPU"); without it the model leaves node CPU out
@@ -75,14 +78,24 @@ pub fn run(args: Args) -> Result<u8> {
     }
     // Checked before the minutes of measuring, and again when the model is written.
     output_file::check_file(&args.output, args.force)?;
-    let m = match &args.from_runs {
-        Some(path) => {
-            let text =
-                fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-            serde_json::from_str(&text)
-                .with_context(|| format!("{}: not the JSON of --save-runs", path.display()))?
-        }
-        None => measure_here(&args)?,
+    let m = if args.from_runs.is_empty() {
+        measure_here(&args)?
+    } else {
+        let runs = args
+            .from_runs
+            .iter()
+            .map(|path| read_runs(path))
+            .collect::<Result<Vec<_>>>()?;
+        runs_median::median(&runs).with_context(|| {
+            format!(
+                "folding the runs of {}",
+                args.from_runs
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?
     };
     if let Some(path) = &args.save_runs {
         let text = serde_json::to_string_pretty(&m).context("writing the runs as JSON")?;
@@ -128,6 +141,13 @@ pub fn run(args: Args) -> Result<u8> {
     out.line(format_args!("model written to {}", args.output.display()))?;
     out.finish()?;
     Ok(0)
+}
+
+/// A runs file `--save-runs` wrote.
+fn read_runs(path: &Path) -> Result<Measurements> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{}: not the JSON of --save-runs", path.display()))
 }
 
 /// Runs the benchmarks here and reads the machine's facts.

@@ -2,7 +2,7 @@
 //! sections it holds), loading it (`load`: presets, files, `--set` overrides, validation),
 //! the unit strings model files are written in (`units`), analytic bounds from it (`bounds`)
 //! and calibration fits that produce it (`calibrate`, with `daemon_cpu` for the node CPU of a
-//! FUSE mount's daemons). Every field is described in
+//! FUSE mount's daemons, and `runs_median` to fit several calibrations' medians). Every field is described in
 //! docs/MODEL.md.
 
 pub mod bounds;
@@ -10,6 +10,7 @@ pub mod calibrate;
 pub mod daemon_cpu;
 pub mod load;
 pub mod rates;
+pub mod runs_median;
 mod schema;
 pub mod units;
 
