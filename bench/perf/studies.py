@@ -18,7 +18,7 @@ printed with the command that makes it, so each mechanism's effect can be seen b
   - Lustre (`lustre-fdr`): the aggregators of one node in the same striping round, placed
     blocked or round-robin (`hint.aggregator_placement` with `hint.cb_config_list=*:4`).
 
-    PIOSCOPE_BIN_DIR=build/bin python3 bench/perf/studies.py [--study NAME] [--keep DIR]
+    python3 bench/perf/studies.py [--study NAME] [--keep DIR]
 """
 import argparse
 import json
