@@ -31,11 +31,12 @@ configuration: what the client side's CPU costs (docs/MODEL.md, "Validation").
     PIOSCOPE_BIN_DIR=build/bin python3 bench/perf/sim_gluster.py [--system FILE] [--runs 3]
                                     [--keep DIR] [--set KEY=VALUE]
     python3 bench/perf/sim_gluster.py --reuse DIR [--system FILE] [--set KEY=VALUE]
+                                    [--pioscope BIN]
 
 --reuse DIR simulates again the observed traces a `--keep DIR` run left there, on both models
 fitted again from its DIR/gluster-runs-*.json (older runs: gluster-runs.json; or on --system),
-without the lab: to try a model
-or a fit offline, without root.
+without the lab: to try a model or a fit offline, without root. --pioscope BIN simulates with
+another build (another branch's binary against this one on the same traces).
 Needs root otherwise (GlusterFS). The lab is taken down at the end, also after a failure.
 """
 import argparse
@@ -189,15 +190,20 @@ def fit_models(args, work: Path):
 
 
 def main():
+    global PIOSCOPE  # --pioscope: every command of this script runs that binary
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--system", help="model file (default: calibrate on the lab's volume)")
     ap.add_argument("--keep", help="keep the lab, traces and model in this directory")
     ap.add_argument("--reuse", help="simulate the traces and model a --keep run left in this "
                     "directory again, without the lab")
-    ap.add_argument("--runs", type=int, default=3, help="rounds: a calibration and one traced run of every configuration each (3)")
+    ap.add_argument("--runs", type=int, default=3,
+                    help="rounds: a calibration and one traced run of every configuration each")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="model override for every simulation (as `simulate --set`)")
+    ap.add_argument("--pioscope", type=Path, default=PIOSCOPE,
+                    help=f"the pioscope binary that calibrates and simulates (default {PIOSCOPE})")
     args = ap.parse_args()
+    PIOSCOPE = args.pioscope
     if args.reuse and args.keep:
         ap.error("--reuse and --keep exclude each other")
     work = Path(args.reuse or args.keep or tempfile.mkdtemp(prefix="pioscope-sim-gluster-"))

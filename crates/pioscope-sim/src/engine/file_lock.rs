@@ -3,7 +3,9 @@
 //! fuse_fsync hold the file's inode lock for the whole call). A rank's write (`Io`/`IoList`)
 //! or `Sync` of a file takes its node's lock of that file before it starts and gives it back
 //! when it ends; ranks of the node asking while another holds it wait in arrival order. Reads
-//! take no lock. docs/MODEL.md, "Engine", "Client file lock".
+//! take no lock. On a node with more ranks than cores, a rank woken holding the lock first waits
+//! `nodes.wakeup_slice_ns` per thread runnable beyond the cores (node_cpu.rs `wakeup_delay`).
+//! docs/MODEL.md, "Engine", "Client file lock".
 
 use std::collections::{HashMap, VecDeque};
 
@@ -71,7 +73,13 @@ impl Sim<'_> {
             let op = self.ranks[w as usize].pc;
             self.file_locks.held.insert(key, Holder { rank: w, op });
             self.ranks[w as usize].file_lock = Some((file, op));
-            self.wake(w)?;
+            // The waiter slept: on a full node it runs once the scheduler gives it a core.
+            let delay = self.wakeup_delay(key.0, r, w);
+            if delay > 0 {
+                self.q.push(self.now + delay, super::Ev::Resume(w));
+            } else {
+                self.wake(w)?;
+            }
         }
         Ok(())
     }

@@ -5,7 +5,9 @@
 //! A span takes the core free first (first come first served) and is stretched when more is
 //! runnable on the node than it has cores: by (ranks on the CPU + other spans running + 1) /
 //! cores, the share a fair scheduler gives it, where the ranks on the CPU are those computing
-//! or busy-polling in an MPI wait (ranks blocked in I/O, metadata or a lock sleep).
+//! or busy-polling in an MPI wait (ranks blocked in I/O, metadata or a lock sleep). It also
+//! owns how long a rank woken from a sleep waits for a core of a full node
+//! (`nodes.wakeup_slice_ns`, used by the client file lock).
 //! docs/MODEL.md, "Engine", "Node CPU".
 
 use super::ranks::Block;
@@ -81,19 +83,36 @@ impl Sim<'_> {
         let core = earliest(lanes);
         let start = ready.max(self.now).max(lanes[core]);
         let running = lanes.iter().filter(|&&t| t > start).count();
-        let spinning = self
-            .ranks
-            .iter()
-            .enumerate()
-            .filter(|&(r, st)| {
-                st.node as usize == node && Some(r as Rank) != issuer && on_cpu(st.block)
-            })
-            .count();
+        let spinning = self.ranks_on_cpu(node, issuer.as_slice());
         let runnable = (spinning + running + 1) as f64;
         let stretch = (runnable / lanes.len() as f64).max(1.0);
         let end = start + (cost as f64 * stretch).round() as u64;
         self.cores.free_at[node][core] = end;
         (start, end)
+    }
+
+    /// The ranks of `node` on the CPU (computing or busy-polling), but for those in `except`.
+    fn ranks_on_cpu(&self, node: usize, except: &[Rank]) -> usize {
+        self.ranks
+            .iter()
+            .enumerate()
+            .filter(|&(r, st)| {
+                st.node as usize == node && !except.contains(&(r as Rank)) && on_cpu(st.block)
+            })
+            .count()
+    }
+
+    /// How long rank `woken`, asleep until `waker` released what it waited for (the client
+    /// file lock), waits for a core of `node`: `nodes.wakeup_slice_ns` per thread runnable
+    /// beyond the node's cores, the runnable being its other ranks on the CPU, the waker (it
+    /// runs on) and the woken rank. 0 without the slice or with `cores` 0 (one per rank).
+    pub(super) fn wakeup_delay(&self, node: u32, waker: Rank, woken: Rank) -> u64 {
+        let n = &self.sys.nodes;
+        if n.wakeup_slice_ns == 0 || n.cores == 0 {
+            return 0;
+        }
+        let runnable = self.ranks_on_cpu(node as usize, &[waker, woken]) + 2;
+        n.wakeup_slice_ns * runnable.saturating_sub(n.cores as usize) as u64
     }
 
     /// Whether the servers' CPU spans also take a core of the node they share.

@@ -1,6 +1,7 @@
 //! Issue 15 item 9, what a FUSE mount's writes cost beyond its rates: the client file lock
 //! (file_lock.rs, `nodes.client_file_lock`) and the server's background flush threshold
-//! (`storage.cache.background_dirty`, io.rs `kick_flush`). Closed forms on one node of two
+//! (`storage.cache.background_dirty`, io.rs `kick_flush`) and the wake-up of a lock's waiter on
+//! a full node (`nodes.wakeup_slice_ns`, node_cpu.rs `wakeup_delay`). Closed forms on one node of two
 //! ranks and one server with a write-back cache (copies at 10 GB/s: 4 KiB in 410 ns; flush and
 //! disk at 100 MB/s: 4 KiB in 40,960 ns), 1 µs latency, 1 GB/s, syncs of 1 ms
 //! (`testutil::one_server_write_back`). A 4 KiB write alone: its data on the wire 4,096 ns,
@@ -56,6 +57,39 @@ fn a_sync_holds_the_lock() {
     assert_eq!(ends(&sys, jobs()), vec![synced, 2 * WRITE + 1]);
     sys.nodes.client_file_lock = true;
     assert_eq!(ends(&sys, jobs()), vec![synced, synced + WRITE]);
+}
+
+/// Three ranks of a 2-core node write one file at once, rank 0 then computes: rank 1, woken by
+/// rank 0's release with 2 threads runnable (rank 0, itself), starts at once and ends at
+/// 2 × 6,506 ns; rank 2, woken by rank 1's release with 3 runnable (rank 0 computing, rank 1,
+/// itself), waits one slice first. With 3 cores, or no slice, none waits.
+#[test]
+fn a_woken_lock_waiter_waits_a_slice_per_thread_beyond_the_cores() {
+    const SLICE: u64 = 10_000;
+    const COMPUTE: u64 = 1_000_000;
+    let mut sys = one_server_write_back();
+    sys.nodes.ranks_per_node = 3;
+    sys.nodes.cores = 2;
+    sys.nodes.client_file_lock = true;
+    sys.nodes.wakeup_slice_ns = SLICE;
+    let job = || {
+        vec![
+            vec![write_4k(0, 0), Op::Compute { ns: COMPUTE }],
+            vec![write_4k(0, 4_096)],
+            vec![write_4k(0, 8_192)],
+        ]
+    };
+    let run = |sys: &System| rank_ends(sys, job(), 1);
+    assert_eq!(
+        run(&sys),
+        vec![WRITE + COMPUTE, 2 * WRITE, 2 * WRITE + SLICE + WRITE]
+    );
+    let unhurried = vec![WRITE + COMPUTE, 2 * WRITE, 3 * WRITE];
+    sys.nodes.cores = 3;
+    assert_eq!(run(&sys), unhurried);
+    sys.nodes.cores = 2;
+    sys.nodes.wakeup_slice_ns = 0;
+    assert_eq!(run(&sys), unhurried);
 }
 
 /// Below `background_dirty` the flush waits for the sync: it starts when the sync reaches the

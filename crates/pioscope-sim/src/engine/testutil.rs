@@ -21,6 +21,7 @@ pub(crate) fn system() -> System {
             client_cpu_per_request_ns: 0,
             client_cpu_bandwidth: 0.0,
             client_file_lock: false,
+            wakeup_slice_ns: 0,
         },
         network: Network {
             latency_ns: 1_000,

@@ -687,6 +687,16 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
     let background = (machine.mem_available / 100 * machine.dirty_background_ratio).min(dirty);
     let ranks = machine.cpus.max(machine.ranks).max(1);
     let exchange = net.exchange_fit();
+    let handoff_ns = exchange.map_or(0, |e| ns(e.fixed_s / 2.0));
+    // A hand-off of the exchange runs waits for the ranks beyond the cores (all busy-poll) to
+    // run a slice each: one slice is the hand-off over their count. Only the client file lock
+    // uses it (a FUSE mount).
+    let beyond_cores = net.ranks.saturating_sub(u64::from(machine.cpus));
+    let wakeup_slice_ns = if machine.fuse && beyond_cores > 0 {
+        handoff_ns / beyond_cores
+    } else {
+        0
+    };
 
     let mut system = System {
         name: "local".into(),
@@ -701,12 +711,13 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             cores: machine.cpus,
             fresh_memory_bandwidth: net.fresh_memory_bytes_per_s.unwrap_or(0.0),
             // A cycle blocks twice (the sizes' all-to-all, the Waitall): half the fixed part each.
-            handoff_ns: exchange.map_or(0, |e| ns(e.fixed_s / 2.0)),
+            handoff_ns,
             // Set by fit_client_cpu on a FUSE mount.
             client_cpu_per_request_ns: 0,
             client_cpu_bandwidth: 0.0,
             // The FUSE module holds a file's inode lock for a whole write or fsync.
             client_file_lock: machine.fuse,
+            wakeup_slice_ns,
         },
         network: Network {
             latency_ns: ns(lat),
@@ -1078,7 +1089,20 @@ mod tests {
         );
         let s = fit(&net, &st, &m).unwrap();
         assert_eq!((s.nodes.cores, s.nodes.handoff_ns), (2, 8_000_000));
+        assert_eq!(
+            s.nodes.wakeup_slice_ns, 0,
+            "not a FUSE mount: no client file lock"
+        );
         assert!(close(s.nodes.fresh_memory_bandwidth, 8e8));
+        // On a FUSE mount the hand-off waits for the 2 ranks beyond the 2 cores: a slice each.
+        let fuse = Machine {
+            fuse: true,
+            ..m.clone()
+        };
+        assert_eq!(
+            fit(&net, &st, &fuse).unwrap().nodes.wakeup_slice_ns,
+            4_000_000
+        );
         // Issue 15 item 8: 4 ranks on 2 cores take in at the exchange's rate, 2 ranks (the
         // ping-pong, a core each) at the ping-pong's.
         assert_eq!(s.network.intra_node_latency_ns, 500);

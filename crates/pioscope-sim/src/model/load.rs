@@ -126,6 +126,7 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("nodes.client_cpu_per_request_ns", FieldKind::Time),
     ("nodes.client_cpu_bandwidth", FieldKind::Rate),
     ("nodes.client_file_lock", FieldKind::Flag),
+    ("nodes.wakeup_slice_ns", FieldKind::Time),
     ("network.latency_ns", FieldKind::Time),
     ("network.bandwidth", FieldKind::Rate),
     ("network.bisection_bandwidth", FieldKind::Rate),

@@ -79,6 +79,13 @@ pub struct Nodes {
     /// docs/MODEL.md, "Engine", "Client file lock".
     #[serde(default, skip_serializing_if = "is_false")]
     pub client_file_lock: bool,
+    /// On a node with more ranks than cores: the scheduler slice a rank woken from the client
+    /// file lock waits for each thread runnable beyond the cores (the node's ranks on the CPU,
+    /// the rank that released the lock and the woken one): it resumes
+    /// `wakeup_slice_ns` × max(0, runnable − cores) after the release. 0 (the default) = at
+    /// once. docs/MODEL.md, "Engine", "Client file lock".
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub wakeup_slice_ns: u64,
 }
 
 /// Rank placement on nodes.

@@ -449,6 +449,7 @@ pub(crate) mod tests_support {
                 client_cpu_per_request_ns: 0,
                 client_cpu_bandwidth: 0.0,
                 client_file_lock: false,
+                wakeup_slice_ns: 0,
             },
             network: Network {
                 latency_ns: 1000,
