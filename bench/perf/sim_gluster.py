@@ -10,8 +10,9 @@ over the same minutes, as its speed moves by up to 2x between runs minutes apart
 The model is the fit of every round's measurements, each the median of its rounds
 (`calibrate --from-runs` of them all). Each configuration is simulated on it:
   - HPIO, independent and collective, 32 B and 1 KiB regions, cb_buffer_size 1 and 16 MiB,
-    2 and 4 ranks: the `hpio` workload, and the trace replayed (`simulate --trace`);
-  - mpi-io-test (1 MiB blocks, independent and collective): the `mpi-io-test` workload of the
+    2 and 4 ranks, 10 iterations per run (as the studies timed it): the `hpio` workload, and
+    the trace replayed (`simulate --trace`);
+  - mpi-io-test (1 MiB blocks, independent and collective, 3 iterations): the `mpi-io-test` workload of the
     same arguments (a barrier before every block, the sync ending the write phase), and the
     trace replayed.
 Throughput is the bytes of the MPI-IO write calls over the write phase (per call index the
@@ -63,24 +64,36 @@ WRITE_AT = ["MPI_File_write_at", "MPI_File_write_at_all"]
 HPIO_WRITES = ["MPI_File_write", "MPI_File_write_all"]
 
 
-def configurations():
-    """(label, bench name, bench arguments, ranks, workload spec or None, --set options)."""
+# Iterations per traced run, as the studies timed HPIO (shared/BACKGROUND.md: 10) and as
+# mpi-io-test runs by default (3): one HPIO call of 32 B regions lasts 5-20 ms, within the
+# lab's run-to-run noise. Runs kept before 2026-11-28 made one (their sim_gluster.json says).
+ITERATIONS = {"hpio": 10, "mpi-io-test": 3}
+
+
+def configurations(iterations=None):
+    """(label, bench name, bench arguments, ranks, workload spec, --set options), with
+    `iterations` ({bench: count}, default ITERATIONS) per run."""
+    n = iterations or ITERATIONS
+    hpio = ["--region-count", REGIONS, "--iterations", n["hpio"]]
+    hpio_spec = f"region_count={REGIONS},region_space=128,iterations={n['hpio']}"
     for size in (32, 1024):
         for ranks in (2, 4):
             yield (f"hpio independent {size:>4} B x{ranks}", "hpio",
-                   ["--region-size", size, "--mode", "independent"], ranks,
-                   f"hpio:ranks={ranks},region_size={size},mode=independent", [])
+                   ["--region-size", size, "--mode", "independent", *hpio], ranks,
+                   f"hpio:ranks={ranks},region_size={size},mode=independent,{hpio_spec}", [])
         for ranks, cb in ((2, 16 * MIB), (4, MIB), (4, 16 * MIB)):
             yield (f"hpio collective  {size:>4} B x{ranks} cb={cb // MIB}M", "hpio",
                    ["--region-size", size, "--mode", "collective",
-                    "--hint", f"cb_buffer_size={cb}"], ranks,
-                   f"hpio:ranks={ranks},region_size={size},mode=collective",
+                    "--hint", f"cb_buffer_size={cb}", *hpio], ranks,
+                   f"hpio:ranks={ranks},region_size={size},mode=collective,{hpio_spec}",
                    ["--set", f"cb_buffer_size={cb}"])
     for collective in (False, True):
         mode = "collective" if collective else "independent"
-        args = ["--blocks", BLOCKS, "--block-size", MIB, "--iterations", 1, "--no-verify"]
-        spec = (f"mpi-io-test:ranks=4,blocks={BLOCKS},block_size={MIB},iterations=1,"
-                f"verify=false,collective={'true' if collective else 'false'}")
+        args = ["--blocks", BLOCKS, "--block-size", MIB, "--iterations", n["mpi-io-test"],
+                "--no-verify"]
+        spec = (f"mpi-io-test:ranks=4,blocks={BLOCKS},block_size={MIB},"
+                f"iterations={n['mpi-io-test']},verify=false,"
+                f"collective={'true' if collective else 'false'}")
         yield (f"mpi-io-test {mode} 1 MiB x4", "mpi-io-test",
                args + (["--collective"] if collective else []), 4, spec, [])
 
@@ -150,8 +163,6 @@ def observe(args, work: Path, lab_dir: Path):
                         work / f"gluster-runs-{rnd}.json")
             print(f"round {rnd + 1}: {table.strip().splitlines()[-2]}", flush=True)
         for i, (_, bench, bargs, ranks, _, _) in enumerate(configurations()):
-            if bench == "hpio":
-                bargs = bargs + ["--region-count", REGIONS, "--iterations", 1]
             obs = work / f"observed-{i}-{rnd}"
             before, began = daemon_cpu(), time.monotonic()
             run(PIOSCOPE, "bench", bench, "-n", ranks, "--trace", obs, "--force",
@@ -211,25 +222,25 @@ def main():
     lab_dir = work / "lab"
     if not args.reuse:
         lab("up", "--dir", lab_dir)
-    kept = []
+    kept, iterations = [], ITERATIONS
     if args.reuse:
         # In configuration order (labels have changed between versions of this script).
         kept = json.loads((work / "sim_gluster.json").read_text())
+        iterations = kept[0].get("iterations", {"hpio": 1, "mpi-io-test": 1})
     rows = []
     try:
         traces = observe(args, work, lab_dir) if not args.reuse else kept_traces(work)
         models = fit_models(args, work)
         overrides = [x for kv in args.set for x in ("--set", kv)]
-        for i, (name, bench, bargs, ranks, spec, sets) in enumerate(configurations()):
-            if bench == "hpio":
-                spec += f",region_count={REGIONS},region_space=128,iterations=1"
+        for i, (name, bench, bargs, ranks, spec, sets) in enumerate(configurations(iterations)):
             funcs = HPIO_WRITES if bench == "hpio" else WRITE_AT
             runs = traces[i]
             cpu = [c for _, c in runs] if not args.reuse else (
                 kept[i].get("cpu", []) if i < len(kept) else [])
             observed = [throughput(obs, funcs) for obs, _ in runs]
             o = statistics.median(observed)
-            row = {"config": name, "observed": o, "observed_runs": observed, "cpu": cpu,
+            row = {"config": name, "iterations": iterations, "observed": o,
+                   "observed_runs": observed, "cpu": cpu,
                    "server_observed": server_row(runs[0][0])}
             line = (f"{name:<36} observed {o / MIB:8.2f} MiB/s ({min(observed) / MIB:.2f}-"
                     f"{max(observed) / MIB:.2f})")
