@@ -180,6 +180,8 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("storage.disk_access.read_latency_ns", FieldKind::Time),
     ("storage.disk_access.read_bandwidth", FieldKind::Rate),
     ("storage.disk_access.shared_bandwidth", FieldKind::Flag),
+    ("storage.disk_access.large_above", FieldKind::Size),
+    ("storage.disk_access.large_factor", FieldKind::Number),
     ("storage.metadata.sync_op_ns", FieldKind::Time),
     ("storage.metadata.create_syncs", FieldKind::Count),
     ("storage.metadata.open_ns", FieldKind::Time),
@@ -756,6 +758,11 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
     rate(
         "storage.disk_access.read_bandwidth",
         st.disk_access.read_bandwidth,
+        true,
+    )?;
+    rate(
+        "storage.disk_access.large_factor",
+        st.disk_access.large_factor,
         true,
     )?;
     let c = &st.cache;

@@ -126,9 +126,19 @@ impl DiskQueue {
         } else if modes.is_default() {
             self.submit(&storage.disk, now, offset, bytes)
         } else if modes.shared_bandwidth {
-            self.submit_shared(&modes.disk_for(&storage.disk, access), now, offset, bytes)
+            self.submit_shared(
+                &modes.disk_for(&storage.disk, access, bytes),
+                now,
+                offset,
+                bytes,
+            )
         } else {
-            self.submit(&modes.disk_for(&storage.disk, access), now, offset, bytes)
+            self.submit(
+                &modes.disk_for(&storage.disk, access, bytes),
+                now,
+                offset,
+                bytes,
+            )
         }
     }
 
@@ -208,7 +218,9 @@ impl VolumeQueue {
                 .map(|c| c.submit_to(storage, now, Access::Write, offset, bytes))
                 .fold((u64::MAX, 0), |(s, e), (a, b)| (s.min(a), e.max(b)))
         } else {
-            let disk = storage.disk_access.disk_for(&storage.disk, Access::Read);
+            let disk = storage
+                .disk_access
+                .disk_for(&storage.disk, Access::Read, bytes);
             let copy = (0..self.copies.len())
                 .min_by_key(|&i| self.copies[i].end_if_queued(&disk, now, offset, bytes))
                 .unwrap_or(0);
@@ -314,6 +326,35 @@ mod tests {
             (8, 8)
         );
         assert_eq!(q.free_at(), 0);
+    }
+
+    /// Issue 15 item 8: requests from `disk_access.large_above` on transfer at
+    /// `large_factor` times the rate, reads and writes, alone or on a shared transfer rate.
+    #[test]
+    fn large_requests_transfer_slower() {
+        let mut storage = crate::engine::testutil::system().storage;
+        storage.disk_access.large_above = 1_000_000;
+        storage.disk_access.large_factor = 0.5;
+        let mut q = DiskQueue::default();
+        // 100 MB/s: 999,999 bytes in 9,999,990 ns; 1 MB at 50 MB/s in 20 ms.
+        assert_eq!(
+            q.submit_to(&storage, 0, Access::Write, 0, 999_999),
+            (0, 9_999_990)
+        );
+        assert_eq!(
+            q.submit_to(&storage, 0, Access::Read, 0, 1_000_000),
+            (9_999_990, 29_999_990)
+        );
+        storage.disk_access.shared_bandwidth = true;
+        let mut q = DiskQueue::with_lanes(2);
+        assert_eq!(
+            q.submit_to(&storage, 0, Access::Write, 0, 1_000_000),
+            (0, 20_000_000)
+        );
+        assert_eq!(
+            q.submit_to(&storage, 0, Access::Write, 1_000_000, 1_000_000),
+            (0, 40_000_000)
+        );
     }
 
     fn volume_of(raid: Raid, fs_overhead_ns: u64) -> Storage {
