@@ -105,11 +105,16 @@ fn disk_reads_take_their_own_rates_writes_the_disks() {
         1_000 + 50_000 + 5_000_000 + 1_000_000 + 1_000
     );
     // Write of 1 MB: rendezvous 2 µs, data 1 ms, 1 µs, disk 1 MB at 100 MB/s = 10 ms, ack 1 µs.
-    let (_, log) = go(&sys, vec![io(IoKind::Write)]);
     assert_eq!(
-        log.calls(0)[0].1,
+        write_1mb(&sys),
         2_000 + 1_000_000 + 1_000 + 10_000_000 + 1_000
     );
+}
+
+/// When rank 0's write of 1 MB ends.
+fn write_1mb(sys: &System) -> u64 {
+    let (_, log) = go(sys, vec![io(IoKind::Write)]);
+    log.calls(0)[0].1
 }
 
 #[test]
@@ -144,16 +149,14 @@ fn large_disk_requests_transfer_at_the_large_factor() {
     sys.storage.disk_access.large_above = 1_000_000;
     sys.storage.disk_access.large_factor = 0.5;
     // Write of 1 MB: rendezvous 2 µs, data 1 ms, 1 µs, disk 1 MB at 50 MB/s = 20 ms, ack 1 µs.
-    let (_, log) = go(&sys, vec![io(IoKind::Write)]);
     assert_eq!(
-        log.calls(0)[0].1,
+        write_1mb(&sys),
         2_000 + 1_000_000 + 1_000 + 20_000_000 + 1_000
     );
-    // Below the size the disk's rate: as `disk_reads_take_their_own_rates_writes_the_disks`.
+    // Below the size the disk's rate: 10 ms.
     sys.storage.disk_access.large_above = 1_000_001;
-    let (_, log) = go(&sys, vec![io(IoKind::Write)]);
     assert_eq!(
-        log.calls(0)[0].1,
+        write_1mb(&sys),
         2_000 + 1_000_000 + 1_000 + 10_000_000 + 1_000
     );
 }

@@ -142,27 +142,25 @@ mod tests {
         assert_eq!(n.intra_node_path(1 << 20, false), (400.0, 2e9));
     }
 
+    /// An SSD of 100,000 IOPS.
+    fn ssd(latency_ns: u64, bandwidth: f64) -> Disk {
+        Disk::Ssd {
+            latency_ns,
+            bandwidth,
+            iops: 1e5,
+        }
+    }
+
     #[test]
     fn reads_take_their_own_rates_writes_the_disks() {
-        let ssd = Disk::Ssd {
-            latency_ns: 50_000,
-            bandwidth: 3e9,
-            iops: 1e5,
-        };
+        let ssd = ssd(50_000, 3e9);
         let a = DiskAccess {
             read_latency_ns: 80_000,
             read_bandwidth: 1e9,
             ..DiskAccess::default()
         };
         assert_eq!(a.disk_for(&ssd, Access::Write, 4096), ssd);
-        assert_eq!(
-            a.disk_for(&ssd, Access::Read, 4096),
-            Disk::Ssd {
-                latency_ns: 80_000,
-                bandwidth: 1e9,
-                iops: 1e5
-            }
-        );
+        assert_eq!(a.disk_for(&ssd, Access::Read, 4096), self::ssd(80_000, 1e9));
         assert_eq!(
             DiskAccess::default().disk_for(&ssd, Access::Read, 4096),
             ssd
@@ -173,11 +171,7 @@ mod tests {
 
     #[test]
     fn large_requests_transfer_at_the_large_factor() {
-        let ssd = Disk::Ssd {
-            latency_ns: 50_000,
-            bandwidth: 2e9,
-            iops: 1e5,
-        };
+        let ssd = ssd(50_000, 2e9);
         let a = DiskAccess {
             read_bandwidth: 1e9,
             large_above: 4 << 20,
@@ -191,11 +185,7 @@ mod tests {
         // The latency is the disk's either way; an HDD's sequential rate scales alike.
         assert_eq!(
             a.disk_for(&ssd, Access::Write, 16 << 20),
-            Disk::Ssd {
-                latency_ns: 50_000,
-                bandwidth: 1e9,
-                iops: 1e5
-            }
+            self::ssd(50_000, 1e9)
         );
         let hdd = Disk::Hdd {
             avg_seek_ns: 8_000_000,

@@ -335,25 +335,31 @@ mod tests {
         let mut storage = crate::engine::testutil::system().storage;
         storage.disk_access.large_above = 1_000_000;
         storage.disk_access.large_factor = 0.5;
-        let mut q = DiskQueue::default();
+        // Requests queued at 0 as (access, offset, bytes, (start, end)).
+        let served =
+            |q: &mut DiskQueue, storage: &Storage, reqs: &[(Access, u64, u64, (u64, u64))]| {
+                for &(access, offset, bytes, want) in reqs {
+                    assert_eq!(q.submit_to(storage, 0, access, offset, bytes), want);
+                }
+            };
         // 100 MB/s: 999,999 bytes in 9,999,990 ns; 1 MB at 50 MB/s in 20 ms.
-        assert_eq!(
-            q.submit_to(&storage, 0, Access::Write, 0, 999_999),
-            (0, 9_999_990)
+        served(
+            &mut DiskQueue::default(),
+            &storage,
+            &[
+                (Access::Write, 0, 999_999, (0, 9_999_990)),
+                (Access::Read, 0, 1_000_000, (9_999_990, 29_999_990)),
+            ],
         );
-        assert_eq!(
-            q.submit_to(&storage, 0, Access::Read, 0, 1_000_000),
-            (9_999_990, 29_999_990)
-        );
+        // Two lanes sharing the transfer: the second 1 MB ends one large transfer later.
         storage.disk_access.shared_bandwidth = true;
-        let mut q = DiskQueue::with_lanes(2);
-        assert_eq!(
-            q.submit_to(&storage, 0, Access::Write, 0, 1_000_000),
-            (0, 20_000_000)
-        );
-        assert_eq!(
-            q.submit_to(&storage, 0, Access::Write, 1_000_000, 1_000_000),
-            (0, 40_000_000)
+        served(
+            &mut DiskQueue::with_lanes(2),
+            &storage,
+            &[
+                (Access::Write, 0, 1_000_000, (0, 20_000_000)),
+                (Access::Write, 1_000_000, 1_000_000, (0, 40_000_000)),
+            ],
         );
     }
 
