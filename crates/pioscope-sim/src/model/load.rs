@@ -182,6 +182,7 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("storage.disk_access.shared_bandwidth", FieldKind::Flag),
     ("storage.disk_access.large_above", FieldKind::Size),
     ("storage.disk_access.large_factor", FieldKind::Number),
+    ("storage.disk_access.lanes", FieldKind::Count),
     ("storage.metadata.sync_op_ns", FieldKind::Time),
     ("storage.metadata.create_syncs", FieldKind::Count),
     ("storage.metadata.open_ns", FieldKind::Time),
@@ -788,6 +789,11 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
         true,
     )?;
     positive_int("storage.server_threads", st.server_threads.into())?;
+    at_most(
+        "storage.disk_access.lanes",
+        st.disk_access.lanes.into(),
+        MAX_SERVER_THREADS,
+    )?;
     at_most(
         "storage.server_threads",
         st.server_threads.into(),

@@ -78,6 +78,16 @@ impl DiskAccess {
         d
     }
 
+    /// The requests a disk serves at once on a server of `server_threads` threads: `lanes`
+    /// where set.
+    pub fn lanes_or(&self, server_threads: u32) -> u32 {
+        if self.lanes > 0 {
+            self.lanes
+        } else {
+            server_threads
+        }
+    }
+
     /// The transfer rate multiplier of a request of `bytes`: `large_factor` from
     /// `large_above` on, else 1.
     fn large_factor(&self, bytes: u64) -> f64 {

@@ -218,6 +218,11 @@ pub struct DiskAccess {
     /// Transfer rate multiplier of large requests (see `large_above`); 0 = 1.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub large_factor: f64,
+    /// Requests a disk serves at once (its queue's lanes); 0 (the default) = the server's
+    /// `server_threads`. A virtual disk may overlap fewer requests than the kernel has
+    /// cores to copy in the page cache.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub lanes: u32,
 }
 
 /// A disk: a hard disk with seeks, or a solid-state disk.

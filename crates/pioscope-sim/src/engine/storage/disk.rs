@@ -199,7 +199,11 @@ impl VolumeQueue {
     /// A volume of `storage` (its RAID level, file system overhead and server threads).
     pub fn of(storage: &Storage) -> VolumeQueue {
         let v = &storage.volume;
-        VolumeQueue::new(v.copies(), storage.server_threads, v.fs_overhead_ns)
+        VolumeQueue::new(
+            v.copies(),
+            storage.disk_access.lanes_or(storage.server_threads),
+            v.fs_overhead_ns,
+        )
     }
 
     /// Queues an access at `now`; returns (start, end) of its service (of the first start and
@@ -361,6 +365,22 @@ mod tests {
                 (Access::Write, 1_000_000, 1_000_000, (0, 40_000_000)),
             ],
         );
+    }
+
+    /// Issue 15 item 8: a disk serves `disk_access.lanes` requests at once where set, else
+    /// `server_threads`.
+    #[test]
+    fn disk_lanes_of_their_own() {
+        let mut storage = crate::engine::testutil::system().storage;
+        storage.server_threads = 2;
+        let ends = |storage: &Storage| {
+            let mut v = VolumeQueue::of(storage);
+            [0, 1_000_000].map(|offset| v.access(storage, true, 0, offset, 1_000_000).1)
+        };
+        // 1 MB at 100 MB/s = 10 ms each: two lanes side by side, one lane one after another.
+        assert_eq!(ends(&storage), [10_000_000, 10_000_000]);
+        storage.disk_access.lanes = 1;
+        assert_eq!(ends(&storage), [10_000_000, 20_000_000]);
     }
 
     fn volume_of(raid: Raid, fs_overhead_ns: u64) -> Storage {
