@@ -314,8 +314,8 @@ fn latency_bandwidth(points: &[(f64, f64)], what: &'static str) -> Result<(f64, 
 /// requests the block layer splits into many pieces).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LargeFit {
-    /// Per mode, its line (intercept s, rate B/s as `latency_bandwidth` keeps it) through the
-    /// sizes below `above`; None for a mode with fewer than 2 of them.
+    /// Per mode, its line (intercept s, rate B/s as `latency_bandwidth` keeps it) through all
+    /// its sizes; None for a mode with fewer than 2 of them.
     pub lines: Vec<Option<(f64, f64)>>,
     /// The smallest size of the slower regime; 0 = none (every size on its line).
     pub above: u64,
@@ -334,9 +334,9 @@ const NO_SLOWER: f64 = 0.99;
 /// among: none, or starting at a measured size with at least `LINE_SIZES` sizes below it,
 /// with as factor the median over the judged points at and above it of
 /// (size / (t − a)) / rate. The choice kept is the one nearest the judged points (the
-/// smallest sum of |ln(model / measured)|, none on ties); a factor of at least 1 is no slower
-/// regime (from `NO_SLOWER` on) and not a choice. `judged[i]` are points of mode i's model (its line's runs, and
-/// runs the same equation predicts, such as random requests of the same sizes).
+/// smallest sum of |ln(model / measured)|, none on ties); a factor from `NO_SLOWER` up is no
+/// slower regime and not a choice. `judged[i]` are points of mode i's model: its line's runs,
+/// and runs the same equation predicts (random requests of the same sizes).
 pub fn fit_large(modes: &[Vec<(f64, f64)>], judged: &[Vec<(f64, f64)>]) -> LargeFit {
     let lines: Vec<Option<(f64, f64)>> = modes
         .iter()
@@ -567,7 +567,9 @@ fn rel(model: f64, measured: f64) -> f64 {
 /// The discrete choices of the local server, each the one whose model fits the runs of
 /// several ranks best (`concurrent_error`; the first on ties): how many requests it serves
 /// at once (1 to `ranks_per_node`: the kernel on every core, or every rank's own time slice
-/// when ranks outnumber cores), whether the disk's transfer rate is shared by them, and over
+/// when ranks outnumber cores), how many its disk serves at once (`disk_access.lanes`: as
+/// many, or another count up to `ranks_per_node`), whether the disk's transfer rate is
+/// shared by them, and over
 /// how many metadata servers the ranks' metadata operations spread (1: serialized; more: in
 /// parallel, as separate directories on a local file system).
 pub fn fit_concurrency(system: &mut System, runs: &StorageRuns) {
