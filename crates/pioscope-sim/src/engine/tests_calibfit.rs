@@ -1,7 +1,8 @@
 //! Issue 15 item 8 (a calibration that fits): closed forms of the rates that depend on the
 //! situation, on `testutil`'s system (intra-node 100 ns and 10 GB/s, eager limit 64 KiB,
 //! 1 GB/s NICs with 1 µs latency, 100 MB/s SSDs without latency): intra-node messages by
-//! size and on oversubscribed nodes, disk reads at their own rates, a shared disk bandwidth.
+//! size and on oversubscribed nodes, disk reads at their own rates, a shared disk bandwidth,
+//! large disk requests at their own rate.
 
 use super::testutil::{call, system, Log};
 use super::{run, RunSummary};
@@ -104,11 +105,16 @@ fn disk_reads_take_their_own_rates_writes_the_disks() {
         1_000 + 50_000 + 5_000_000 + 1_000_000 + 1_000
     );
     // Write of 1 MB: rendezvous 2 µs, data 1 ms, 1 µs, disk 1 MB at 100 MB/s = 10 ms, ack 1 µs.
-    let (_, log) = go(&sys, vec![io(IoKind::Write)]);
     assert_eq!(
-        log.calls(0)[0].1,
+        write_1mb(&sys),
         2_000 + 1_000_000 + 1_000 + 10_000_000 + 1_000
     );
+}
+
+/// When rank 0's write of 1 MB ends.
+fn write_1mb(sys: &System) -> u64 {
+    let (_, log) = go(sys, vec![io(IoKind::Write)]);
+    log.calls(0)[0].1
 }
 
 #[test]
@@ -135,4 +141,22 @@ fn a_shared_disk_bandwidth_overlaps_latencies_and_serializes_transfers() {
     // Shared: the first transfer ends at 10.051 ms, the second at 20.051 ms; each then 1 MB
     // alone on the NIC (1 ms) and 1 µs.
     assert_eq!(ends(true), [11_052_000, 21_052_000]);
+}
+
+#[test]
+fn large_disk_requests_transfer_at_the_large_factor() {
+    let mut sys = system();
+    sys.storage.disk_access.large_above = 1_000_000;
+    sys.storage.disk_access.large_factor = 0.5;
+    // Write of 1 MB: rendezvous 2 µs, data 1 ms, 1 µs, disk 1 MB at 50 MB/s = 20 ms, ack 1 µs.
+    assert_eq!(
+        write_1mb(&sys),
+        2_000 + 1_000_000 + 1_000 + 20_000_000 + 1_000
+    );
+    // Below the size the disk's rate: 10 ms.
+    sys.storage.disk_access.large_above = 1_000_001;
+    assert_eq!(
+        write_1mb(&sys),
+        2_000 + 1_000_000 + 1_000 + 10_000_000 + 1_000
+    );
 }

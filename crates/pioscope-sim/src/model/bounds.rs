@@ -221,7 +221,7 @@ pub fn throughput(system: &System, clients: u32, request_size: u64, kind: IoKind
     } else {
         Access::Write
     };
-    let disk = st.disk_access.disk_for(&st.disk, access);
+    let disk = st.disk_access.disk_for(&st.disk, access, piece);
     let (disk_rate, _) = disk_rates(&disk);
     let disks = match kind {
         IoKind::Read => targets * st.volume.copies(),

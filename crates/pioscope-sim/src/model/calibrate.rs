@@ -308,12 +308,87 @@ fn latency_bandwidth(points: &[(f64, f64)], what: &'static str) -> Result<(f64, 
     Ok((a.max(0.0), bw))
 }
 
-/// The rate multiplier of the largest copies: per mode, the rate of the requests of the
-/// largest size measured (t = a + size / rate with the line's intercept `a`) over the line's
-/// rate `b`. None without such a request or for a non-positive time.
-pub fn large_copy_factor(points: &[(f64, f64)], a: f64, b: f64) -> Option<f64> {
-    let &(x, y) = points.iter().max_by(|p, q| p.0.total_cmp(&q.0))?;
-    (y > a && b > 0.0).then(|| x / (y - a) / b)
+/// Lines of several modes of one path (times per request against the request size) that
+/// share a slower regime for large requests: from `above` bytes on, the transfer runs at
+/// `factor` times the line's rate (copies that no longer fit the CPU's caches; O_DIRECT
+/// requests the block layer splits into many pieces).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LargeFit {
+    /// Per mode, its line (intercept s, rate B/s as `latency_bandwidth` keeps it) through all
+    /// its sizes; None for a mode with fewer than 2 of them.
+    pub lines: Vec<Option<(f64, f64)>>,
+    /// The smallest size of the slower regime; 0 = none (every size on its line).
+    pub above: u64,
+    /// Its rate multiplier (below 1); 1 when `above` is 0.
+    pub factor: f64,
+}
+
+/// The sizes below the smallest start of a large regime.
+const LINE_SIZES: usize = 3;
+
+/// A large regime's factor from here up is no slower regime (rounding of an exact line).
+const NO_SLOWER: f64 = 0.99;
+
+/// One line per mode and a shared large-request regime. Every mode's line goes through all
+/// its sizes (least squares, relative errors, as without the regime); the regime is chosen
+/// among: none, or starting at a measured size with at least `LINE_SIZES` sizes below it,
+/// with as factor the median over the judged points at and above it of
+/// (size / (t − a)) / rate. The choice kept is the one nearest the judged points (the
+/// smallest sum of |ln(model / measured)|, none on ties); a factor from `NO_SLOWER` up is no
+/// slower regime and not a choice. `judged[i]` are points of mode i's model: its line's runs,
+/// and runs the same equation predicts (random requests of the same sizes).
+pub fn fit_large(modes: &[Vec<(f64, f64)>], judged: &[Vec<(f64, f64)>]) -> LargeFit {
+    let lines: Vec<Option<(f64, f64)>> = modes
+        .iter()
+        .map(|pts| latency_bandwidth(pts, "a line").ok())
+        .collect();
+    // Each mode's judged points with its line (a mode without a line judges nothing).
+    let judged: Vec<_> = judged
+        .iter()
+        .zip(&lines)
+        .filter_map(|(pts, line)| line.map(|l| (pts.as_slice(), l)))
+        .collect();
+    let mut sizes: Vec<f64> = modes.iter().flatten().map(|p| p.0).collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    let starts = std::iter::once(None).chain(sizes.iter().skip(LINE_SIZES).map(|&s| Some(s)));
+    let mut best = (f64::INFINITY, 0, 1.0);
+    for start in starts {
+        let below = |x: f64| start.is_none_or(|s| x < s);
+        let mut factors: Vec<f64> = judged
+            .iter()
+            .flat_map(|&(pts, (a, rate))| {
+                pts.iter()
+                    .filter(move |p| !below(p.0) && p.1 > a)
+                    .map(move |&(x, t)| x / (t - a) / rate)
+            })
+            .collect();
+        factors.sort_by(f64::total_cmp);
+        let factor = match start {
+            None => 1.0,
+            Some(_) => match factors.get(factors.len() / 2) {
+                Some(&f) if f < NO_SLOWER => f.max(0.01),
+                _ => continue,
+            },
+        };
+        let error: f64 = judged
+            .iter()
+            .flat_map(|&(pts, (a, rate))| {
+                pts.iter().map(move |&(x, t)| {
+                    let f = if below(x) { 1.0 } else { factor };
+                    ((a + x / (rate * f)) / t).ln().abs()
+                })
+            })
+            .sum();
+        if error < best.0 {
+            best = (error, start.map_or(0, |s| s as u64), factor);
+        }
+    }
+    LargeFit {
+        lines,
+        above: best.1,
+        factor: best.2,
+    }
 }
 
 /// 1 / (1/total - 1/part): the rate left for one stage when `part` is known (rates in series).
@@ -354,7 +429,7 @@ pub fn predict(system: &System, mode: &str, size: u64, clients: u32) -> (f64, f6
     } else if cached {
         r / c.sized(c.memory_bandwidth, size)
     } else {
-        match st.disk_access.disk_for(&st.disk, access) {
+        match st.disk_access.disk_for(&st.disk, access, size) {
             Disk::Ssd {
                 latency_ns,
                 bandwidth,
@@ -372,8 +447,14 @@ pub fn predict(system: &System, mode: &str, size: u64, clients: u32) -> (f64, f6
             0.0
         };
     let t1 = 2.0 * l + rendezvous + r / n.bandwidth + client + cpu + service;
-    // The server's CPU and its cache or disk serve `server_threads` requests at a time.
-    let server = f64::from(st.server_threads.max(1)) * r / (cpu + service);
+    // The server's CPU and its cache serve `server_threads` requests at a time, its disk
+    // its lanes.
+    let at_once = if cached {
+        st.server_threads
+    } else {
+        st.disk_access.lanes_or(st.server_threads)
+    };
+    let server = f64::from(at_once.max(1)) * r / (cpu + service);
     let mut agg = (f64::from(clients.max(1)) * r / t1).min(server);
     // The node's cores run the client stack, and a colocated server's CPU and copies.
     let on_node = client
@@ -387,7 +468,7 @@ pub fn predict(system: &System, mode: &str, size: u64, clients: u32) -> (f64, f6
     }
     // A shared transfer rate: the disk moves one request's bytes at a time.
     if !cached && st.disk_access.shared_bandwidth {
-        agg = agg.min(st.disk_access.transfer_rate(&st.disk, access));
+        agg = agg.min(st.disk_access.transfer_rate(&st.disk, access, size));
     }
     (t1, agg)
 }
@@ -486,24 +567,31 @@ fn rel(model: f64, measured: f64) -> f64 {
 /// The discrete choices of the local server, each the one whose model fits the runs of
 /// several ranks best (`concurrent_error`; the first on ties): how many requests it serves
 /// at once (1 to `ranks_per_node`: the kernel on every core, or every rank's own time slice
-/// when ranks outnumber cores), whether the disk's transfer rate is shared by them, and over
+/// when ranks outnumber cores), how many its disk serves at once (`disk_access.lanes`: as
+/// many, or another count up to `ranks_per_node`), whether the disk's transfer rate is
+/// shared by them, and over
 /// how many metadata servers the ranks' metadata operations spread (1: serialized; more: in
 /// parallel, as separate directories on a local file system).
 pub fn fit_concurrency(system: &mut System, runs: &StorageRuns) {
     let most = system.nodes.ranks_per_node.max(1);
-    let mut best = (f64::INFINITY, 1, false);
+    let mut best = (f64::INFINITY, 1, 0, false);
     for threads in 1..=most {
-        for shared in [false, true] {
-            system.storage.server_threads = threads;
-            system.storage.disk_access.shared_bandwidth = shared;
-            let e = concurrent_error(system, runs, false);
-            if e < best.0 {
-                best = (e, threads, shared);
+        // 0: the disk serves as many requests at once as the server has threads.
+        for lanes in std::iter::once(0).chain((1..=most).filter(|&l| l != threads)) {
+            for shared in [false, true] {
+                system.storage.server_threads = threads;
+                system.storage.disk_access.lanes = lanes;
+                system.storage.disk_access.shared_bandwidth = shared;
+                let e = concurrent_error(system, runs, false);
+                if e < best.0 {
+                    best = (e, threads, lanes, shared);
+                }
             }
         }
     }
     system.storage.server_threads = best.1;
-    system.storage.disk_access.shared_bandwidth = best.2;
+    system.storage.disk_access.lanes = best.2;
+    system.storage.disk_access.shared_bandwidth = best.3;
     let mut best = (f64::INFINITY, 1);
     for servers in 1..=most {
         system.storage.metadata_servers = servers;
@@ -614,51 +702,49 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
             .collect()
     };
 
-    // Page-cache writes: a + r/b with a = 2 latency + cpu, 1/b = 1/bw + 1/memory.
-    let cached = single("write-cached", "sequential");
-    let (a_c, b_c) = latency_bandwidth(&line(&cached), "page-cache writes")?;
+    // Page-cache writes (a + r/b with a = 2 latency + cpu, 1/b = 1/bw + 1/memory), reads
+    // (hits) and rewrites (into pages that exist): a copy rate each (reads copy out of
+    // existing pages, several times faster than writes that allocate them), and one slower
+    // regime of large copies (they no longer fit the CPU's caches).
+    let copies_lines = [
+        line(&single("write-cached", "sequential")),
+        line(&single("read-cached", "sequential")),
+        line(&single("rewrite-cached", "sequential")),
+    ];
+    let copies = fit_large(&copies_lines, &copies_lines);
+    let (a_c, b_c) = copies.lines[0].ok_or(FitError::TooFew("page-cache writes"))?;
     let cpu = (a_c - 2.0 * lat).max(0.0);
     let memory = remaining_rate(b_c, bw);
-    let mut factors: Vec<f64> = large_copy_factor(&line(&cached), a_c, b_c)
-        .into_iter()
-        .collect();
+    let own_rate = |line: Option<(f64, f64)>| line.map_or(0.0, |(_, b)| remaining_rate(b, bw));
+    let read_memory = own_rate(copies.lines[1]);
+    let rewrite_memory = own_rate(copies.lines[2]);
 
-    // Page-cache reads (hits) and rewrites (into pages that exist): their own copy rates
-    // (reads copy out of existing pages, several times faster than writes that allocate them).
-    let mut own_rate = |mode: &str, what: &'static str| {
-        let pts = line(&single(mode, "sequential"));
-        match latency_bandwidth(&pts, what) {
-            Ok((a, b)) => {
-                factors.extend(large_copy_factor(&pts, a, b));
-                remaining_rate(b, bw)
-            }
-            Err(_) => 0.0,
-        }
+    // O_DIRECT sequential writes (a + r/b with a = 2 latency + cpu + disk latency) and reads
+    // (the same line with the read rates: this machine's virtual disk reads slower than it
+    // writes; none measured: as writes), and one slower regime of large requests (the block
+    // layer splits them into many pieces).
+    // Random requests of one rank cost the same in the model: they judge the regime too.
+    let judged = |mode: &str| {
+        [
+            line(&single(mode, "sequential")),
+            line(&single(mode, "random")),
+        ]
+        .concat()
     };
-    let read_memory = own_rate("read-cached", "page-cache reads");
-    let rewrite_memory = own_rate("rewrite-cached", "page-cache rewrites");
-    // Copies of the largest size measured are slower per byte (they no longer fit the CPU's
-    // caches): the median of the modes' factors, from half that size on.
-    factors.sort_by(f64::total_cmp);
-    let large_factor = factors
-        .get(factors.len() / 2)
-        .copied()
-        .unwrap_or(1.0)
-        .clamp(0.01, 1.0);
-    let largest = storage.runs.iter().map(|r| r.size).max().unwrap_or(0);
-
-    // O_DIRECT sequential writes: a + r/b with a = 2 latency + cpu + disk latency.
-    let direct = single("write-direct", "sequential");
-    let (a_d, b_d) = latency_bandwidth(&line(&direct), "direct writes")?;
+    let transfers = fit_large(
+        &[
+            line(&single("write-direct", "sequential")),
+            line(&single("read-direct", "sequential")),
+        ],
+        &[judged("write-direct"), judged("read-direct")],
+    );
+    let (a_d, b_d) = transfers.lines[0].ok_or(FitError::TooFew("direct writes"))?;
     let disk_latency = (a_d - 2.0 * lat - cpu).max(0.0);
     let disk_bw = remaining_rate(b_d, bw);
-    // O_DIRECT sequential reads, the same line with the read rates (this machine's virtual
-    // disk reads at a third of its write rate); none measured: as writes.
-    let (read_latency, read_bw) =
-        match latency_bandwidth(&line(&single("read-direct", "sequential")), "direct reads") {
-            Ok((a, b)) => ((a - 2.0 * lat - cpu).max(0.0), remaining_rate(b, bw)),
-            Err(_) => (disk_latency, disk_bw),
-        };
+    let (read_latency, read_bw) = match transfers.lines[1] {
+        Some((a, b)) => ((a - 2.0 * lat - cpu).max(0.0), remaining_rate(b, bw)),
+        None => (disk_latency, disk_bw),
+    };
     // IOPS: the most small random requests per second any concurrency reached, but never
     // below what the fitted latency allows (so it does not change the one-client fit).
     let smallest = storage.runs.iter().map(|r| r.size).min().unwrap_or(4096);
@@ -770,8 +856,8 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
                 memory_bandwidth: memory,
                 read_memory_bandwidth: read_memory,
                 rewrite_memory_bandwidth: rewrite_memory,
-                large_copy_above: if large_factor < 1.0 { largest / 2 } else { 0 },
-                large_copy_factor: if large_factor < 1.0 { large_factor } else { 0.0 },
+                large_copy_above: copies.above,
+                large_copy_factor: if copies.above > 0 { copies.factor } else { 0.0 },
                 background_dirty: background,
             },
             disk_access: DiskAccess {
@@ -779,6 +865,13 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
                 read_bandwidth: read_bw,
                 // Fitted below (`fit_concurrency`).
                 shared_bandwidth: false,
+                lanes: 0,
+                large_above: transfers.above,
+                large_factor: if transfers.above > 0 {
+                    transfers.factor
+                } else {
+                    0.0
+                },
             },
             metadata: Metadata {
                 sync_op_ns: meta_op("create"),
@@ -1131,19 +1224,37 @@ mod tests {
         assert_eq!((tree_depth(2), tree_depth(4), tree_depth(5)), (1, 2, 3));
     }
 
-    /// Issue 4 (accuracy): copies of the largest size slower per byte than the line give the
-    /// large-copy factor; exact lines give none.
+    /// Issue 4 (accuracy), issue 15: judged points from some size on slower per byte than
+    /// the line give the large regime, starting at the first slower size; exact lines give
+    /// none.
     #[test]
-    fn largest_copies_give_the_large_copy_factor() {
-        let line = |x: f64| 2e-6 + x / 1e10;
-        let mut pts: Vec<(f64, f64)> = [4096.0, 65536.0, 1048576.0]
-            .iter()
-            .map(|&x| (x, line(x)))
-            .collect();
-        assert!(close(large_copy_factor(&pts, 2e-6, 1e10).unwrap(), 1.0));
-        let big = 16.0 * 1048576.0;
-        pts.push((big, 2e-6 + big / 2.5e9));
-        assert!(close(large_copy_factor(&pts, 2e-6, 1e10).unwrap(), 0.25));
+    fn large_requests_give_the_large_regime() {
+        let (a, rate) = (2e-6, 1e10);
+        let sizes = [4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0];
+        let on_line =
+            |a: f64, r: f64| -> Vec<(f64, f64)> { sizes.iter().map(|&x| (x, a + x / r)).collect() };
+        let exact = on_line(a, rate);
+        let f = fit_large(std::slice::from_ref(&exact), std::slice::from_ref(&exact));
+        assert_eq!((f.above, f.factor), (0, 1.0));
+        let (fa, fb) = f.lines[0].unwrap();
+        assert!(close(fa, a) && close(fb, rate), "{fa} {fb}");
+        // Judged runs of 1 and 4 MiB at a quarter of the line's rate (a second mode, three
+        // times slower, alike): the regime starts at 1 MiB, the lines stay.
+        let slow = |a: f64, r: f64| -> Vec<(f64, f64)> {
+            let f = |x: f64| if x >= 1048576.0 { 0.25 } else { 1.0 };
+            sizes.iter().map(|&x| (x, a + x / (r * f(x)))).collect()
+        };
+        let modes = [on_line(a, rate), on_line(1e-6, rate / 3.0)];
+        let f = fit_large(&modes, &[slow(a, rate), slow(1e-6, rate / 3.0)]);
+        assert_eq!(f.above, 1 << 20);
+        assert!(close(f.factor, 0.25), "{}", f.factor);
+        let (fa, fb) = f.lines[1].unwrap();
+        assert!(close(fa, 1e-6) && close(fb, rate / 3.0), "{fa} {fb}");
+        // Faster large requests are no slower regime.
+        let mut fast = exact.clone();
+        fast.push((4194304.0, a + 4194304.0 / (rate * 4.0)));
+        assert_eq!(fit_large(std::slice::from_ref(&exact), &[fast]).above, 0);
+        // The engine's copy rate of such a cache.
         let mut c = Cache {
             large_copy_above: 8 << 20,
             large_copy_factor: 0.25,
@@ -1155,6 +1266,53 @@ mod tests {
         );
         c.large_copy_above = 0;
         assert_eq!(c.sized(1e10, 16 << 20), 1e10);
+    }
+
+    /// Issue 15 item 8: the fit table predicts an O_DIRECT request from
+    /// `disk_access.large_above` on at `large_factor` times the transfer rate: a 16 MiB write
+    /// at half the rate takes 16 MiB / rate longer, a 4 MiB one the same; a shared transfer
+    /// rate caps several ranks at the large rate.
+    #[test]
+    fn predict_takes_the_large_transfer_rate() {
+        let (net, st, m) = synthetic(true);
+        let plain = fit(&net, &st, &m).unwrap();
+        assert_eq!(plain.storage.disk_access.large_above, 0);
+        let mut s = plain.clone();
+        s.storage.disk_access.large_above = 16 << 20;
+        s.storage.disk_access.large_factor = 0.5;
+        let Disk::Ssd { bandwidth, .. } = s.storage.disk else {
+            panic!("an SSD")
+        };
+        let big = (16u64 << 20) as f64;
+        let t = |sys: &System, size| predict(sys, "write-direct", size, 1).0;
+        assert!(close(
+            t(&s, 16 << 20) - t(&plain, 16 << 20),
+            big / bandwidth
+        ));
+        assert_eq!(t(&s, 4 << 20), t(&plain, 4 << 20));
+        s.storage.disk_access.shared_bandwidth = true;
+        s.storage.server_threads = 4;
+        assert!(close(
+            predict(&s, "write-direct", 16 << 20, 4).1,
+            bandwidth * 0.5
+        ));
+    }
+
+    /// Issue 15 item 8: the fit table's O_DIRECT runs of several ranks are served by the
+    /// disk's lanes, the page-cache runs by the server's threads.
+    #[test]
+    fn predict_serves_direct_runs_on_the_disk_lanes() {
+        let (net, st, m) = synthetic(true);
+        let mut s = fit(&net, &st, &m).unwrap();
+        assert_eq!(s.storage.disk_access.lanes, 0);
+        s.storage.server_threads = 4;
+        let cached = predict(&s, "write-cached", 4096, 4).1;
+        s.storage.disk_access.lanes = 1;
+        // One lane: one request's cpu + disk service at a time (3 µs + 80 µs + 4096 B at
+        // 1.5 GB/s, as `synthetic` generated them).
+        let one = 4096.0 / (3e-6 + 80e-6 + 4096.0 / 1.5e9);
+        assert!(close(predict(&s, "write-direct", 4096, 4).1, one));
+        assert_eq!(predict(&s, "write-cached", 4096, 4).1, cached);
     }
 
     fn synthetic_cache() -> Cache {

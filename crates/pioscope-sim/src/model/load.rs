@@ -180,6 +180,9 @@ pub const FIELDS: &[(&str, FieldKind)] = &[
     ("storage.disk_access.read_latency_ns", FieldKind::Time),
     ("storage.disk_access.read_bandwidth", FieldKind::Rate),
     ("storage.disk_access.shared_bandwidth", FieldKind::Flag),
+    ("storage.disk_access.large_above", FieldKind::Size),
+    ("storage.disk_access.large_factor", FieldKind::Number),
+    ("storage.disk_access.lanes", FieldKind::Count),
     ("storage.metadata.sync_op_ns", FieldKind::Time),
     ("storage.metadata.create_syncs", FieldKind::Count),
     ("storage.metadata.open_ns", FieldKind::Time),
@@ -758,6 +761,11 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
         st.disk_access.read_bandwidth,
         true,
     )?;
+    rate(
+        "storage.disk_access.large_factor",
+        st.disk_access.large_factor,
+        true,
+    )?;
     let c = &st.cache;
     if c.dirty_limit > c.write_back {
         return Err((
@@ -781,6 +789,11 @@ pub fn validate(s: &System) -> Result<(), (String, String)> {
         true,
     )?;
     positive_int("storage.server_threads", st.server_threads.into())?;
+    at_most(
+        "storage.disk_access.lanes",
+        st.disk_access.lanes.into(),
+        MAX_SERVER_THREADS,
+    )?;
     at_most(
         "storage.server_threads",
         st.server_threads.into(),

@@ -1,6 +1,6 @@
 //! Rates that depend on the situation of a transfer, the one owner of their rules: a message's
 //! size (`size_factors`, `intra_node_size_factors`), whether its node runs more ranks than
-//! cores (`intra_node_oversubscribed_bandwidth`), and a disk access's direction
+//! cores (`intra_node_oversubscribed_bandwidth`), and a disk access's direction and size
 //! (`storage.disk_access`). The engine, the bounds and the calibration fit all ask here, so
 //! the fit's equations stay the engine's. docs/MODEL.md gives the rules.
 
@@ -46,38 +46,62 @@ impl DiskAccess {
         *self == DiskAccess::default()
     }
 
-    /// The disk as it serves `access`: reads take `read_latency_ns` and `read_bandwidth`
-    /// where they are set (HDD: only the transfer rate; seeks are the head's, either way).
-    pub fn disk_for(&self, disk: &Disk, access: Access) -> Disk {
+    /// The disk as it serves an `access` of `bytes`: reads take `read_latency_ns` and
+    /// `read_bandwidth` where they are set (HDD: only the transfer rate; seeks are the head's,
+    /// either way); a request of at least `large_above` bytes transfers at `large_factor`
+    /// times the rate.
+    pub fn disk_for(&self, disk: &Disk, access: Access, bytes: u64) -> Disk {
         let mut d = disk.clone();
-        if access == Access::Write {
-            return d;
-        }
+        let read = access == Access::Read;
+        let large = self.large_factor(bytes);
         match &mut d {
             Disk::Ssd {
                 latency_ns,
                 bandwidth,
                 ..
             } => {
-                if self.read_latency_ns > 0 {
+                if read && self.read_latency_ns > 0 {
                     *latency_ns = self.read_latency_ns;
                 }
-                if self.read_bandwidth > 0.0 {
+                if read && self.read_bandwidth > 0.0 {
                     *bandwidth = self.read_bandwidth;
                 }
+                *bandwidth *= large;
             }
             Disk::Hdd { sequential, .. } => {
-                if self.read_bandwidth > 0.0 {
+                if read && self.read_bandwidth > 0.0 {
                     *sequential = self.read_bandwidth;
                 }
+                *sequential *= large;
             }
         }
         d
     }
 
-    /// The transfer rate of `access` on `disk` (SSD bandwidth, HDD sequential rate).
-    pub fn transfer_rate(&self, disk: &Disk, access: Access) -> f64 {
-        match self.disk_for(disk, access) {
+    /// The requests a disk serves at once on a server of `server_threads` threads: `lanes`
+    /// where set.
+    pub fn lanes_or(&self, server_threads: u32) -> u32 {
+        if self.lanes > 0 {
+            self.lanes
+        } else {
+            server_threads
+        }
+    }
+
+    /// The transfer rate multiplier of a request of `bytes`: `large_factor` from
+    /// `large_above` on, else 1.
+    fn large_factor(&self, bytes: u64) -> f64 {
+        if self.large_above > 0 && bytes >= self.large_above && self.large_factor > 0.0 {
+            self.large_factor
+        } else {
+            1.0
+        }
+    }
+
+    /// The transfer rate of an `access` of `bytes` on `disk` (SSD bandwidth, HDD sequential
+    /// rate).
+    pub fn transfer_rate(&self, disk: &Disk, access: Access, bytes: u64) -> f64 {
+        match self.disk_for(disk, access, bytes) {
             Disk::Ssd { bandwidth, .. } => bandwidth,
             Disk::Hdd { sequential, .. } => sequential,
         }
@@ -128,29 +152,60 @@ mod tests {
         assert_eq!(n.intra_node_path(1 << 20, false), (400.0, 2e9));
     }
 
+    /// An SSD of 100,000 IOPS.
+    fn ssd(latency_ns: u64, bandwidth: f64) -> Disk {
+        Disk::Ssd {
+            latency_ns,
+            bandwidth,
+            iops: 1e5,
+        }
+    }
+
     #[test]
     fn reads_take_their_own_rates_writes_the_disks() {
-        let ssd = Disk::Ssd {
-            latency_ns: 50_000,
-            bandwidth: 3e9,
-            iops: 1e5,
-        };
+        let ssd = ssd(50_000, 3e9);
         let a = DiskAccess {
             read_latency_ns: 80_000,
             read_bandwidth: 1e9,
-            shared_bandwidth: false,
+            ..DiskAccess::default()
         };
-        assert_eq!(a.disk_for(&ssd, Access::Write), ssd);
+        assert_eq!(a.disk_for(&ssd, Access::Write, 4096), ssd);
+        assert_eq!(a.disk_for(&ssd, Access::Read, 4096), self::ssd(80_000, 1e9));
         assert_eq!(
-            a.disk_for(&ssd, Access::Read),
-            Disk::Ssd {
-                latency_ns: 80_000,
-                bandwidth: 1e9,
-                iops: 1e5
-            }
+            DiskAccess::default().disk_for(&ssd, Access::Read, 4096),
+            ssd
         );
-        assert_eq!(DiskAccess::default().disk_for(&ssd, Access::Read), ssd);
-        assert_eq!(a.transfer_rate(&ssd, Access::Read), 1e9);
+        assert_eq!(a.transfer_rate(&ssd, Access::Read, 4096), 1e9);
         assert!(DiskAccess::default().is_default() && !a.is_default());
+    }
+
+    #[test]
+    fn large_requests_transfer_at_the_large_factor() {
+        let ssd = ssd(50_000, 2e9);
+        let a = DiskAccess {
+            read_bandwidth: 1e9,
+            large_above: 4 << 20,
+            large_factor: 0.5,
+            ..DiskAccess::default()
+        };
+        // Below the size: the rates as they are; from it on, half (reads of their own rate).
+        assert_eq!(a.transfer_rate(&ssd, Access::Write, (4 << 20) - 1), 2e9);
+        assert_eq!(a.transfer_rate(&ssd, Access::Write, 4 << 20), 1e9);
+        assert_eq!(a.transfer_rate(&ssd, Access::Read, 4 << 20), 5e8);
+        // The latency is the disk's either way; an HDD's sequential rate scales alike.
+        assert_eq!(
+            a.disk_for(&ssd, Access::Write, 16 << 20),
+            self::ssd(50_000, 1e9)
+        );
+        let hdd = Disk::Hdd {
+            avg_seek_ns: 8_000_000,
+            track_to_track_ns: 1_000_000,
+            near_distance: 1 << 20,
+            rpm: 7200,
+            sequential: 1e8,
+        };
+        assert_eq!(a.transfer_rate(&hdd, Access::Write, 1 << 20), 1e8);
+        assert_eq!(a.transfer_rate(&hdd, Access::Write, 16 << 20), 5e7);
+        assert!(!a.is_default());
     }
 }

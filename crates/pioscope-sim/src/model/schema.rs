@@ -210,6 +210,19 @@ pub struct DiskAccess {
     /// transfers at the full rate.
     #[serde(default)]
     pub shared_bandwidth: bool,
+    /// Requests of at least this many bytes transfer at `large_factor` times the rate (reads
+    /// and writes): the block layer splits a large request into many pieces, and this
+    /// machine's virtual disk moves large requests slower per byte. 0 (the default) = none.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub large_above: u64,
+    /// Transfer rate multiplier of large requests (see `large_above`); 0 = 1.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub large_factor: f64,
+    /// Requests a disk serves at once (its queue's lanes); 0 (the default) = the server's
+    /// `server_threads`. A virtual disk may overlap fewer requests than the kernel has
+    /// cores to copy in the page cache.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub lanes: u32,
 }
 
 /// A disk: a hard disk with seeks, or a solid-state disk.

@@ -126,9 +126,19 @@ impl DiskQueue {
         } else if modes.is_default() {
             self.submit(&storage.disk, now, offset, bytes)
         } else if modes.shared_bandwidth {
-            self.submit_shared(&modes.disk_for(&storage.disk, access), now, offset, bytes)
+            self.submit_shared(
+                &modes.disk_for(&storage.disk, access, bytes),
+                now,
+                offset,
+                bytes,
+            )
         } else {
-            self.submit(&modes.disk_for(&storage.disk, access), now, offset, bytes)
+            self.submit(
+                &modes.disk_for(&storage.disk, access, bytes),
+                now,
+                offset,
+                bytes,
+            )
         }
     }
 
@@ -189,7 +199,11 @@ impl VolumeQueue {
     /// A volume of `storage` (its RAID level, file system overhead and server threads).
     pub fn of(storage: &Storage) -> VolumeQueue {
         let v = &storage.volume;
-        VolumeQueue::new(v.copies(), storage.server_threads, v.fs_overhead_ns)
+        VolumeQueue::new(
+            v.copies(),
+            storage.disk_access.lanes_or(storage.server_threads),
+            v.fs_overhead_ns,
+        )
     }
 
     /// Queues an access at `now`; returns (start, end) of its service (of the first start and
@@ -208,7 +222,9 @@ impl VolumeQueue {
                 .map(|c| c.submit_to(storage, now, Access::Write, offset, bytes))
                 .fold((u64::MAX, 0), |(s, e), (a, b)| (s.min(a), e.max(b)))
         } else {
-            let disk = storage.disk_access.disk_for(&storage.disk, Access::Read);
+            let disk = storage
+                .disk_access
+                .disk_for(&storage.disk, Access::Read, bytes);
             let copy = (0..self.copies.len())
                 .min_by_key(|&i| self.copies[i].end_if_queued(&disk, now, offset, bytes))
                 .unwrap_or(0);
@@ -314,6 +330,57 @@ mod tests {
             (8, 8)
         );
         assert_eq!(q.free_at(), 0);
+    }
+
+    /// Issue 15 item 8: requests from `disk_access.large_above` on transfer at
+    /// `large_factor` times the rate, reads and writes, alone or on a shared transfer rate.
+    #[test]
+    fn large_requests_transfer_slower() {
+        let mut storage = crate::engine::testutil::system().storage;
+        storage.disk_access.large_above = 1_000_000;
+        storage.disk_access.large_factor = 0.5;
+        // Requests queued at 0 as (access, offset, bytes, (start, end)).
+        let served =
+            |q: &mut DiskQueue, storage: &Storage, reqs: &[(Access, u64, u64, (u64, u64))]| {
+                for &(access, offset, bytes, want) in reqs {
+                    assert_eq!(q.submit_to(storage, 0, access, offset, bytes), want);
+                }
+            };
+        // 100 MB/s: 999,999 bytes in 9,999,990 ns; 1 MB at 50 MB/s in 20 ms.
+        served(
+            &mut DiskQueue::default(),
+            &storage,
+            &[
+                (Access::Write, 0, 999_999, (0, 9_999_990)),
+                (Access::Read, 0, 1_000_000, (9_999_990, 29_999_990)),
+            ],
+        );
+        // Two lanes sharing the transfer: the second 1 MB ends one large transfer later.
+        storage.disk_access.shared_bandwidth = true;
+        served(
+            &mut DiskQueue::with_lanes(2),
+            &storage,
+            &[
+                (Access::Write, 0, 1_000_000, (0, 20_000_000)),
+                (Access::Write, 1_000_000, 1_000_000, (0, 40_000_000)),
+            ],
+        );
+    }
+
+    /// Issue 15 item 8: a disk serves `disk_access.lanes` requests at once where set, else
+    /// `server_threads`.
+    #[test]
+    fn disk_lanes_of_their_own() {
+        let mut storage = crate::engine::testutil::system().storage;
+        storage.server_threads = 2;
+        let ends = |storage: &Storage| {
+            let mut v = VolumeQueue::of(storage);
+            [0, 1_000_000].map(|offset| v.access(storage, true, 0, offset, 1_000_000).1)
+        };
+        // 1 MB at 100 MB/s = 10 ms each: two lanes side by side, one lane one after another.
+        assert_eq!(ends(&storage), [10_000_000, 10_000_000]);
+        storage.disk_access.lanes = 1;
+        assert_eq!(ends(&storage), [10_000_000, 20_000_000]);
     }
 
     fn volume_of(raid: Raid, fs_overhead_ns: u64) -> Storage {
