@@ -36,9 +36,14 @@ fn is_lifecycle_call(func: &str) -> bool {
 /// `MPI_Init`/`MPI_Finalize` of their process.
 pub struct ScopeFilter {
     scope: Scope,
-    hidden_files: FxHashSet<i32>,
+    /// Per `file_id` (dense: files.parquet's 0..), whether the file is hidden; ids past the
+    /// end are not.
+    hidden_files: Vec<bool>,
     /// Per process, the span (start, end) of its last `MPI_Init`/`MPI_Finalize`.
     lifecycle: FxHashMap<i32, (i64, i64)>,
+    /// The process of the last record and its entry of `lifecycle`: records come in runs of
+    /// one process, so most look up no map.
+    last: Option<(i32, Option<(i64, i64)>)>,
     /// Processes that are traced server daemons.
     servers: FxHashSet<i32>,
 }
@@ -46,12 +51,15 @@ pub struct ScopeFilter {
 impl ScopeFilter {
     /// The filter of `scope` for `trace`.
     pub fn new(trace: &Trace, scope: Scope) -> ScopeFilter {
-        let hidden_files = trace
-            .files
-            .iter()
-            .filter(|f| is_hidden_path(&f.path))
-            .map(|f| f.file_id)
-            .collect();
+        let mut hidden_files = Vec::new();
+        for f in trace.files.iter().filter(|f| is_hidden_path(&f.path)) {
+            if let Ok(i) = usize::try_from(f.file_id) {
+                if hidden_files.len() <= i {
+                    hidden_files.resize(i + 1, false);
+                }
+                hidden_files[i] = true;
+            }
+        }
         let servers = trace
             .meta
             .processes
@@ -63,6 +71,7 @@ impl ScopeFilter {
             scope,
             hidden_files,
             lifecycle: FxHashMap::default(),
+            last: None,
             servers,
         }
     }
@@ -70,7 +79,9 @@ impl ScopeFilter {
     /// Whether `e` is a POSIX or STDIO record of a traced server daemon: the server's own work,
     /// not the application's.
     pub fn is_server_record(&self, e: &Event<'_>) -> bool {
-        matches!(e.layer, Layer::Posix | Layer::Stdio) && self.servers.contains(&e.process)
+        matches!(e.layer, Layer::Posix | Layer::Stdio)
+            && !self.servers.is_empty()
+            && self.servers.contains(&e.process)
     }
 
     /// Whether `e` counts (call once per record, in store order).
@@ -79,16 +90,30 @@ impl ScopeFilter {
             return true;
         }
         if is_lifecycle_call(e.func) {
-            self.lifecycle.insert(e.process, (e.start_ns, e.end_ns()));
+            let span = (e.start_ns, e.end_ns());
+            self.lifecycle.insert(e.process, span);
+            self.last = Some((e.process, Some(span)));
             return true;
         }
-        let inside_lifecycle = self
-            .lifecycle
-            .get(&e.process)
-            .is_some_and(|&(start, end)| e.start_ns >= start && e.start_ns < end);
+        let span = match self.last {
+            Some((process, span)) if process == e.process => span,
+            _ => {
+                let span = self.lifecycle.get(&e.process).copied();
+                self.last = Some((e.process, span));
+                span
+            }
+        };
+        let inside_lifecycle =
+            span.is_some_and(|(start, end)| e.start_ns >= start && e.start_ns < end);
+        let hidden = |f: i32| {
+            usize::try_from(f)
+                .ok()
+                .and_then(|i| self.hidden_files.get(i))
+                .is_some_and(|&h| h)
+        };
         !inside_lifecycle
             && !self.is_server_record(e)
-            && is_application_record(e.layer, e.file_id.map(|f| self.hidden_files.contains(&f)))
+            && is_application_record(e.layer, e.file_id.map(hidden))
     }
 }
 
