@@ -36,9 +36,11 @@ fn is_lifecycle_call(func: &str) -> bool {
 /// `MPI_Init`/`MPI_Finalize` of their process.
 pub struct ScopeFilter {
     scope: Scope,
-    /// Per `file_id` (dense: files.parquet's 0..), whether the file is hidden; ids past the
-    /// end are not.
+    /// Per `file_id` below the number of files (files.parquet numbers them 0..), whether the
+    /// file is hidden: a table read per record, no hashing.
     hidden_files: Vec<bool>,
+    /// Hidden files with another id (a damaged files.parquet's).
+    hidden_others: FxHashSet<i32>,
     /// Per process, the span (start, end) of its last `MPI_Init`/`MPI_Finalize`.
     lifecycle: FxHashMap<i32, (i64, i64)>,
     /// The process of the last record and its entry of `lifecycle`: records come in runs of
@@ -51,13 +53,17 @@ pub struct ScopeFilter {
 impl ScopeFilter {
     /// The filter of `scope` for `trace`.
     pub fn new(trace: &Trace, scope: Scope) -> ScopeFilter {
-        let mut hidden_files = Vec::new();
+        let mut hidden_files = vec![false; trace.files.len()];
+        let mut hidden_others = FxHashSet::default();
         for f in trace.files.iter().filter(|f| is_hidden_path(&f.path)) {
-            if let Ok(i) = usize::try_from(f.file_id) {
-                if hidden_files.len() <= i {
-                    hidden_files.resize(i + 1, false);
+            match usize::try_from(f.file_id)
+                .ok()
+                .and_then(|i| hidden_files.get_mut(i))
+            {
+                Some(hidden) => *hidden = true,
+                None => {
+                    hidden_others.insert(f.file_id);
                 }
-                hidden_files[i] = true;
             }
         }
         let servers = trace
@@ -70,6 +76,7 @@ impl ScopeFilter {
         ScopeFilter {
             scope,
             hidden_files,
+            hidden_others,
             lifecycle: FxHashMap::default(),
             last: None,
             servers,
@@ -105,11 +112,12 @@ impl ScopeFilter {
         };
         let inside_lifecycle =
             span.is_some_and(|(start, end)| e.start_ns >= start && e.start_ns < end);
-        let hidden = |f: i32| {
-            usize::try_from(f)
-                .ok()
-                .and_then(|i| self.hidden_files.get(i))
-                .is_some_and(|&h| h)
+        let hidden = |f: i32| match usize::try_from(f)
+            .ok()
+            .and_then(|i| self.hidden_files.get(i))
+        {
+            Some(&h) => h,
+            None => self.hidden_others.contains(&f),
         };
         !inside_lifecycle
             && !self.is_server_record(e)
