@@ -22,9 +22,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pioscope_trace::functions::{self, Layer, OpKind};
 use pioscope_trace::store::Event;
-use rustc_hash::FxHashSet;
 use serde::Serialize;
 
+use crate::findings::util::InstanceIndex;
 use crate::hints;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
@@ -184,7 +184,10 @@ struct SieveAcc {
 pub struct AggregationVisitor {
     kinds: PerFunc<OpKind>,
     nesting: Nesting<Option<Call>>,
-    instances: FxHashSet<i32>,
+    /// The collective instances seen, by their dense number (a table: a hash set of the
+    /// instances outgrew the caches in a long trace), and how many.
+    instances: InstanceIndex,
+    distinct_instances: u64,
     records: u64,
     participants: BTreeMap<i32, String>,
     aggregators: BTreeMap<i32, Aggregator>,
@@ -208,7 +211,8 @@ impl AggregationVisitor {
         AggregationVisitor {
             kinds: PerFunc::new(functions::kind_of),
             nesting: Nesting::new(),
-            instances: FxHashSet::default(),
+            instances: InstanceIndex::default(),
+            distinct_instances: 0,
             records: 0,
             participants: BTreeMap::new(),
             aggregators: BTreeMap::new(),
@@ -362,7 +366,7 @@ impl AggregationVisitor {
             .collect();
         sieving.sort_by(|a, b| (&a.path, a.rank, a.direction).cmp(&(&b.path, b.rank, b.direction)));
         Aggregation {
-            collective_calls: self.instances.len() as u64,
+            collective_calls: self.distinct_instances,
             collective_call_records: self.records,
             participants: self.participants.len() as u64,
             aggregators: self.aggregators.values().cloned().collect(),
@@ -417,7 +421,12 @@ impl Visitor for AggregationVisitor {
                 if data && e.collective {
                     self.records += 1;
                     if let Some(i) = e.instance {
-                        self.instances.insert(i);
+                        let distinct = &mut self.distinct_instances;
+                        // The place of a new instance: its order of first appearance.
+                        self.instances.at(i64::from(i), || {
+                            *distinct += 1;
+                            *distinct as usize - 1
+                        });
                     }
                     if !self.participants.contains_key(&e.rank) {
                         self.participants.insert(e.rank, self.host.clone());

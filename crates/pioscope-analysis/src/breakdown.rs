@@ -22,14 +22,13 @@
 //!   each other, not the file system: their time leaves the call's class for `wait`
 //!   (`crate::class::is_wait`).
 
-use std::collections::BTreeMap;
-
 use pioscope_trace::functions::Layer;
 use pioscope_trace::store::Event;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::class::{io_class, is_io_layer, is_wait, IoClass};
+use crate::findings::util::Keyed;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
 use crate::stats::{Names, PerFunc, NO_PHASE};
@@ -182,7 +181,8 @@ struct PhaseAcc {
 
 #[derive(Debug)]
 struct RankAcc {
-    host: u32,
+    /// The rank's host (a `names` number), from its first record.
+    host: Option<u32>,
     first: i64,
     last: i64,
     layers: [i64; Layer::ALL.len()],
@@ -190,6 +190,22 @@ struct RankAcc {
     phases: FxHashMap<u32, PhaseAcc>,
     io: IoSplit,
     mpi: i64,
+}
+
+impl Default for RankAcc {
+    /// No records yet: the extremes start past every time.
+    fn default() -> Self {
+        RankAcc {
+            host: None,
+            first: i64::MAX,
+            last: i64::MIN,
+            layers: [0; Layer::ALL.len()],
+            funcs: FxHashMap::default(),
+            phases: FxHashMap::default(),
+            io: IoSplit::default(),
+            mpi: 0,
+        }
+    }
 }
 
 fn layer_index(l: Layer) -> usize {
@@ -203,7 +219,8 @@ pub struct BreakdownVisitor {
     /// I/O class of each function (its number keys `funcs`).
     classes: PerFunc<Option<IoClass>>,
     nesting: Nesting<Open>,
-    ranks: BTreeMap<i32, RankAcc>,
+    /// Per rank (the current one held aside: the records come rank by rank).
+    ranks: Keyed<i32, RankAcc>,
     none: Option<u32>,
 }
 
@@ -220,7 +237,7 @@ impl BreakdownVisitor {
             names: Names::default(),
             classes: PerFunc::new(io_class),
             nesting: Nesting::new(),
-            ranks: BTreeMap::new(),
+            ranks: Keyed::default(),
             none: None,
         }
     }
@@ -239,19 +256,10 @@ impl BreakdownVisitor {
     /// The result, after the pass.
     pub fn result(&self) -> Breakdown {
         let mut ranks = Vec::new();
-        let mut sum = RankAcc {
-            host: 0,
-            first: 0,
-            last: 0,
-            layers: [0; Layer::ALL.len()],
-            funcs: FxHashMap::default(),
-            phases: FxHashMap::default(),
-            io: IoSplit::default(),
-            mpi: 0,
-        };
+        let mut sum = RankAcc::default();
         let mut wall_sum = 0;
         let mut none_sum = PhaseAcc::default();
-        for (&rank, acc) in &self.ranks {
+        for (rank, acc) in self.ranks.entries() {
             let (b, none) = self.finish_rank(Some(rank), acc, acc.last - acc.first);
             wall_sum += b.wall_ns;
             none_sum.self_ns += none.self_ns;
@@ -329,8 +337,8 @@ impl BreakdownVisitor {
         sort_parts(&mut phases);
         let b = RankBreakdown {
             rank,
-            // The total (no rank) has no host; its `acc.host` names nothing.
-            host: rank.map(|_| self.names.get(acc.host).to_string()),
+            // The total (no rank) has no host.
+            host: rank.and(acc.host).map(|h| self.names.get(h).to_string()),
             wall_ns: wall,
             io: acc.io,
             io_ns,
@@ -385,16 +393,9 @@ impl Visitor for BreakdownVisitor {
             None => self.none_phase(),
         };
         let names = &mut self.names;
-        let acc = self.ranks.entry(e.rank).or_insert_with(|| RankAcc {
-            host: names.id(ctx.host_of_process(e.process)),
-            first: e.start_ns,
-            last: e.end_ns(),
-            layers: [0; Layer::ALL.len()],
-            funcs: FxHashMap::default(),
-            phases: FxHashMap::default(),
-            io: IoSplit::default(),
-            mpi: 0,
-        });
+        let acc = self.ranks.at(e.rank);
+        acc.host
+            .get_or_insert_with(|| names.id(ctx.host_of_process(e.process)));
         acc.first = acc.first.min(e.start_ns);
         acc.last = acc.last.max(e.end_ns());
         let stack = self.nesting.enter(e, |_| {});

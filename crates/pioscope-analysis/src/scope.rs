@@ -36,9 +36,16 @@ fn is_lifecycle_call(func: &str) -> bool {
 /// `MPI_Init`/`MPI_Finalize` of their process.
 pub struct ScopeFilter {
     scope: Scope,
-    hidden_files: FxHashSet<i32>,
+    /// Per `file_id` below the number of files (files.parquet numbers them 0..), whether the
+    /// file is hidden: a table read per record, no hashing.
+    hidden_files: Vec<bool>,
+    /// Hidden files with another id (a damaged files.parquet's).
+    hidden_others: FxHashSet<i32>,
     /// Per process, the span (start, end) of its last `MPI_Init`/`MPI_Finalize`.
     lifecycle: FxHashMap<i32, (i64, i64)>,
+    /// The process of the last record and its entry of `lifecycle`: records come in runs of
+    /// one process, so most look up no map.
+    last: Option<(i32, Option<(i64, i64)>)>,
     /// Processes that are traced server daemons.
     servers: FxHashSet<i32>,
 }
@@ -46,12 +53,19 @@ pub struct ScopeFilter {
 impl ScopeFilter {
     /// The filter of `scope` for `trace`.
     pub fn new(trace: &Trace, scope: Scope) -> ScopeFilter {
-        let hidden_files = trace
-            .files
-            .iter()
-            .filter(|f| is_hidden_path(&f.path))
-            .map(|f| f.file_id)
-            .collect();
+        let mut hidden_files = vec![false; trace.files.len()];
+        let mut hidden_others = FxHashSet::default();
+        for f in trace.files.iter().filter(|f| is_hidden_path(&f.path)) {
+            match usize::try_from(f.file_id)
+                .ok()
+                .and_then(|i| hidden_files.get_mut(i))
+            {
+                Some(hidden) => *hidden = true,
+                None => {
+                    hidden_others.insert(f.file_id);
+                }
+            }
+        }
         let servers = trace
             .meta
             .processes
@@ -62,7 +76,9 @@ impl ScopeFilter {
         ScopeFilter {
             scope,
             hidden_files,
+            hidden_others,
             lifecycle: FxHashMap::default(),
+            last: None,
             servers,
         }
     }
@@ -70,7 +86,9 @@ impl ScopeFilter {
     /// Whether `e` is a POSIX or STDIO record of a traced server daemon: the server's own work,
     /// not the application's.
     pub fn is_server_record(&self, e: &Event<'_>) -> bool {
-        matches!(e.layer, Layer::Posix | Layer::Stdio) && self.servers.contains(&e.process)
+        matches!(e.layer, Layer::Posix | Layer::Stdio)
+            && !self.servers.is_empty()
+            && self.servers.contains(&e.process)
     }
 
     /// Whether `e` counts (call once per record, in store order).
@@ -79,16 +97,31 @@ impl ScopeFilter {
             return true;
         }
         if is_lifecycle_call(e.func) {
-            self.lifecycle.insert(e.process, (e.start_ns, e.end_ns()));
+            let span = (e.start_ns, e.end_ns());
+            self.lifecycle.insert(e.process, span);
+            self.last = Some((e.process, Some(span)));
             return true;
         }
-        let inside_lifecycle = self
-            .lifecycle
-            .get(&e.process)
-            .is_some_and(|&(start, end)| e.start_ns >= start && e.start_ns < end);
+        let span = match self.last {
+            Some((process, span)) if process == e.process => span,
+            _ => {
+                let span = self.lifecycle.get(&e.process).copied();
+                self.last = Some((e.process, span));
+                span
+            }
+        };
+        let inside_lifecycle =
+            span.is_some_and(|(start, end)| e.start_ns >= start && e.start_ns < end);
+        let hidden = |f: i32| match usize::try_from(f)
+            .ok()
+            .and_then(|i| self.hidden_files.get(i))
+        {
+            Some(&h) => h,
+            None => self.hidden_others.contains(&f),
+        };
         !inside_lifecycle
             && !self.is_server_record(e)
-            && is_application_record(e.layer, e.file_id.map(|f| self.hidden_files.contains(&f)))
+            && is_application_record(e.layer, e.file_id.map(hidden))
     }
 }
 

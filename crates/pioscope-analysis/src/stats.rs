@@ -389,20 +389,24 @@ const INDEXED_NUMBERS: u32 = 1 << 16;
 /// (a damaged file's rank of 10^9) are in a map.
 #[derive(Default)]
 struct Groups {
-    /// Per (number, layer) the group's place in `accs`.
+    /// Per (number, layer) the group's place in `keys` and `busy`.
     slots: Places,
-    /// Groups whose number is not small: their place in `accs`.
+    /// Groups whose number is not small: their place in `keys` and `busy`.
     others: FxHashMap<RawKey, usize>,
-    accs: Vec<(RawKey, Acc)>,
+    keys: Vec<RawKey>,
+    /// The busy time of each group, apart from its sums (added up by cell, at the end): every
+    /// event updates one per grouping, and the few bytes of each stay in the nearest cache.
+    busy: Vec<Busy>,
 }
 
 impl Groups {
-    /// The place in `accs` of the group of `key`, new if need be.
+    /// The place in `keys` and `busy` of the group of `key`, new if need be.
     fn index_of(&mut self, key: RawKey) -> usize {
-        let accs = &mut self.accs;
+        let (keys, busy) = (&mut self.keys, &mut self.busy);
         let add = || {
-            accs.push((key, Acc::default()));
-            accs.len() - 1
+            keys.push(key);
+            busy.push(Busy::default());
+            keys.len() - 1
         };
         let i = match key.parts() {
             (layer, Some(n)) if n < INDEXED_NUMBERS => {
@@ -475,11 +479,10 @@ impl Sums {
     }
 }
 
-/// One group's figures: its [`Sums`] (filled at the end) and its busy time, which depends on
-/// the order of the events and is kept per group as they come.
+/// One group's busy time, which depends on the order of the events and is kept per group as
+/// they come.
 #[derive(Default)]
-struct Acc {
-    sums: Sums,
+struct Busy {
     busy: i64,
     /// Open busy interval: (rank, start, end).
     open: Option<(i32, i64, i64)>,
@@ -514,9 +517,9 @@ impl Sample {
     }
 }
 
-impl Acc {
+impl Busy {
     /// Extends the busy time with `e`'s interval.
-    fn busy(&mut self, e: &Sample) {
+    fn add(&mut self, e: &Sample) {
         let (start, end) = (e.start, e.end);
         self.open = Some(match self.open {
             Some((rank, s, t)) if rank == e.rank && start <= t => (rank, s, t.max(end)),
@@ -528,13 +531,13 @@ impl Acc {
         });
     }
 
-    fn finish(mut self, group: String, layer: Layer) -> StatsRow {
+    /// The row of the group `group` of `layer` whose sums are `s`.
+    fn finish(mut self, s: &Sums, group: String, layer: Layer) -> StatsRow {
         if let Some((_, s, t)) = self.open.take() {
             self.busy += t - s;
         }
         let busy_s = self.busy as f64 / 1e9;
         let per_sec = |x: f64| (self.busy > 0).then(|| x / busy_s);
-        let s = &self.sums;
         let per_op = |x: f64| (s.data_operations > 0).then(|| x / s.data_operations as f64);
         StatsRow {
             group,
@@ -569,7 +572,7 @@ struct CellKey {
 }
 
 /// The events of one [`CellKey`]: their [`Sums`], and the group each grouping counts them in
-/// (its place in that grouping's `accs`; None where the grouping leaves them out).
+/// (its place in that grouping's `keys` and `busy`; None where the grouping leaves them out).
 struct Cell {
     sums: Sums,
     groups: Vec<Option<usize>>,
@@ -630,18 +633,22 @@ impl StatsVisitor {
     }
 
     /// The rows of each grouping, in the order of `by`, each sorted by group then layer.
-    pub fn rows(mut self, ctx: &Context<'_>) -> Vec<Vec<StatsRow>> {
+    pub fn rows(self, ctx: &Context<'_>) -> Vec<Vec<StatsRow>> {
+        let mut sums: Vec<Vec<Sums>> = (self.groups.iter())
+            .map(|g| g.keys.iter().map(|_| Sums::default()).collect())
+            .collect();
         for cell in &self.cells {
-            for (groups, at) in self.groups.iter_mut().zip(&cell.groups) {
+            for (grouping, at) in sums.iter_mut().zip(&cell.groups) {
                 if let Some(i) = *at {
-                    groups.accs[i].1.sums.merge(&cell.sums);
+                    grouping[i].merge(&cell.sums);
                 }
             }
         }
         let (names, kinds) = (&self.names, &self.kinds);
         self.groups
             .into_iter()
-            .map(|groups| rows_of(groups, names, kinds, ctx))
+            .zip(sums)
+            .map(|(groups, sums)| rows_of(groups, sums, names, kinds, ctx))
             .collect()
     }
 
@@ -665,16 +672,16 @@ impl StatsVisitor {
     }
 }
 
-/// One grouping's rows, sorted by group then layer.
+/// One grouping's rows (`sums` by group, as its `keys`), sorted by group then layer.
 fn rows_of(
     groups: Groups,
+    sums: Vec<Sums>,
     names: &Names,
     kinds: &PerFunc<OpKind>,
     ctx: &Context<'_>,
 ) -> Vec<StatsRow> {
-    let mut keyed: Vec<(Key, Acc)> = groups
-        .accs
-        .into_iter()
+    let accs = groups.busy.into_iter().zip(sums);
+    let mut keyed: Vec<(Key, (Busy, Sums))> = (groups.keys.into_iter().zip(accs))
         .filter_map(|(k, acc)| {
             let key = match k {
                 RawKey::Layer(l) => Key::Layer(l),
@@ -690,11 +697,11 @@ fn rows_of(
     keyed.sort_by(|a, b| a.0.cmp(&b.0));
     keyed
         .into_iter()
-        .map(|(key, acc)| match key {
-            Key::Layer(l) => acc.finish(l.name().to_string(), l),
-            Key::Func(l, f) => acc.finish(f, l),
-            Key::File(p, l) | Key::Host(p, l) | Key::Phase(p, l) => acc.finish(p, l),
-            Key::Rank(r, l) => acc.finish(r.to_string(), l),
+        .map(|(key, (busy, s))| match key {
+            Key::Layer(l) => busy.finish(&s, l.name().to_string(), l),
+            Key::Func(l, f) => busy.finish(&s, f, l),
+            Key::File(p, l) | Key::Host(p, l) | Key::Phase(p, l) => busy.finish(&s, p, l),
+            Key::Rank(r, l) => busy.finish(&s, r.to_string(), l),
         })
         .collect()
 }
@@ -754,7 +761,7 @@ impl Visitor for StatsVisitor {
         cell.sums.add(&sample);
         for (groups, at) in self.groups.iter_mut().zip(&cell.groups) {
             if let Some(i) = *at {
-                groups.accs[i].1.busy(&sample);
+                groups.busy[i].add(&sample);
             }
         }
     }

@@ -1,6 +1,7 @@
 //! `pioscope`: the command line. Parses arguments, dispatches to one module per subcommand
 //! (src/commands/), and turns every error into one line on stderr and exit code 2.
 
+mod allocator;
 mod commands;
 mod elf;
 mod fleet_html;
@@ -71,6 +72,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    allocator::keep_batch_memory();
     // Bad input never reaches a panic; if a bug does, say so in one line, without a backtrace.
     std::panic::set_hook(Box::new(|info| {
         if pioscope_trace::store::scan::panic_becomes_an_error() {
