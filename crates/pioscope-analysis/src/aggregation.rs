@@ -24,8 +24,8 @@ use pioscope_trace::functions::{self, Layer, OpKind};
 use pioscope_trace::store::Event;
 use serde::Serialize;
 
-use crate::findings::util::InstanceIndex;
 use crate::hints;
+use crate::lookup::InstanceIndex;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
 use crate::stats::PerFunc;

@@ -28,7 +28,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::class::{io_class, is_io_layer, is_wait, IoClass};
-use crate::findings::util::Keyed;
+use crate::lookup::Keyed;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
 use crate::stats::{Names, PerFunc, NO_PHASE};

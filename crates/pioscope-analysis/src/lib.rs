@@ -17,6 +17,7 @@ pub mod findings;
 pub mod fleet;
 pub mod heatmap;
 pub mod hints;
+mod lookup;
 pub mod nesting;
 pub mod pass;
 pub mod patterns;

@@ -28,6 +28,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::lookup::Places;
 use crate::pass::{self, Context, PassCounts, Visitor};
 use crate::scope::Scope;
 use crate::servers::{ServerTable, ServerVisitor};
@@ -270,29 +271,6 @@ impl Names {
     /// The number of `s`, if it was seen.
     pub(crate) fn lookup(&self, s: &str) -> Option<u32> {
         self.ids.get(s).copied()
-    }
-}
-
-/// Places in a list, found by a small dense number (a table read, no hashing): per number,
-/// its entry's place plus one, 0 for none yet. The table grows to the largest number asked.
-#[derive(Debug, Default)]
-pub(crate) struct Places(Vec<u32>);
-
-impl Places {
-    /// The place of number `n`'s entry; for a new one `add` makes the entry and returns its
-    /// place.
-    pub(crate) fn at(&mut self, n: usize, add: impl FnOnce() -> usize) -> usize {
-        if self.0.len() <= n {
-            self.0.resize(n + 1, 0);
-        }
-        match self.0[n] {
-            0 => {
-                let i = add();
-                self.0[n] = i as u32 + 1;
-                i
-            }
-            slot => slot as usize - 1,
-        }
     }
 }
 

@@ -11,9 +11,10 @@ use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::dispatch::{Interest, CALL, DATA, IN_CALL, POSIX};
-use super::util::{self, Call, General, InstanceIndex, Numbers, PerCall, Shared};
+use super::util::{self, Call, General, Numbers, PerCall, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
+use crate::lookup::InstanceIndex;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.

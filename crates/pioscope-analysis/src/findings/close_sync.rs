@@ -17,9 +17,10 @@ use pioscope_trace::OpKind;
 
 use super::config::Config;
 use super::dispatch::{Interest, IN_CALL, TOP, WAIT};
-use super::util::{self, General, Keyed, Numbers, Shared};
+use super::util::{self, General, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::class;
+use crate::lookup::Keyed;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.

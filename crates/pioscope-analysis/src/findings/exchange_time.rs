@@ -14,10 +14,11 @@ use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::dispatch::{Interest, CALL, IN_CALL};
-use super::util::{self, Call, General, InstanceIndex, Keyed, Numbers, PerCall, Shared};
+use super::util::{self, Call, General, Numbers, PerCall, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::class;
 use crate::hints;
+use crate::lookup::{InstanceIndex, Keyed};
 use crate::pass::{Context, Visitor};
 
 /// Rule id.

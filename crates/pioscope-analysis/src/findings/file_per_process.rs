@@ -10,9 +10,10 @@ use pioscope_trace::OpKind;
 
 use super::config::Config;
 use super::dispatch::{Interest, TOP};
-use super::util::{self, General, Keyed, Numbers, Shared};
+use super::util::{self, General, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::class;
+use crate::lookup::Keyed;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.

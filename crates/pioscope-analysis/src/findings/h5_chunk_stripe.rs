@@ -15,9 +15,10 @@ use pioscope_trace::{units, Layer, OpKind};
 use super::config::Config;
 use super::dispatch::{Interest, LIBRARY, POSIX};
 use super::library;
-use super::util::{self, General, Keyed, Numbers, Requests, Shared};
+use super::util::{self, General, Numbers, Requests, Shared};
 use super::{misaligned, Evidence, Finding, Rule};
 use crate::hints;
+use crate::lookup::Keyed;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.

@@ -8,8 +8,9 @@ use pioscope_trace::{units, Layer};
 
 use super::config::Config;
 use super::dispatch::{Interest, HDF5};
-use super::util::{self, General, Keyed, Numbers};
+use super::util::{self, General, Numbers};
 use super::{Evidence, Finding, Rule};
+use crate::lookup::Keyed;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.

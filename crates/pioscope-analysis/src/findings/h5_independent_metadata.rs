@@ -12,8 +12,9 @@ use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
 use super::dispatch::{Interest, LIBRARY, POSIX};
-use super::util::{self, General, Keyed, Numbers, Requests, Shared};
+use super::util::{self, General, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::lookup::Keyed;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.

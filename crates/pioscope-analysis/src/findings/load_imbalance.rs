@@ -14,8 +14,9 @@ use pioscope_trace::units;
 use super::config::Config;
 use super::counters::Counters;
 use super::dispatch::{Interest, TOP, WAIT};
-use super::util::{self, General, Keyed, Numbers, Shared};
+use super::util::{self, General, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::lookup::Keyed;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.

@@ -13,8 +13,9 @@ use pioscope_trace::Layer;
 use super::config::Config;
 use super::counters::{names, Counters};
 use super::dispatch::{Interest, DATA, POSIX};
-use super::util::{self, General, Keyed, Numbers, Shared};
+use super::util::{self, General, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::lookup::Keyed;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.

@@ -26,7 +26,7 @@ mod config;
 mod counters;
 mod dispatch;
 mod overlap;
-pub(crate) mod util;
+mod util;
 
 mod aggregator_placement;
 mod cb_buffer_cycles;

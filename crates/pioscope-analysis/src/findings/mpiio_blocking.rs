@@ -19,8 +19,9 @@ use pioscope_trace::{units, Layer, OpKind};
 use super::config::Config;
 use super::counters::{names, Counters};
 use super::dispatch::{Interest, HDF5, MPI, TOP};
-use super::util::{self, General, Keyed, Numbers, Shared};
+use super::util::{self, General, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::lookup::Keyed;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.

@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 use pioscope_trace::units;
 
 use super::counters::Record;
-use super::util::{self, Keyed};
+use super::util;
+use crate::lookup::Keyed;
 use crate::pass::Context;
 
 /// Disjoint half-open intervals, sorted.

@@ -11,8 +11,9 @@ use pioscope_trace::{Layer, OpKind};
 use super::config::Config;
 use super::counters::Counters;
 use super::dispatch::{Interest, DATA, POSIX, STDIO, TOP};
-use super::util::{self, General, Keyed, Numbers, Requests, Shared};
+use super::util::{self, General, Numbers, Requests, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::lookup::Keyed;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.

@@ -12,8 +12,9 @@ use pioscope_trace::{Layer, OpKind};
 use super::config::Config;
 use super::counters::{names, Counters};
 use super::dispatch::{Interest, DATA, TOP};
-use super::util::{self, func_layer, func_name, General, Keyed, Numbers, Shared};
+use super::util::{self, func_layer, func_name, General, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::lookup::Keyed;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.

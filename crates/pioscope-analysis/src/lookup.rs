@@ -1,0 +1,153 @@
+//! Lookups a pass makes for every record, kept cheap on long traces: tables indexed by small
+//! dense numbers (`Places`, and `InstanceIndex` for collective instances) instead of hash maps
+//! that outgrow the caches, and a map with the current key's entry held aside (`Keyed`),
+//! since consecutive records mostly share their rank and file. Used by the statistics, the
+//! breakdown, the aggregation and the finding rules.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+
+/// Places in a list, found by a small dense number (a table read, no hashing): per number,
+/// its entry's place plus one, 0 for none yet. The table grows to the largest number asked.
+#[derive(Debug, Default)]
+pub(crate) struct Places(Vec<u32>);
+
+impl Places {
+    /// The place of number `n`'s entry; for a new one `add` makes the entry and returns its
+    /// place.
+    pub(crate) fn at(&mut self, n: usize, add: impl FnOnce() -> usize) -> usize {
+        if self.0.len() <= n {
+            self.0.resize(n + 1, 0);
+        }
+        match self.0[n] {
+            0 => {
+                let i = add();
+                self.0[n] = i as u32 + 1;
+                i
+            }
+            slot => slot as usize - 1,
+        }
+    }
+}
+
+/// Instance numbers below this index [`InstanceIndex`]'s table (4 bytes each: at most 16 MB);
+/// a damaged file's larger ones go to its map.
+const DENSE_INSTANCES: i64 = 1 << 22;
+
+/// Where each collective instance's entry is in a list of instances. Instance numbers are
+/// dense (0.., the same on every rank), so they index a table; other keys (a call without an
+/// instance: the rules' `Call::instance_key` is negative) go through a map. A pass closes
+/// millions of collective calls in a long trace: a table read each, not a probe into a hash
+/// map that has outgrown the caches.
+#[derive(Debug, Default)]
+pub(crate) struct InstanceIndex {
+    /// Per instance number, its entry's place.
+    dense: Places,
+    others: FxHashMap<i64, usize>,
+}
+
+impl InstanceIndex {
+    /// The place of `key`'s entry; for a new key `add` makes the entry and returns its place.
+    pub(crate) fn at(&mut self, key: i64, add: impl FnOnce() -> usize) -> usize {
+        if !(0..DENSE_INSTANCES).contains(&key) {
+            return *self.others.entry(key).or_insert_with(add);
+        }
+        self.dense.at(key as usize, add)
+    }
+}
+
+/// A map with the entry of the current key held aside: consecutive records mostly share
+/// their rank and file, so most records touch no tree at all.
+#[derive(Debug)]
+pub(crate) struct Keyed<K, A> {
+    map: BTreeMap<K, A>,
+    cur: Option<(K, A)>,
+}
+
+impl<K, A> Default for Keyed<K, A> {
+    fn default() -> Self {
+        Keyed {
+            map: BTreeMap::new(),
+            cur: None,
+        }
+    }
+}
+
+impl<K: Ord + Copy, A: Default> Keyed<K, A> {
+    /// The entry of `k`.
+    pub(crate) fn at(&mut self, k: K) -> &mut A {
+        if matches!(&self.cur, Some((c, _)) if *c != k) {
+            if let Some((c, a)) = self.cur.take() {
+                self.map.insert(c, a);
+            }
+        }
+        if self.cur.is_none() {
+            let a = self.map.remove(&k).unwrap_or_default();
+            self.cur = Some((k, a));
+        }
+        &mut self.cur.get_or_insert_with(|| (k, A::default())).1
+    }
+
+    /// Every entry, in key order.
+    pub(crate) fn entries(&self) -> Vec<(K, &A)> {
+        let mut v: Vec<(K, &A)> = self.map.iter().map(|(k, a)| (*k, a)).collect();
+        if let Some((k, a)) = &self.cur {
+            let i = v.partition_point(|(x, _)| x < k);
+            v.insert(i, (*k, a));
+        }
+        v
+    }
+
+    /// Entries summed by a coarser key.
+    pub(crate) fn group<G: Ord, S: Default>(
+        &self,
+        key: impl Fn(&K) -> G,
+        add: impl Fn(&mut S, &A),
+    ) -> BTreeMap<G, S> {
+        let mut m: BTreeMap<G, S> = BTreeMap::new();
+        for (k, a) in self.entries() {
+            add(m.entry(key(&k)).or_default(), a);
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each key keeps the place its entry got when first seen, whether it indexes the table
+    /// (an instance number), the map (a call without an instance) or is too large for the
+    /// table (a damaged file's).
+    #[test]
+    fn instance_index_finds_each_entry_again() {
+        let mut index = InstanceIndex::default();
+        let mut entries: Vec<i64> = Vec::new();
+        let keys = [
+            3,
+            -8,
+            0,
+            DENSE_INSTANCES,
+            3,
+            i64::from(i32::MAX),
+            -8,
+            0,
+            DENSE_INSTANCES,
+        ];
+        let places: Vec<usize> = keys
+            .iter()
+            .map(|&k| {
+                index.at(k, || {
+                    entries.push(k);
+                    entries.len() - 1
+                })
+            })
+            .collect();
+        assert_eq!(places, vec![0, 1, 2, 3, 0, 4, 1, 2, 3]);
+        assert_eq!(
+            entries,
+            vec![3, -8, 0, DENSE_INSTANCES, i64::from(i32::MAX)]
+        );
+    }
+}
