@@ -323,6 +323,18 @@ pub struct LargeFit {
     pub factor: f64,
 }
 
+impl LargeFit {
+    /// The factor as a model file keeps it: 0 without a regime (`large_copy_factor`,
+    /// `disk_access.large_factor`).
+    pub fn model_factor(&self) -> f64 {
+        if self.above > 0 {
+            self.factor
+        } else {
+            0.0
+        }
+    }
+}
+
 /// The sizes below the smallest start of a large regime.
 const LINE_SIZES: usize = 3;
 
@@ -857,7 +869,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
                 read_memory_bandwidth: read_memory,
                 rewrite_memory_bandwidth: rewrite_memory,
                 large_copy_above: copies.above,
-                large_copy_factor: if copies.above > 0 { copies.factor } else { 0.0 },
+                large_copy_factor: copies.model_factor(),
                 background_dirty: background,
             },
             disk_access: DiskAccess {
@@ -867,11 +879,7 @@ pub fn fit(net: &NetRuns, storage: &StorageRuns, machine: &Machine) -> Result<Sy
                 shared_bandwidth: false,
                 lanes: 0,
                 large_above: transfers.above,
-                large_factor: if transfers.above > 0 {
-                    transfers.factor
-                } else {
-                    0.0
-                },
+                large_factor: transfers.model_factor(),
             },
             metadata: Metadata {
                 sync_op_ns: meta_op("create"),

@@ -122,23 +122,16 @@ impl DiskQueue {
     ) -> (u64, u64) {
         let modes = &storage.disk_access;
         if storage.null {
-            (now, now)
-        } else if modes.is_default() {
-            self.submit(&storage.disk, now, offset, bytes)
-        } else if modes.shared_bandwidth {
-            self.submit_shared(
-                &modes.disk_for(&storage.disk, access, bytes),
-                now,
-                offset,
-                bytes,
-            )
+            return (now, now);
+        }
+        if modes.is_default() {
+            return self.submit(&storage.disk, now, offset, bytes);
+        }
+        let disk = modes.disk_for(&storage.disk, access, bytes);
+        if modes.shared_bandwidth {
+            self.submit_shared(&disk, now, offset, bytes)
         } else {
-            self.submit(
-                &modes.disk_for(&storage.disk, access, bytes),
-                now,
-                offset,
-                bytes,
-            )
+            self.submit(&disk, now, offset, bytes)
         }
     }
 
