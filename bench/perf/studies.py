@@ -68,32 +68,39 @@ def servers(trace: Path):
     return out
 
 
+def timings(trace: Path):
+    """A trace's calls: function name (a string), start and duration, from events.parquet."""
+    t = pq.read_table(trace / "events.parquet", columns=["func", "start_ns", "duration_ns"])
+    return t.set_column(0, "func", pc.cast(t["func"], "string"))
+
+
 def calls(trace: Path, func: str):
     """Durations (s) of the calls of `func` in a trace, in start order."""
-    t = pq.read_table(trace / "events.parquet", columns=["func", "start_ns", "duration_ns"])
-    t = t.filter(pc.equal(pc.cast(t["func"], "string"), func)).sort_by("start_ns")
+    t = timings(trace)
+    t = t.filter(pc.equal(t["func"], func)).sort_by("start_ns")
     return [d / 1e9 for d in t["duration_ns"].to_pylist()]
+
+
+def span_ns(first, last) -> int:
+    """From the first start among the calls `first` to the last end among the calls `last`."""
+    start = pc.min(first["start_ns"]).as_py()
+    return pc.max(pc.add(last["start_ns"], last["duration_ns"])).as_py() - start
 
 
 def write_phase_rate(trace: Path, written: int) -> float:
     """mpi-io-test's write phase, bytes/s: `written` bytes from the first MPI_File_write_at
     to the end of the last MPI_File_sync (the benchmark's write time includes the sync)."""
-    t = pq.read_table(trace / "events.parquet", columns=["func", "start_ns", "duration_ns"])
-    func = pc.cast(t["func"], "string")
-    start = pc.min(t.filter(pc.starts_with(func, "MPI_File_write_at"))["start_ns"]).as_py()
-    syncs = t.filter(pc.equal(func, "MPI_File_sync"))
-    end = pc.max(pc.add(syncs["start_ns"], syncs["duration_ns"])).as_py()
-    return written / ((end - start) / 1e9)
+    t = timings(trace)
+    writes = t.filter(pc.starts_with(t["func"], "MPI_File_write_at"))
+    return written / (span_ns(writes, t.filter(pc.equal(t["func"], "MPI_File_sync"))) / 1e9)
 
 
 def per_second(trace: Path, func: str) -> float:
     """Calls of `func` per second over the span from the first one's start to the last one's
     end."""
-    t = pq.read_table(trace / "events.parquet", columns=["func", "start_ns", "duration_ns"])
-    t = t.filter(pc.equal(pc.cast(t["func"], "string"), func))
-    starts, durations = t["start_ns"].to_pylist(), t["duration_ns"].to_pylist()
-    span = max(s + d for s, d in zip(starts, durations)) - min(starts)
-    return len(starts) / (span / 1e9)
+    t = timings(trace)
+    t = t.filter(pc.equal(t["func"], func))
+    return t.num_rows / (span_ns(t, t) / 1e9)
 
 
 def mib(bps: float) -> str:
