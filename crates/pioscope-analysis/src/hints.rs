@@ -72,6 +72,18 @@ impl Hints {
         (i > 0).then(|| v[i - 1].1.as_str())
     }
 
+    /// The values of `key` for `rank` and `file`, parsed once, for a visitor that asks at
+    /// every record: `timeline(..).at(t)` is `at(.., t)` without finding and parsing the
+    /// value each time.
+    pub fn timeline<T: FromStr>(&self, rank: i32, file: i32, key: &str) -> Timeline<T> {
+        let rows = self.rows(rank, file, key).unwrap_or_default();
+        Timeline(
+            (rows.iter())
+                .map(|(t, v)| (*t, v.trim().parse().ok()))
+                .collect(),
+        )
+    }
+
     /// `get` parsed: a number such as cb_buffer_size.
     pub fn at<T: FromStr>(&self, rank: i32, file: i32, key: &str, t: i64) -> Option<T> {
         self.get(rank, file, key, t)?.trim().parse().ok()
@@ -105,6 +117,19 @@ impl Hints {
         let size: u64 = self.at(rank, file, VIEW_FILETYPE_SIZE, t)?;
         let extent: u64 = self.at(rank, file, VIEW_FILETYPE_EXTENT, t)?;
         Some(size < extent)
+    }
+}
+
+/// One key's values for one rank and file, parsed: (time, value, None where it did not
+/// parse), time-sorted. See [`Hints::timeline`].
+#[derive(Debug)]
+pub struct Timeline<T>(Vec<(i64, Option<T>)>);
+
+impl<T: Copy> Timeline<T> {
+    /// The value at time `t` (the latest row at or before t), as [`Hints::at`].
+    pub fn at(&self, t: i64) -> Option<T> {
+        let i = self.0.partition_point(|(time, _)| *time <= t);
+        i.checked_sub(1).and_then(|i| self.0[i].1)
     }
 }
 
@@ -148,5 +173,11 @@ mod tests {
         assert_eq!(h.noncontiguous_view(0, 7, 100), Some(true));
         assert_eq!(h.noncontiguous_view(0, 7, 500), Some(false));
         assert_eq!(h.noncontiguous_view(1, 7, 500), None);
+        let buffer = h.timeline::<u64>(0, 7, CB_BUFFER_SIZE);
+        for t in [99, 100, 499, 500, 10_000] {
+            assert_eq!(buffer.at(t), h.at(0, 7, CB_BUFFER_SIZE, t), "at {t}");
+        }
+        assert_eq!(h.timeline::<u64>(0, 7, "romio_cb_write").at(10_000), None);
+        assert_eq!(h.timeline::<u64>(0, 8, CB_BUFFER_SIZE).at(10_000), None);
     }
 }

@@ -36,7 +36,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use crate::class::{io_class, is_io_layer, is_open, IoClass};
-use crate::hints;
+use crate::hints::{self, Hints, Timeline};
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
 use crate::stats::PerFunc;
@@ -283,6 +283,31 @@ struct AccessAcc {
     misaligned_stripe: u64,
     stripe_known: bool,
     noncontiguous_view: bool,
+    /// The hints of its rank and file, read once, at its first access that asks.
+    hints: Option<AccessHints>,
+}
+
+/// The hints an access consults at every data call, parsed once per (file, rank, layer).
+#[derive(Debug)]
+struct AccessHints {
+    stripe: Timeline<u64>,
+    view_size: Timeline<u64>,
+    view_extent: Timeline<u64>,
+}
+
+impl AccessHints {
+    fn new(h: &Hints, rank: i32, file: i32) -> Self {
+        AccessHints {
+            stripe: h.timeline(rank, file, hints::STRIPING_UNIT),
+            view_size: h.timeline(rank, file, hints::VIEW_FILETYPE_SIZE),
+            view_extent: h.timeline(rank, file, hints::VIEW_FILETYPE_EXTENT),
+        }
+    }
+
+    /// As [`Hints::noncontiguous_view`].
+    fn noncontiguous_view(&self, t: i64) -> Option<bool> {
+        Some(self.view_size.at(t)? < self.view_extent.at(t)?)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -520,24 +545,26 @@ impl Visitor for PatternsVisitor {
             &mut acc.write
         };
         seq.add(e.offset, e.size, moved);
+        let mpiio = e.layer == Layer::MpiIo;
+        if e.offset.is_none() && (!mpiio || acc.noncontiguous_view) {
+            return;
+        }
+        let found = (acc.hints).get_or_insert_with(|| AccessHints::new(&ctx.hints, e.rank, file));
         if let Some(off) = e.offset {
             acc.accesses += 1;
             let block = self.options.block_size.max(1) as i64;
             if off % block != 0 {
                 acc.misaligned_block += 1;
             }
-            if let Some(stripe) =
-                ctx.hints
-                    .at::<u64>(e.rank, file, hints::STRIPING_UNIT, e.start_ns)
-            {
+            if let Some(stripe) = found.stripe.at(e.start_ns) {
                 acc.stripe_known = true;
                 if stripe > 0 && off % stripe as i64 != 0 {
                     acc.misaligned_stripe += 1;
                 }
             }
         }
-        if e.layer == Layer::MpiIo && !acc.noncontiguous_view {
-            if let Some(v) = ctx.hints.noncontiguous_view(e.rank, file, e.start_ns) {
+        if mpiio && !acc.noncontiguous_view {
+            if let Some(v) = found.noncontiguous_view(e.start_ns) {
                 acc.noncontiguous_view = v;
             }
         }

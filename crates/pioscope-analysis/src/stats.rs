@@ -298,11 +298,13 @@ impl<T: Copy> PerFunc<T> {
     }
 
     /// The value for the function of `e` (names are unique across layers).
+    #[inline]
     pub(crate) fn get(&mut self, e: &Event<'_>) -> T {
         self.entry(e).1
     }
 
     /// The number of the function of `e` (for `name`) and its value.
+    #[inline]
     pub(crate) fn entry(&mut self, e: &Event<'_>) -> (u32, T) {
         let (n, i, values) = if e.func_id != 0 {
             let i = e.func_id as usize;
@@ -361,28 +363,28 @@ impl RawKey {
 /// (at most this many times the layers, 4 bytes each).
 const INDEXED_NUMBERS: u32 = 1 << 16;
 
-/// The groups of one grouping. Every event adds to a group of each grouping: a group whose key
-/// has a small number (functions, files, ranks, hosts and phases are numbered densely) is
-/// found by indexing a table with the number and the layer, not by hashing its key; the others
-/// (a damaged file's rank of 10^9) are in a map.
+/// The groups of one grouping, found once per new cell: a group whose key has a small number
+/// (functions, files, ranks, hosts and phases are numbered densely) by indexing a table with
+/// the number and the layer, the others (a damaged file's rank of 10^9) in a map.
 #[derive(Default)]
 struct Groups {
-    /// Per (number, layer) the group's place in `keys` and `busy`.
+    /// Per (number, layer) the group's place in `keys` and `busy_at`.
     slots: Places,
-    /// Groups whose number is not small: their place in `keys` and `busy`.
+    /// Groups whose number is not small: their place in `keys` and `busy_at`.
     others: FxHashMap<RawKey, usize>,
     keys: Vec<RawKey>,
-    /// The busy time of each group, apart from its sums (added up by cell, at the end): every
-    /// event updates one per grouping, and the few bytes of each stay in the nearest cache.
-    busy: Vec<Busy>,
+    /// The place of each group's busy time in [`StatsVisitor`]'s `busy`.
+    busy_at: Vec<u32>,
 }
 
 impl Groups {
-    /// The place in `keys` and `busy` of the group of `key`, new if need be.
-    fn index_of(&mut self, key: RawKey) -> usize {
-        let (keys, busy) = (&mut self.keys, &mut self.busy);
+    /// The place in `keys` and `busy_at` of the group of `key`, new (its busy time added to
+    /// `busy`) if need be.
+    fn index_of(&mut self, key: RawKey, busy: &mut Vec<Busy>) -> usize {
+        let (keys, busy_at) = (&mut self.keys, &mut self.busy_at);
         let add = || {
             keys.push(key);
+            busy_at.push(busy.len() as u32);
             busy.push(Busy::default());
             keys.len() - 1
         };
@@ -409,7 +411,7 @@ enum Key {
 }
 
 /// What every group an event counts in adds alike: counts, sums, extremes and the size
-/// histogram. Order does not matter to them, so they are added up once per [`Cell`] and merged
+/// histogram. Order does not matter to them, so they are added up once per cell ([`CellKey`]) and merged
 /// into the groups at the end, not added to six groups per event.
 #[derive(Default)]
 struct Sums {
@@ -458,12 +460,16 @@ impl Sums {
 }
 
 /// One group's busy time, which depends on the order of the events and is kept per group as
-/// they come.
+/// they come: every event updates one per grouping, so the few bytes of each sit apart from
+/// the sums, in one list for every grouping.
 #[derive(Default)]
 struct Busy {
     busy: i64,
-    /// Open busy interval: (rank, start, end).
-    open: Option<(i32, i64, i64)>,
+    /// An interval is open: [`start`, `end`) of rank `rank`.
+    open: bool,
+    rank: i32,
+    start: i64,
+    end: i64,
 }
 
 /// What one event adds to every group it counts in, computed once however many groupings
@@ -497,22 +503,28 @@ impl Sample {
 
 impl Busy {
     /// Extends the busy time with `e`'s interval.
+    #[inline]
     fn add(&mut self, e: &Sample) {
-        let (start, end) = (e.start, e.end);
-        self.open = Some(match self.open {
-            Some((rank, s, t)) if rank == e.rank && start <= t => (rank, s, t.max(end)),
-            Some((_, s, t)) => {
-                self.busy += t - s;
-                (e.rank, start, end)
-            }
-            None => (e.rank, start, end),
-        });
+        if self.open && self.rank == e.rank && e.start <= self.end {
+            self.end = self.end.max(e.end);
+            return;
+        }
+        if self.open {
+            self.busy += self.end - self.start;
+        }
+        *self = Busy {
+            busy: self.busy,
+            open: true,
+            rank: e.rank,
+            start: e.start,
+            end: e.end,
+        };
     }
 
     /// The row of the group `group` of `layer` whose sums are `s`.
     fn finish(mut self, s: &Sums, group: String, layer: Layer) -> StatsRow {
-        if let Some((_, s, t)) = self.open.take() {
-            self.busy += t - s;
+        if self.open {
+            self.busy += self.end - self.start;
         }
         let busy_s = self.busy as f64 / 1e9;
         let per_sec = |x: f64| (self.busy > 0).then(|| x / busy_s);
@@ -549,12 +561,28 @@ struct CellKey {
     phase: u32,
 }
 
-/// The events of one [`CellKey`]: their [`Sums`], and the group each grouping counts them in
-/// (its place in that grouping's `keys` and `busy`; None where the grouping leaves them out).
-struct Cell {
-    sums: Sums,
-    groups: Vec<Option<usize>>,
+impl CellKey {
+    /// Its place in [`StatsVisitor`]'s `recent`: a hash of what varies most from record to
+    /// record (function, file, layer, phase); records of another rank or process only miss.
+    #[inline]
+    fn recent_slot(&self) -> usize {
+        let file = self.file.map_or(u32::MAX, |f| f as u32);
+        let h = (u64::from(self.func) << 32 | u64::from(file))
+            ^ u64::from(self.phase) << 40
+            ^ (self.layer as u64) << 58;
+        (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT_BITS)) as usize
+    }
 }
+
+/// `StatsVisitor::recent` holds 2^this cells.
+const RECENT_BITS: u32 = 6;
+
+/// A grouping that leaves a cell out (in `StatsVisitor::cell_groups`).
+const NO_GROUP: u32 = u32::MAX;
+
+/// The place in `StatsVisitor::busy` of the busy time that cells left out by a grouping
+/// update: never read, so a visit updates one per grouping without asking which.
+const NO_BUSY: u32 = 0;
 
 /// Statistics grouped one or several ways, as one visitor of the shared pass: an event's
 /// groups are found once per distinct [`CellKey`], and its sums added to its cell once, not to
@@ -573,9 +601,20 @@ pub struct StatsVisitor {
     no_phase: Option<u32>,
     /// The groups of each grouping of `by`, in its order.
     groups: Vec<Groups>,
-    /// Every distinct cell seen, and where each key's is.
-    cells: Vec<Cell>,
+    /// The busy time of every group of every grouping (first the unread one of `NO_BUSY`).
+    busy: Vec<Busy>,
+    /// The sums of every distinct cell seen (the events of one [`CellKey`]), and where each
+    /// key's are.
+    cells: Vec<Sums>,
     cell_at: FxHashMap<CellKey, usize>,
+    /// Per cell, a row of `by.len()`: the place of its group in each grouping's `keys`
+    /// (`NO_GROUP`: left out)...
+    cell_groups: Vec<u32>,
+    /// ...and the place of that group's busy time in `busy`.
+    cell_busy: Vec<u32>,
+    /// The cells of recent records by `CellKey::recent_slot`: most records find theirs here,
+    /// with one comparison rather than a probe of `cell_at`.
+    recent: Vec<Option<(CellKey, u32)>>,
 }
 
 impl StatsVisitor {
@@ -588,8 +627,12 @@ impl StatsVisitor {
             hosts: Vec::new(),
             no_phase: None,
             groups: by.iter().map(|_| Groups::default()).collect(),
+            busy: vec![Busy::default()],
             cells: Vec::new(),
             cell_at: FxHashMap::default(),
+            cell_groups: Vec::new(),
+            cell_busy: Vec::new(),
+            recent: vec![None; 1 << RECENT_BITS],
         }
     }
 
@@ -611,22 +654,23 @@ impl StatsVisitor {
     }
 
     /// The rows of each grouping, in the order of `by`, each sorted by group then layer.
-    pub fn rows(self, ctx: &Context<'_>) -> Vec<Vec<StatsRow>> {
+    pub fn rows(mut self, ctx: &Context<'_>) -> Vec<Vec<StatsRow>> {
         let mut sums: Vec<Vec<Sums>> = (self.groups.iter())
             .map(|g| g.keys.iter().map(|_| Sums::default()).collect())
             .collect();
-        for cell in &self.cells {
-            for (grouping, at) in sums.iter_mut().zip(&cell.groups) {
-                if let Some(i) = *at {
-                    grouping[i].merge(&cell.sums);
+        let n = self.by.len();
+        for (cell, groups) in self.cells.iter().zip(self.cell_groups.chunks(n.max(1))) {
+            for (grouping, &at) in sums.iter_mut().zip(groups) {
+                if at != NO_GROUP {
+                    grouping[at as usize].merge(cell);
                 }
             }
         }
-        let (names, kinds) = (&self.names, &self.kinds);
+        let (names, kinds, busy) = (&self.names, &self.kinds, &mut self.busy);
         self.groups
             .into_iter()
             .zip(sums)
-            .map(|(groups, sums)| rows_of(groups, sums, names, kinds, ctx))
+            .map(|(groups, sums)| rows_of(groups, sums, busy, names, kinds, ctx))
             .collect()
     }
 
@@ -650,15 +694,18 @@ impl StatsVisitor {
     }
 }
 
-/// One grouping's rows (`sums` by group, as its `keys`), sorted by group then layer.
+/// One grouping's rows (`sums` by group, as its `keys`; their busy times taken out of
+/// `busy`), sorted by group then layer.
 fn rows_of(
     groups: Groups,
     sums: Vec<Sums>,
+    busy: &mut [Busy],
     names: &Names,
     kinds: &PerFunc<OpKind>,
     ctx: &Context<'_>,
 ) -> Vec<StatsRow> {
-    let accs = groups.busy.into_iter().zip(sums);
+    let group_busy = (groups.busy_at.iter()).map(|&b| std::mem::take(&mut busy[b as usize]));
+    let accs = group_busy.zip(sums);
     let mut keyed: Vec<(Key, (Busy, Sums))> = (groups.keys.into_iter().zip(accs))
         .filter_map(|(k, acc)| {
             let key = match k {
@@ -699,10 +746,23 @@ impl StatsVisitor {
             process: e.process,
             phase,
         };
-        if let Some(&i) = self.cell_at.get(&key) {
-            return i;
+        let slot = key.recent_slot();
+        if let Some((k, i)) = self.recent[slot] {
+            if k == key {
+                return i as usize;
+            }
         }
-        let mut groups = Vec::with_capacity(self.by.len());
+        let i = match self.cell_at.get(&key) {
+            Some(&i) => i,
+            None => self.new_cell(e, key, ctx),
+        };
+        self.recent[slot] = Some((key, i as u32));
+        i
+    }
+
+    /// Adds the cell of `e`, of key `key`: finds its group in each grouping.
+    fn new_cell(&mut self, e: &Event<'_>, key: CellKey, ctx: &Context<'_>) -> usize {
+        let (func, phase) = (key.func, key.phase);
         for i in 0..self.by.len() {
             let key = match self.by[i] {
                 GroupBy::Layer => Some(RawKey::Layer(e.layer)),
@@ -719,12 +779,17 @@ impl StatsVisitor {
                     _ => None,
                 },
             };
-            groups.push(key.map(|k| self.groups[i].index_of(k)));
+            let (group, busy) = match key {
+                Some(k) => {
+                    let g = self.groups[i].index_of(k, &mut self.busy);
+                    (g as u32, self.groups[i].busy_at[g])
+                }
+                None => (NO_GROUP, NO_BUSY),
+            };
+            self.cell_groups.push(group);
+            self.cell_busy.push(busy);
         }
-        self.cells.push(Cell {
-            sums: Sums::default(),
-            groups,
-        });
+        self.cells.push(Sums::default());
         self.cell_at.insert(key, self.cells.len() - 1);
         self.cells.len() - 1
     }
@@ -735,12 +800,10 @@ impl Visitor for StatsVisitor {
         let (func, kind) = self.kinds.entry(e);
         let sample = Sample::of(e, kind);
         let c = self.cell_of(e, func, ctx);
-        let cell = &mut self.cells[c];
-        cell.sums.add(&sample);
-        for (groups, at) in self.groups.iter_mut().zip(&cell.groups) {
-            if let Some(i) = *at {
-                groups.busy[i].add(&sample);
-            }
+        self.cells[c].add(&sample);
+        let n = self.by.len();
+        for &b in &self.cell_busy[c * n..(c + 1) * n] {
+            self.busy[b as usize].add(&sample);
         }
     }
 }
