@@ -24,11 +24,10 @@
 
 use pioscope_trace::functions::Layer;
 use pioscope_trace::store::Event;
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::class::{io_class, is_io_layer, is_wait, IoClass};
-use crate::lookup::Keyed;
+use crate::lookup::{Keyed, Recent};
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
 use crate::stats::{Names, PerFunc, NO_PHASE};
@@ -186,8 +185,12 @@ struct RankAcc {
     first: i64,
     last: i64,
     layers: [i64; Layer::ALL.len()],
-    funcs: FxHashMap<(Layer, u32), i64>,
-    phases: FxHashMap<u32, PhaseAcc>,
+    /// Time by function, at the function's place in [`BreakdownVisitor`]'s `func_keys`
+    /// (None: no outermost call of it on the rank).
+    funcs: Vec<Option<i64>>,
+    /// Per phase (a `names` number) with time or I/O, found through `phase_at`.
+    phases: Vec<(u32, PhaseAcc)>,
+    phase_at: Recent<u32>,
     io: IoSplit,
     mpi: i64,
 }
@@ -200,11 +203,32 @@ impl Default for RankAcc {
             first: i64::MAX,
             last: i64::MIN,
             layers: [0; Layer::ALL.len()],
-            funcs: FxHashMap::default(),
-            phases: FxHashMap::default(),
+            funcs: Vec::new(),
+            phases: Vec::new(),
+            phase_at: Recent::default(),
             io: IoSplit::default(),
             mpi: 0,
         }
+    }
+}
+
+impl RankAcc {
+    /// The entry of phase `p`, new if need be.
+    fn phase(&mut self, p: u32) -> &mut PhaseAcc {
+        let phases = &mut self.phases;
+        let i = self.phase_at.at(p, || {
+            phases.push((p, PhaseAcc::default()));
+            phases.len() - 1
+        });
+        &mut phases[i].1
+    }
+
+    /// Adds `ns` to the function at place `f` (of `func_keys`).
+    fn add_func(&mut self, f: usize, ns: i64) {
+        if self.funcs.len() <= f {
+            self.funcs.resize(f + 1, None);
+        }
+        *self.funcs[f].get_or_insert(0) += ns;
     }
 }
 
@@ -216,8 +240,12 @@ fn layer_index(l: Layer) -> usize {
 #[derive(Debug)]
 pub struct BreakdownVisitor {
     names: Names,
-    /// I/O class of each function (its number keys `funcs`).
+    /// I/O class of each function (its number keys `func_keys`).
     classes: PerFunc<Option<IoClass>>,
+    /// Every (layer, function number) with time, in order of first appearance: the ranks'
+    /// `funcs` are indexed by place here, found through `func_at`.
+    func_keys: Vec<(Layer, u32)>,
+    func_at: Recent<(Layer, u32)>,
     nesting: Nesting<Open>,
     /// Per rank (the current one held aside: the records come rank by rank).
     ranks: Keyed<i32, RankAcc>,
@@ -236,6 +264,8 @@ impl BreakdownVisitor {
         BreakdownVisitor {
             names: Names::default(),
             classes: PerFunc::new(io_class),
+            func_keys: Vec::new(),
+            func_at: Recent::default(),
             nesting: Nesting::new(),
             ranks: Keyed::default(),
             none: None,
@@ -267,11 +297,13 @@ impl BreakdownVisitor {
             for i in 0..6 {
                 sum.layers[i] += acc.layers[i];
             }
-            for (k, v) in &acc.funcs {
-                *sum.funcs.entry(*k).or_default() += v;
+            for (f, t) in acc.funcs.iter().enumerate() {
+                if let Some(t) = t {
+                    sum.add_func(f, *t);
+                }
             }
             for (k, p) in &acc.phases {
-                let s = sum.phases.entry(*k).or_default();
+                let s = sum.phase(*k);
                 s.self_ns += p.self_ns;
                 s.io.merge(&p.io);
             }
@@ -308,17 +340,15 @@ impl BreakdownVisitor {
             .filter(|(i, _)| acc.layers[*i] > 0)
             .map(|(i, l)| part(l.name(), None, acc.layers[i], wall, None))
             .collect();
-        let mut funcs: Vec<Part> = acc
-            .funcs
-            .iter()
-            .map(|(&(l, f), &t)| part(self.classes.name(f), Some(l), t, wall, None))
+        let mut funcs: Vec<Part> = (acc.funcs.iter().zip(&self.func_keys))
+            .filter_map(|(t, &(l, f))| Some(part(self.classes.name(f), Some(l), (*t)?, wall, None)))
             .collect();
         sort_parts(&mut funcs);
         let none_id = self.names.lookup(NO_PHASE);
         let mut in_regions = 0;
         let mut phases: Vec<Part> = Vec::new();
         let mut none = PhaseAcc::default();
-        for (&name, p) in &acc.phases {
+        for &(name, ref p) in &acc.phases {
             if Some(name) == none_id {
                 none.io = p.io;
                 continue;
@@ -392,6 +422,7 @@ impl Visitor for BreakdownVisitor {
             Some(r) => self.names.id(r),
             None => self.none_phase(),
         };
+        let (func_keys, key) = (&mut self.func_keys, (e.layer, func));
         let names = &mut self.names;
         let acc = self.ranks.at(e.rank);
         acc.host
@@ -404,14 +435,18 @@ impl Visitor for BreakdownVisitor {
         let io_above = stack.iter().any(|f| is_io_layer(f.data.layer));
         if !same_layer_above {
             acc.layers[layer_index(e.layer)] += d;
-            *acc.funcs.entry((e.layer, func)).or_default() += d;
+            let f = self.func_at.at(key, || {
+                func_keys.push(key);
+                func_keys.len() - 1
+            });
+            acc.add_func(f, d);
         }
         match e.layer {
             Layer::Region => {
                 // Own time minus nested regions: the enclosing region loses this one's span.
-                acc.phases.entry(phase).or_default().self_ns += d;
+                acc.phase(phase).self_ns += d;
                 if let Some(outer) = stack.iter().rev().find_map(|f| f.data.region) {
-                    acc.phases.entry(outer).or_default().self_ns -= d;
+                    acc.phase(outer).self_ns -= d;
                 }
             }
             Layer::Mpi if !same_layer_above && !io_above => acc.mpi += d,
@@ -433,17 +468,13 @@ impl Visitor for BreakdownVisitor {
         {
             if is_wait(e.layer, e.depth, layer, depth, c) {
                 acc.io.move_to_wait(c, d);
-                acc.phases
-                    .entry(io_phase)
-                    .or_default()
-                    .io
-                    .move_to_wait(c, d);
+                acc.phase(io_phase).io.move_to_wait(c, d);
             }
         }
         let io = class.filter(|_| !io_above);
         if let Some(c) = io {
             acc.io.add(c, d);
-            acc.phases.entry(phase).or_default().io.add(c, d);
+            acc.phase(phase).io.add(c, d);
         }
         stack.push(Frame::of(
             e,

@@ -1,10 +1,12 @@
 //! Lookups a pass makes for every record, kept cheap on long traces: tables indexed by small
 //! dense numbers (`Places`, and `InstanceIndex` for collective instances) instead of hash maps
-//! that outgrow the caches, and a map with the current key's entry held aside (`Keyed`),
-//! since consecutive records mostly share their rank and file. Used by the statistics, the
+//! that outgrow the caches, a map with the current key's entry held aside (`Keyed`), since
+//! consecutive records mostly share their rank and file, and places of keys with the last few
+//! held aside (`Recent`), for keys that alternate (a rank's layers on a file). Used by the statistics, the
 //! breakdown, the aggregation and the finding rules.
 
 use std::collections::BTreeMap;
+use std::hash::Hash;
 
 use rustc_hash::FxHashMap;
 
@@ -54,6 +56,63 @@ impl InstanceIndex {
             return *self.others.entry(key).or_insert_with(add);
         }
         self.dense.at(key as usize, add)
+    }
+}
+
+/// Keys held aside by [`Recent`].
+const RECENT_KEYS: usize = 4;
+
+/// Places in a list, found by key: the last few keys asked for are held aside and compared
+/// one by one, so the records of a run, which alternate between a few keys (an MPI-IO call
+/// and the POSIX calls beneath it), mostly hash nothing.
+#[derive(Debug)]
+pub(crate) struct Recent<K> {
+    recent: [Option<(K, usize)>; RECENT_KEYS],
+    /// The entry of `recent` a new key replaces next.
+    next: usize,
+    map: FxHashMap<K, usize>,
+}
+
+impl<K> Default for Recent<K> {
+    fn default() -> Self {
+        Recent {
+            recent: [None, None, None, None],
+            next: 0,
+            map: FxHashMap::default(),
+        }
+    }
+}
+
+impl<K: Copy + Eq + Hash> Recent<K> {
+    /// The place of `key`'s entry; for a new key `add` makes the entry and returns its place.
+    #[inline]
+    pub(crate) fn at(&mut self, key: K, add: impl FnOnce() -> usize) -> usize {
+        if let Some(i) = self.held(key) {
+            return i;
+        }
+        let i = *self.map.entry(key).or_insert_with(add);
+        self.hold(key, i);
+        i
+    }
+
+    /// The place of `key`'s entry, if it has one.
+    pub(crate) fn get(&mut self, key: K) -> Option<usize> {
+        if let Some(i) = self.held(key) {
+            return Some(i);
+        }
+        let i = *self.map.get(&key)?;
+        self.hold(key, i);
+        Some(i)
+    }
+
+    #[inline]
+    fn held(&self, key: K) -> Option<usize> {
+        (self.recent.iter().flatten()).find_map(|&(k, i)| (k == key).then_some(i))
+    }
+
+    fn hold(&mut self, key: K, i: usize) {
+        self.recent[self.next] = Some((key, i));
+        self.next = (self.next + 1) % RECENT_KEYS;
     }
 }
 
@@ -149,5 +208,24 @@ mod tests {
             entries,
             vec![3, -8, 0, DENSE_INSTANCES, i64::from(i32::MAX)]
         );
+    }
+
+    /// Each key keeps its place whether it is held aside or was pushed out by newer ones.
+    #[test]
+    fn recent_finds_each_entry_again() {
+        let mut recent: Recent<(i32, u8)> = Recent::default();
+        let mut entries = Vec::new();
+        let keys: Vec<(i32, u8)> = (0..6).map(|i| (i / 2, i as u8 % 2)).collect();
+        let mut places = Vec::new();
+        for &k in keys.iter().chain(keys.iter().rev()) {
+            places.push(recent.at(k, || {
+                entries.push(k);
+                entries.len() - 1
+            }));
+        }
+        assert_eq!(places, vec![0, 1, 2, 3, 4, 5, 5, 4, 3, 2, 1, 0]);
+        assert_eq!(entries, keys);
+        assert_eq!(recent.get((0, 1)), Some(1));
+        assert_eq!(recent.get((9, 0)), None);
     }
 }

@@ -37,6 +37,7 @@ use serde::Serialize;
 
 use crate::class::{io_class, is_io_layer, is_open, IoClass};
 use crate::hints::{self, Hints, Timeline};
+use crate::lookup::Recent;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
 use crate::stats::PerFunc;
@@ -212,7 +213,9 @@ struct SeqAcc {
     last: Option<(i64, i64)>,
     pairs: u64,
     contiguous: u64,
-    strides: FxHashMap<i64, u64>,
+    /// Each stride and its pairs, at most `MAX_STRIDES`: a short list, the dominant stride
+    /// mostly first, is searched faster than a map.
+    strides: Vec<(i64, u64)>,
 }
 
 impl SeqAcc {
@@ -229,10 +232,10 @@ impl SeqAcc {
                 self.contiguous += 1;
             }
             let stride = off - lo;
-            if let Some(c) = self.strides.get_mut(&stride) {
+            if let Some((_, c)) = self.strides.iter_mut().find(|(s, _)| *s == stride) {
                 *c += 1;
             } else if self.strides.len() < MAX_STRIDES {
-                self.strides.insert(stride, 1);
+                self.strides.push((stride, 1));
             }
         }
         self.last = Some((off, size.max(0)));
@@ -243,15 +246,16 @@ impl SeqAcc {
             return None;
         }
         // Dominant stride; ties to the smaller magnitude, then the positive, for stable output.
+        // Distinct strides: the order of the list does not matter.
         let top = self
             .strides
             .iter()
             .max_by(|a, b| {
-                a.1.cmp(b.1)
+                a.1.cmp(&b.1)
                     .then_with(|| b.0.unsigned_abs().cmp(&a.0.unsigned_abs()))
-                    .then_with(|| a.0.cmp(b.0))
+                    .then_with(|| a.0.cmp(&b.0))
             })
-            .map(|(&s, &c)| (s, c));
+            .copied();
         let regular = |n: u64| self.pairs > 0 && n as f64 >= REGULAR_SHARE * self.pairs as f64;
         let pattern = if self.pairs == 0 {
             Pattern::Single
@@ -355,8 +359,12 @@ pub struct PatternsVisitor {
     options: Options,
     kinds: PerFunc<(OpKind, Option<IoClass>, bool)>,
     nesting: Nesting<Open>,
-    accesses: FxHashMap<(i32, i32, Layer), AccessAcc>,
-    files: FxHashMap<i32, FileAcc>,
+    /// Per (file, rank, layer) with records, found through `access_at`.
+    accesses: Vec<((i32, i32, Layer), AccessAcc)>,
+    access_at: Recent<(i32, i32, Layer)>,
+    /// Per file with records, found through `file_at`.
+    files: Vec<(i32, FileAcc)>,
+    file_at: Recent<i32>,
     metadata: MetadataRate,
     metadata_by_rank: FxHashMap<i32, u64>,
     metadata_by_func: FxHashMap<u32, u64>,
@@ -369,8 +377,10 @@ impl PatternsVisitor {
             options,
             kinds: PerFunc::new(|l, f| (functions::kind_of(l, f), io_class(l, f), is_open(f))),
             nesting: Nesting::new(),
-            accesses: FxHashMap::default(),
-            files: FxHashMap::default(),
+            accesses: Vec::new(),
+            access_at: Recent::default(),
+            files: Vec::new(),
+            file_at: Recent::default(),
             metadata: MetadataRate::default(),
             metadata_by_rank: FxHashMap::default(),
             metadata_by_func: FxHashMap::default(),
@@ -383,7 +393,7 @@ impl PatternsVisitor {
         let mut files: Vec<FilePattern> = self
             .files
             .iter()
-            .map(|(&f, a)| {
+            .map(|&(f, ref a)| {
                 let mut mix = a.mix.clone();
                 let ratio = |n: u64, d: u64| (d > 0).then(|| n as f64 / d as f64);
                 mix.posix_per_independent =
@@ -418,7 +428,7 @@ impl PatternsVisitor {
         let mut accesses: Vec<Access> = self
             .accesses
             .iter()
-            .map(|(&(f, rank, layer), a)| Access {
+            .map(|&((f, rank, layer), ref a)| Access {
                 path: path(f),
                 rank,
                 layer,
@@ -459,6 +469,18 @@ impl PatternsVisitor {
     }
 }
 
+impl PatternsVisitor {
+    /// The entry of `file`, new if need be.
+    fn file(&mut self, file: i32) -> &mut FileAcc {
+        let files = &mut self.files;
+        let i = self.file_at.at(file, || {
+            files.push((file, FileAcc::default()));
+            files.len() - 1
+        });
+        &mut files[i].1
+    }
+}
+
 impl Visitor for PatternsVisitor {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         let (func, (kind, class, open)) = self.kinds.entry(e);
@@ -491,13 +513,14 @@ impl Visitor for PatternsVisitor {
         let Some(file) = e.file_id else { return };
         if class == Some(IoClass::Metadata) && open {
             for layer in [Layer::Posix, Layer::Stdio, Layer::MpiIo] {
-                if let Some(a) = self.accesses.get_mut(&(file, e.rank, layer)) {
+                if let Some(i) = self.access_at.get((file, e.rank, layer)) {
+                    let a = &mut self.accesses[i].1;
                     a.read.last = None;
                     a.write.last = None;
                 }
             }
         }
-        let fa = self.files.entry(file).or_default();
+        let fa = self.file(file);
         if fa.last_rank != Some(e.rank) {
             fa.ranks.insert(e.rank);
             fa.last_rank = Some(e.rank);
@@ -530,7 +553,7 @@ impl Visitor for PatternsVisitor {
         }) = enclosing_io
         {
             let parent_file = pf.unwrap_or(file);
-            let pa = self.files.entry(parent_file).or_default();
+            let pa = self.file(parent_file);
             if collective {
                 pa.mix.posix_under_collective += 1;
             } else {
@@ -538,7 +561,13 @@ impl Visitor for PatternsVisitor {
             }
         }
 
-        let acc = self.accesses.entry((file, e.rank, e.layer)).or_default();
+        let key = (file, e.rank, e.layer);
+        let accesses = &mut self.accesses;
+        let i = self.access_at.at(key, || {
+            accesses.push((key, AccessAcc::default()));
+            accesses.len() - 1
+        });
+        let acc = &mut accesses[i].1;
         let seq = if kind == OpKind::Read {
             &mut acc.read
         } else {

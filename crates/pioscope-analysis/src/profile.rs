@@ -169,8 +169,11 @@ pub fn profile(
             &mut patterns,
             &mut aggregation,
             &mut heatmap,
-            &mut servers,
         ];
+        // A trace without servers leaves the server table nothing to see.
+        if servers.has_servers() {
+            visitors.push(&mut servers);
+        }
         // The rules, about half of the visiting, on the second thread of the pass.
         let rules_config = &options.findings;
         pass::run_beside(

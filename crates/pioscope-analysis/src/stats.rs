@@ -462,14 +462,27 @@ impl Sums {
 /// One group's busy time, which depends on the order of the events and is kept per group as
 /// they come: every event updates one per grouping, so the few bytes of each sit apart from
 /// the sums, in one list for every grouping.
-#[derive(Default)]
 struct Busy {
     busy: i64,
-    /// An interval is open: [`start`, `end`) of rank `rank`.
-    open: bool,
-    rank: i32,
+    /// The open interval, [`start`, `end`) of rank `rank` (as i64: `NOT_OPEN`, no rank, while
+    /// none is open, and then [0, 0) adds nothing).
+    rank: i64,
     start: i64,
     end: i64,
+}
+
+/// `Busy::rank` before the first interval: no rank (an i32) equals it.
+const NOT_OPEN: i64 = i64::MIN;
+
+impl Default for Busy {
+    fn default() -> Self {
+        Busy {
+            busy: 0,
+            rank: NOT_OPEN,
+            start: 0,
+            end: 0,
+        }
+    }
 }
 
 /// What one event adds to every group it counts in, computed once however many groupings
@@ -505,17 +518,13 @@ impl Busy {
     /// Extends the busy time with `e`'s interval.
     #[inline]
     fn add(&mut self, e: &Sample) {
-        if self.open && self.rank == e.rank && e.start <= self.end {
+        if self.rank == i64::from(e.rank) && e.start <= self.end {
             self.end = self.end.max(e.end);
             return;
         }
-        if self.open {
-            self.busy += self.end - self.start;
-        }
         *self = Busy {
-            busy: self.busy,
-            open: true,
-            rank: e.rank,
+            busy: self.busy + (self.end - self.start),
+            rank: i64::from(e.rank),
             start: e.start,
             end: e.end,
         };
@@ -523,9 +532,7 @@ impl Busy {
 
     /// The row of the group `group` of `layer` whose sums are `s`.
     fn finish(mut self, s: &Sums, group: String, layer: Layer) -> StatsRow {
-        if self.open {
-            self.busy += self.end - self.start;
-        }
+        self.busy += self.end - self.start;
         let busy_s = self.busy as f64 / 1e9;
         let per_sec = |x: f64| (self.busy > 0).then(|| x / busy_s);
         let per_op = |x: f64| (s.data_operations > 0).then(|| x / s.data_operations as f64);
@@ -575,7 +582,7 @@ impl CellKey {
 }
 
 /// `StatsVisitor::recent` holds 2^this cells.
-const RECENT_BITS: u32 = 6;
+const RECENT_BITS: u32 = 8;
 
 /// A grouping that leaves a cell out (in `StatsVisitor::cell_groups`).
 const NO_GROUP: u32 = u32::MAX;
