@@ -24,7 +24,7 @@ use pioscope_trace::functions::{self, Layer, OpKind};
 use pioscope_trace::store::Event;
 use serde::Serialize;
 
-use crate::hints;
+use crate::hints::{self, Timeline};
 use crate::lookup::InstanceIndex;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
@@ -197,6 +197,10 @@ pub struct AggregationVisitor {
     current: Option<i32>,
     rank: i32,
     host: String,
+    /// The calls a record closed, kept between records (no allocation per record).
+    closed: Vec<Call>,
+    /// The cb_buffer_size values of the (rank, file) of the last collective call concluded.
+    cb_buffer: Option<((i32, i32), Timeline<u64>)>,
 }
 
 impl Default for AggregationVisitor {
@@ -221,6 +225,8 @@ impl AggregationVisitor {
             current: None,
             rank: 0,
             host: String::new(),
+            closed: Vec::new(),
+            cb_buffer: None,
         }
     }
 
@@ -253,9 +259,12 @@ impl AggregationVisitor {
                 return;
             }
             let domain = c.span.map_or(0, |(lo, hi)| (hi - lo).max(0) as u64);
-            let cb = ctx
-                .hints
-                .at::<u64>(self.rank, file, hints::CB_BUFFER_SIZE, c.start);
+            let key = (self.rank, file);
+            if self.cb_buffer.as_ref().is_none_or(|(k, _)| *k != key) {
+                let values = ctx.hints.timeline(self.rank, file, hints::CB_BUFFER_SIZE);
+                self.cb_buffer = Some((key, values));
+            }
+            let cb = (self.cb_buffer.as_ref()).and_then(|(_, values)| values.at(c.start));
             let acc = self
                 .cycles
                 .entry((file, self.rank, c.direction))
@@ -399,7 +408,7 @@ impl Visitor for AggregationVisitor {
         } else {
             Direction::Write
         };
-        let mut closed = Vec::new();
+        let mut closed = std::mem::take(&mut self.closed);
         let stack = self.nesting.enter(e, |c| closed.extend(c));
         match e.layer {
             Layer::MpiIo => {
@@ -457,9 +466,10 @@ impl Visitor for AggregationVisitor {
             }
             _ => {}
         }
-        for c in closed {
+        for c in closed.drain(..) {
             self.close(c, ctx);
         }
+        self.closed = closed;
     }
 
     fn finish(&mut self, ctx: &Context<'_>) {

@@ -213,9 +213,19 @@ struct SeqAcc {
     last: Option<(i64, i64)>,
     pairs: u64,
     contiguous: u64,
-    /// Each stride and its pairs, at most `MAX_STRIDES`: a short list, the dominant stride
-    /// mostly first, is searched faster than a map.
+    /// Each stride and its pairs, at most `MAX_STRIDES`: a short list, searched faster than
+    /// a map.
     strides: Vec<(i64, u64)>,
+}
+
+/// `off` is not a multiple of `unit` (not 0): a mask for a power of two, not a division (the
+/// block and stripe sizes nearly always are).
+#[inline]
+fn misaligned(off: i64, unit: i64) -> bool {
+    if unit > 0 && unit & (unit - 1) == 0 {
+        return off & (unit - 1) != 0;
+    }
+    off % unit != 0
 }
 
 impl SeqAcc {
@@ -232,8 +242,12 @@ impl SeqAcc {
                 self.contiguous += 1;
             }
             let stride = off - lo;
-            if let Some((_, c)) = self.strides.iter_mut().find(|(s, _)| *s == stride) {
-                *c += 1;
+            if let Some(i) = self.strides.iter().position(|(s, _)| *s == stride) {
+                self.strides[i].1 += 1;
+                // The stride seen most moves to the front, where the search finds it first.
+                if i > 0 && self.strides[i].1 > self.strides[i - 1].1 {
+                    self.strides.swap(i, i - 1);
+                }
             } else if self.strides.len() < MAX_STRIDES {
                 self.strides.push((stride, 1));
             }
@@ -582,12 +596,12 @@ impl Visitor for PatternsVisitor {
         if let Some(off) = e.offset {
             acc.accesses += 1;
             let block = self.options.block_size.max(1) as i64;
-            if off % block != 0 {
+            if misaligned(off, block) {
                 acc.misaligned_block += 1;
             }
             if let Some(stripe) = found.stripe.at(e.start_ns) {
                 acc.stripe_known = true;
-                if stripe > 0 && off % stripe as i64 != 0 {
+                if stripe > 0 && misaligned(off, stripe as i64) {
                     acc.misaligned_stripe += 1;
                 }
             }
