@@ -462,6 +462,7 @@ impl Sums {
 /// One group's busy time, which depends on the order of the events and is kept per group as
 /// they come: every event updates one per grouping, so the few bytes of each sit apart from
 /// the sums, in one list for every grouping.
+#[derive(Clone, Copy)]
 struct Busy {
     busy: i64,
     /// The open interval, [`start`, `end`) of rank `rank` (as i64: `NOT_OPEN`, no rank, while
@@ -587,9 +588,48 @@ const RECENT_BITS: u32 = 8;
 /// A grouping that leaves a cell out (in `StatsVisitor::cell_groups`).
 const NO_GROUP: u32 = u32::MAX;
 
-/// The place in `StatsVisitor::busy` of the busy time that cells left out by a grouping
-/// update: never read, so a visit updates one per grouping without asking which.
+/// In a row of `StatsVisitor::cell_busy`, the end of the busy times to update (0: the first
+/// place of `StatsVisitor::busy` is no group's).
 const NO_BUSY: u32 = 0;
+
+/// Whether a grouping's busy times are still those of the first grouping (`by[0]`), group for
+/// group: so far every cell fell in groups of the two that pair one to one (the phases of a
+/// trace without regions and its layers). Such a grouping's busy times are not updated by the
+/// visits; they are copied from the first grouping's when a cell breaks the pairing, or at the
+/// end.
+#[derive(Default)]
+struct Twin {
+    /// Still paired.
+    live: bool,
+    /// Per group of the first grouping, its pair here (NO_GROUP: none yet)...
+    ours: Vec<u32>,
+    /// ...and per group here, its pair in the first grouping.
+    theirs: Vec<u32>,
+}
+
+impl Twin {
+    /// Pairs group `first` of the first grouping with `g` of this one (either NO_GROUP: the
+    /// grouping leaves the cell out); false if that breaks the pairing.
+    fn pair(&mut self, first: u32, g: u32) -> bool {
+        if first == NO_GROUP || g == NO_GROUP {
+            return first == g;
+        }
+        let (a, b) = (first as usize, g as usize);
+        if self.ours.len() <= a {
+            self.ours.resize(a + 1, NO_GROUP);
+        }
+        if self.theirs.len() <= b {
+            self.theirs.resize(b + 1, NO_GROUP);
+        }
+        let ok = (self.ours[a] == NO_GROUP || self.ours[a] == g)
+            && (self.theirs[b] == NO_GROUP || self.theirs[b] == first);
+        if ok {
+            self.ours[a] = g;
+            self.theirs[b] = first;
+        }
+        ok
+    }
+}
 
 /// Statistics grouped one or several ways, as one visitor of the shared pass: an event's
 /// groups are found once per distinct [`CellKey`], and its sums added to its cell once, not to
@@ -617,8 +657,11 @@ pub struct StatsVisitor {
     /// Per cell, a row of `by.len()`: the place of its group in each grouping's `keys`
     /// (`NO_GROUP`: left out)...
     cell_groups: Vec<u32>,
-    /// ...and the place of that group's busy time in `busy`.
+    /// ...and the places in `busy` of the busy times its visits update: those of its groups
+    /// in the groupings that are not twins, then NO_BUSY.
     cell_busy: Vec<u32>,
+    /// Per grouping, whether it is still a twin of the first.
+    twins: Vec<Twin>,
     /// The cells of recent records by `CellKey::recent_slot`: most records find theirs here,
     /// with one comparison rather than a probe of `cell_at`.
     recent: Vec<Option<(CellKey, u32)>>,
@@ -639,6 +682,12 @@ impl StatsVisitor {
             cell_at: FxHashMap::default(),
             cell_groups: Vec::new(),
             cell_busy: Vec::new(),
+            twins: (0..by.len())
+                .map(|i| Twin {
+                    live: i > 0,
+                    ..Twin::default()
+                })
+                .collect(),
             recent: vec![None; 1 << RECENT_BITS],
         }
     }
@@ -665,6 +714,11 @@ impl StatsVisitor {
         let mut sums: Vec<Vec<Sums>> = (self.groups.iter())
             .map(|g| g.keys.iter().map(|_| Sums::default()).collect())
             .collect();
+        for i in 0..self.by.len() {
+            if self.twins[i].live {
+                self.copy_twin_busy(i);
+            }
+        }
         let n = self.by.len();
         for (cell, groups) in self.cells.iter().zip(self.cell_groups.chunks(n.max(1))) {
             for (grouping, &at) in sums.iter_mut().zip(groups) {
@@ -786,19 +840,60 @@ impl StatsVisitor {
                     _ => None,
                 },
             };
-            let (group, busy) = match key {
-                Some(k) => {
-                    let g = self.groups[i].index_of(k, &mut self.busy);
-                    (g as u32, self.groups[i].busy_at[g])
-                }
-                None => (NO_GROUP, NO_BUSY),
+            let group = match key {
+                Some(k) => self.groups[i].index_of(k, &mut self.busy) as u32,
+                None => NO_GROUP,
             };
             self.cell_groups.push(group);
-            self.cell_busy.push(busy);
+        }
+        let (c, n) = (self.cells.len(), self.by.len());
+        for i in 1..n {
+            let (first, g) = (self.cell_groups[c * n], self.cell_groups[c * n + i]);
+            if self.twins[i].live && !self.twins[i].pair(first, g) {
+                self.untwin(i);
+            }
         }
         self.cells.push(Sums::default());
-        self.cell_at.insert(key, self.cells.len() - 1);
-        self.cells.len() - 1
+        self.set_busy_row(c);
+        self.cell_at.insert(key, c);
+        c
+    }
+
+    /// Writes the row of cell `c` in `cell_busy`.
+    fn set_busy_row(&mut self, c: usize) {
+        let n = self.by.len();
+        if self.cell_busy.len() < (c + 1) * n {
+            self.cell_busy.resize((c + 1) * n, NO_BUSY);
+        }
+        let mut k = c * n;
+        for i in 0..n {
+            let g = self.cell_groups[c * n + i];
+            if g != NO_GROUP && !self.twins[i].live {
+                self.cell_busy[k] = self.groups[i].busy_at[g as usize];
+                k += 1;
+            }
+        }
+        self.cell_busy[k..(c + 1) * n].fill(NO_BUSY);
+    }
+
+    /// Grouping `i` is no longer a twin: its busy times so far are its twin's, and the visits
+    /// update them from now on.
+    fn untwin(&mut self, i: usize) {
+        self.copy_twin_busy(i);
+        self.twins[i].live = false;
+        for c in 0..self.cells.len() {
+            self.set_busy_row(c);
+        }
+    }
+
+    /// Copies the busy times of the first grouping to their pairs in grouping `i`.
+    fn copy_twin_busy(&mut self, i: usize) {
+        for (g, &first) in self.twins[i].theirs.iter().enumerate() {
+            if first != NO_GROUP {
+                let from = self.groups[0].busy_at[first as usize];
+                self.busy[self.groups[i].busy_at[g] as usize] = self.busy[from as usize];
+            }
+        }
     }
 }
 
@@ -810,6 +905,9 @@ impl Visitor for StatsVisitor {
         self.cells[c].add(&sample);
         let n = self.by.len();
         for &b in &self.cell_busy[c * n..(c + 1) * n] {
+            if b == NO_BUSY {
+                break;
+            }
             self.busy[b as usize].add(&sample);
         }
     }
@@ -1091,6 +1189,47 @@ mod tests {
         );
         // Busy time of the phase rows: 3 ranks x 100 ns of pwrite inside "output".
         assert_eq!(p.rows[1].busy_time_ns, 300);
+    }
+
+    /// Every grouping of one visitor gives the rows it gives alone, busy times included: the
+    /// functions stay paired with the layers to the end (one function per layer), the phases
+    /// stop pairing midway (a region on the second rank), the hosts and ranks at its first
+    /// record.
+    #[test]
+    fn groupings_together_match_each_alone() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut ranks = Vec::new();
+        for (rank, host) in [(0u32, "n1"), (1, "n2")] {
+            let mut b = testutil::rank(rank, 2, host);
+            testutil::region(&mut b, 2, "output");
+            let mut events = vec![
+                ev("pwrite", 100, 50).object(FILE_A).size(8),
+                ev("pwrite", 120, 100).object(FILE_A).size(8),
+                ev("pwrite", 400, 10).object(FILE_A).size(8),
+            ];
+            if rank == 1 {
+                events.push(ev("region", 1_000, 500).object(2));
+                events.push(ev("pwrite", 1_100, 100).object(FILE_A).size(64).depth(1));
+            }
+            b.events(0, &events);
+            ranks.push(b);
+        }
+        let t = testutil::trace(dir.path(), ranks);
+        let ctx = pass::context(&t, Scope::All).expect("context");
+        let mut all = StatsVisitor::new(&GroupBy::ALL);
+        pass::run(&ctx, &mut [&mut all], &mut |_, _| {}).expect("pass");
+        let together = all.rows(&ctx);
+        for (by, rows) in GroupBy::ALL.iter().zip(&together) {
+            let alone = compute(&t, *by, Scope::All).expect("stats").rows;
+            assert_eq!(rows, &alone, "{by}");
+        }
+        // Outside regions, per rank [100, 220) and [400, 410).
+        let phase = &together[5];
+        assert_eq!(
+            (phase[0].group.as_str(), phase[0].busy_time_ns),
+            (NO_PHASE, 260)
+        );
+        assert_eq!(together[1][0].busy_time_ns, 360, "pwrite: 130 + 130 + 100");
     }
 
     /// Server and disk events group by the server's name; rank events are left out.
