@@ -27,7 +27,7 @@ use pioscope_trace::store::Event;
 use serde::Serialize;
 
 use crate::class::{io_class, is_io_layer, is_wait, IoClass};
-use crate::lookup::{Keyed, Recent};
+use crate::lookup::{Keyed, Recent, RecentMap};
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
 use crate::stats::{Names, PerFunc, NO_PHASE};
@@ -188,9 +188,8 @@ struct RankAcc {
     /// Time by function, at the function's place in [`BreakdownVisitor`]'s `func_keys`
     /// (None: no outermost call of it on the rank).
     funcs: Vec<Option<i64>>,
-    /// Per phase (a `names` number) with time or I/O, found through `phase_at`.
-    phases: Vec<(u32, PhaseAcc)>,
-    phase_at: Recent<u32>,
+    /// Per phase (a `names` number) with time or I/O.
+    phases: RecentMap<u32, PhaseAcc>,
     io: IoSplit,
     mpi: i64,
 }
@@ -204,8 +203,7 @@ impl Default for RankAcc {
             last: i64::MIN,
             layers: [0; Layer::ALL.len()],
             funcs: Vec::new(),
-            phases: Vec::new(),
-            phase_at: Recent::default(),
+            phases: RecentMap::default(),
             io: IoSplit::default(),
             mpi: 0,
         }
@@ -213,16 +211,6 @@ impl Default for RankAcc {
 }
 
 impl RankAcc {
-    /// The entry of phase `p`, new if need be.
-    fn phase(&mut self, p: u32) -> &mut PhaseAcc {
-        let phases = &mut self.phases;
-        let i = self.phase_at.at(p, || {
-            phases.push((p, PhaseAcc::default()));
-            phases.len() - 1
-        });
-        &mut phases[i].1
-    }
-
     /// Adds `ns` to the function at place `f` (of `func_keys`).
     fn add_func(&mut self, f: usize, ns: i64) {
         if self.funcs.len() <= f {
@@ -302,8 +290,8 @@ impl BreakdownVisitor {
                     sum.add_func(f, *t);
                 }
             }
-            for (k, p) in &acc.phases {
-                let s = sum.phase(*k);
+            for (k, p) in acc.phases.iter() {
+                let s = sum.phases.entry(*k);
                 s.self_ns += p.self_ns;
                 s.io.merge(&p.io);
             }
@@ -348,7 +336,7 @@ impl BreakdownVisitor {
         let mut in_regions = 0;
         let mut phases: Vec<Part> = Vec::new();
         let mut none = PhaseAcc::default();
-        for &(name, ref p) in &acc.phases {
+        for &(name, ref p) in acc.phases.iter() {
             if Some(name) == none_id {
                 none.io = p.io;
                 continue;
@@ -444,9 +432,9 @@ impl Visitor for BreakdownVisitor {
         match e.layer {
             Layer::Region => {
                 // Own time minus nested regions: the enclosing region loses this one's span.
-                acc.phase(phase).self_ns += d;
+                acc.phases.entry(phase).self_ns += d;
                 if let Some(outer) = stack.iter().rev().find_map(|f| f.data.region) {
-                    acc.phase(outer).self_ns -= d;
+                    acc.phases.entry(outer).self_ns -= d;
                 }
             }
             Layer::Mpi if !same_layer_above && !io_above => acc.mpi += d,
@@ -468,13 +456,13 @@ impl Visitor for BreakdownVisitor {
         {
             if is_wait(e.layer, e.depth, layer, depth, c) {
                 acc.io.move_to_wait(c, d);
-                acc.phase(io_phase).io.move_to_wait(c, d);
+                acc.phases.entry(io_phase).io.move_to_wait(c, d);
             }
         }
         let io = class.filter(|_| !io_above);
         if let Some(c) = io {
             acc.io.add(c, d);
-            acc.phase(phase).io.add(c, d);
+            acc.phases.entry(phase).io.add(c, d);
         }
         stack.push(Frame::of(
             e,

@@ -2,7 +2,8 @@
 //! dense numbers (`Places`, and `InstanceIndex` for collective instances) instead of hash maps
 //! that outgrow the caches, a map with the current key's entry held aside (`Keyed`), since
 //! consecutive records mostly share their rank and file, and places of keys with the last few
-//! held aside (`Recent`), for keys that alternate (a rank's layers on a file). Used by the statistics, the
+//! held aside (`Recent`, and `RecentMap` of entries found so), for keys that alternate (a
+//! rank's layers on a file). Used by the statistics, the
 //! breakdown, the aggregation and the finding rules.
 
 use std::collections::BTreeMap;
@@ -113,6 +114,46 @@ impl<K: Copy + Eq + Hash> Recent<K> {
     fn hold(&mut self, key: K, i: usize) {
         self.recent[self.next] = Some((key, i));
         self.next = (self.next + 1) % RECENT_KEYS;
+    }
+}
+
+/// Entries by key, in order of first appearance, found through a [`Recent`].
+#[derive(Debug)]
+pub(crate) struct RecentMap<K, A> {
+    entries: Vec<(K, A)>,
+    at: Recent<K>,
+}
+
+impl<K, A> Default for RecentMap<K, A> {
+    fn default() -> Self {
+        RecentMap {
+            entries: Vec::new(),
+            at: Recent::default(),
+        }
+    }
+}
+
+impl<K: Copy + Eq + Hash, A: Default> RecentMap<K, A> {
+    /// The entry of `key`, new if need be.
+    #[inline]
+    pub(crate) fn entry(&mut self, key: K) -> &mut A {
+        let entries = &mut self.entries;
+        let i = self.at.at(key, || {
+            entries.push((key, A::default()));
+            entries.len() - 1
+        });
+        &mut entries[i].1
+    }
+
+    /// The entry of `key`, if it has one.
+    pub(crate) fn get_mut(&mut self, key: K) -> Option<&mut A> {
+        let i = self.at.get(key)?;
+        Some(&mut self.entries[i].1)
+    }
+
+    /// Every entry, in order of first appearance.
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, (K, A)> {
+        self.entries.iter()
     }
 }
 

@@ -37,7 +37,7 @@ use serde::Serialize;
 
 use crate::class::{io_class, is_io_layer, is_open, IoClass};
 use crate::hints::{self, Hints, Timeline};
-use crate::lookup::Recent;
+use crate::lookup::RecentMap;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
 use crate::stats::PerFunc;
@@ -373,12 +373,10 @@ pub struct PatternsVisitor {
     options: Options,
     kinds: PerFunc<(OpKind, Option<IoClass>, bool)>,
     nesting: Nesting<Open>,
-    /// Per (file, rank, layer) with records, found through `access_at`.
-    accesses: Vec<((i32, i32, Layer), AccessAcc)>,
-    access_at: Recent<(i32, i32, Layer)>,
-    /// Per file with records, found through `file_at`.
-    files: Vec<(i32, FileAcc)>,
-    file_at: Recent<i32>,
+    /// Per (file, rank, layer) with records.
+    accesses: RecentMap<(i32, i32, Layer), AccessAcc>,
+    /// Per file with records.
+    files: RecentMap<i32, FileAcc>,
     metadata: MetadataRate,
     metadata_by_rank: FxHashMap<i32, u64>,
     metadata_by_func: FxHashMap<u32, u64>,
@@ -391,10 +389,8 @@ impl PatternsVisitor {
             options,
             kinds: PerFunc::new(|l, f| (functions::kind_of(l, f), io_class(l, f), is_open(f))),
             nesting: Nesting::new(),
-            accesses: Vec::new(),
-            access_at: Recent::default(),
-            files: Vec::new(),
-            file_at: Recent::default(),
+            accesses: RecentMap::default(),
+            files: RecentMap::default(),
             metadata: MetadataRate::default(),
             metadata_by_rank: FxHashMap::default(),
             metadata_by_func: FxHashMap::default(),
@@ -483,18 +479,6 @@ impl PatternsVisitor {
     }
 }
 
-impl PatternsVisitor {
-    /// The entry of `file`, new if need be.
-    fn file(&mut self, file: i32) -> &mut FileAcc {
-        let files = &mut self.files;
-        let i = self.file_at.at(file, || {
-            files.push((file, FileAcc::default()));
-            files.len() - 1
-        });
-        &mut files[i].1
-    }
-}
-
 impl Visitor for PatternsVisitor {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
         let (func, (kind, class, open)) = self.kinds.entry(e);
@@ -527,14 +511,13 @@ impl Visitor for PatternsVisitor {
         let Some(file) = e.file_id else { return };
         if class == Some(IoClass::Metadata) && open {
             for layer in [Layer::Posix, Layer::Stdio, Layer::MpiIo] {
-                if let Some(i) = self.access_at.get((file, e.rank, layer)) {
-                    let a = &mut self.accesses[i].1;
+                if let Some(a) = self.accesses.get_mut((file, e.rank, layer)) {
                     a.read.last = None;
                     a.write.last = None;
                 }
             }
         }
-        let fa = self.file(file);
+        let fa = self.files.entry(file);
         if fa.last_rank != Some(e.rank) {
             fa.ranks.insert(e.rank);
             fa.last_rank = Some(e.rank);
@@ -567,7 +550,7 @@ impl Visitor for PatternsVisitor {
         }) = enclosing_io
         {
             let parent_file = pf.unwrap_or(file);
-            let pa = self.file(parent_file);
+            let pa = self.files.entry(parent_file);
             if collective {
                 pa.mix.posix_under_collective += 1;
             } else {
@@ -575,13 +558,7 @@ impl Visitor for PatternsVisitor {
             }
         }
 
-        let key = (file, e.rank, e.layer);
-        let accesses = &mut self.accesses;
-        let i = self.access_at.at(key, || {
-            accesses.push((key, AccessAcc::default()));
-            accesses.len() - 1
-        });
-        let acc = &mut accesses[i].1;
+        let acc = self.accesses.entry((file, e.rank, e.layer));
         let seq = if kind == OpKind::Read {
             &mut acc.read
         } else {
