@@ -15,6 +15,7 @@ use arrow_array::{
     Array, ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch,
 };
 use arrow_array::{StringArray, UInt8Array};
+use arrow_buffer::NullBuffer;
 
 use super::schema::events as ev;
 use super::StoreError;
@@ -144,14 +145,54 @@ impl IntCol {
         self.get(i).unwrap_or(0)
     }
 
-    /// The column as Int64 (nulls kept): one pass over the batch, so that a reader of many
-    /// rows pays one width test per batch instead of one per row.
-    pub fn widen(&self) -> Int64Array {
-        match self {
-            IntCol::I64(a) => a.clone(),
-            IntCol::I32(a) => a.unary(i64::from),
-            IntCol::U8(a) => a.unary(i64::from),
+    /// The column for a loop over every row of its batch ([`IntView`]).
+    pub fn view(&self) -> IntView<'_> {
+        let (values, nulls) = match self {
+            IntCol::I64(a) => (Ints::I64(a.values()), a.nulls()),
+            IntCol::I32(a) => (Ints::I32(a.values()), a.nulls()),
+            IntCol::U8(a) => (Ints::U8(a.values()), a.nulls()),
+        };
+        IntView {
+            values,
+            nulls: nulls.filter(|n| n.null_count() > 0),
         }
+    }
+}
+
+/// An [`IntCol`] read row after row by a loop over its whole batch: the values as a slice of
+/// their stored width (nothing widened or copied) and the validity bits only when the column
+/// has a null, so a row costs a load, and a bit test only in a column with nulls.
+#[derive(Clone, Copy, Debug)]
+pub struct IntView<'a> {
+    values: Ints<'a>,
+    nulls: Option<&'a NullBuffer>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ints<'a> {
+    I64(&'a [i64]),
+    I32(&'a [i32]),
+    U8(&'a [u8]),
+}
+
+impl IntView<'_> {
+    /// Row `i`, None for a null.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<i64> {
+        if self.nulls.is_some_and(|n| n.is_null(i)) {
+            return None;
+        }
+        Some(match self.values {
+            Ints::I64(v) => v[i],
+            Ints::I32(v) => v[i] as i64,
+            Ints::U8(v) => v[i] as i64,
+        })
+    }
+
+    /// Row `i`, 0 for a null (for the columns that have none).
+    #[inline]
+    pub fn value(&self, i: usize) -> i64 {
+        self.get(i).unwrap_or(0)
     }
 }
 
@@ -163,7 +204,8 @@ impl BoolCol {
     /// Row `i`, false for a null.
     #[inline]
     pub fn value(&self, i: usize) -> bool {
-        self.0.is_valid(i) && self.0.value(i)
+        // The buffers' own accessors inline; the array's are out-of-line calls per row.
+        self.0.nulls().is_none_or(|n| n.is_valid(i)) && self.0.values().value(i)
     }
 }
 
@@ -327,10 +369,10 @@ mod tests {
             (n.get(0), n.get(1), n.value(1), n.value(2)),
             (Some(7), None, 0, -1)
         );
-        let wide = n.widen();
+        let view = n.view();
         assert_eq!(
-            (wide.value(0), wide.is_null(1), wide.value(2)),
-            (7, true, -1)
+            (view.get(0), view.get(1), view.value(1), view.value(2)),
+            (Some(7), None, 0, -1)
         );
         let d = c.str("d").unwrap();
         assert_eq!((d.get(0), d.get(1), d.text(2)), (Some("b"), None, "a"));

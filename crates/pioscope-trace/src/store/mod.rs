@@ -4,6 +4,7 @@
 //! `writer`, messages paired by `matching`, the index built by `lod`); `reader` streams them
 //! back by row group.
 
+mod chunk_bytes;
 pub mod columns;
 pub mod containers;
 pub mod counters;

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use arrow_array::{Array, Int64Array, RecordBatch};
+use arrow_array::RecordBatch;
 
-use super::columns::{Columns, StrCol};
+use super::columns::{Columns, IntCol, IntView, StrCol};
 use super::event::Event;
 use super::meta::{Meta, FORMAT_NAME, FORMAT_VERSION};
 use super::scan::{Pred, Selected, Table, TableBatches};
@@ -344,7 +344,7 @@ impl EventBatch {
         }
         let func = c.str(ev::FUNC)?;
         let known_funcs = func.map_keys(functions::by_name);
-        let int = |name: &str| c.int(name).map(|col| col.widen());
+        let int = |name: &str| c.int(name);
         // A skipped nullable column is None: its rows are None without a look at each.
         let nullable = |name: &str| match skipped.contains(&name) {
             true => Ok(None),
@@ -381,41 +381,57 @@ impl EventBatch {
             nullable(ev::ROOT)?,
             nullable(ev::COMM_SIZE)?,
         );
+        // A null reads as 0 where the column has none (a damaged file's).
+        let (id, rank, process, thread) = (id.view(), rank.view(), process.view(), thread.view());
+        let (start_ns, duration_ns, depth) = (start_ns.view(), duration_ns.view(), depth.view());
+        let (size, result, error, flags) = (size.view(), result.view(), error.view(), flags.view());
+        fn view(c: &Option<IntCol>) -> Option<IntView<'_>> {
+            c.as_ref().map(IntCol::view)
+        }
+        let (parent, file_id, offset, instance) = (
+            view(&parent),
+            view(&file_id),
+            view(&offset),
+            view(&instance),
+        );
+        let (request, peer, tag, root, comm_size) = (
+            view(&request),
+            view(&peer),
+            view(&tag),
+            view(&root),
+            view(&comm_size),
+        );
+        let opt = |c: &Option<IntView<'_>>, i| c.as_ref().and_then(|c| c.get(i));
+        let opt32 = |c: &Option<IntView<'_>>, i| opt(c, i).map(|v| v as i32);
         let events = (0..rows)
             .zip(layer)
             .map(|(i, layer)| {
-                // A null reads as 0 where the column has none (a damaged file's).
-                let int = |c: &Int64Array| if c.is_valid(i) { c.value(i) } else { 0 };
-                let opt = |c: &Option<Int64Array>| {
-                    c.as_ref().and_then(|c| c.is_valid(i).then(|| c.value(i)))
-                };
-                let opt32 = |c: &Option<Int64Array>| opt(c).map(|v| v as i32);
                 let known = func.key(i).and_then(|k| known_funcs[k]);
                 Event {
-                    id: int(&id),
-                    rank: int(&rank) as i32,
-                    process: int(&process) as i32,
-                    thread: int(&thread) as i32,
-                    start_ns: int(&start_ns),
-                    duration_ns: int(&duration_ns),
+                    id: id.value(i),
+                    rank: rank.value(i) as i32,
+                    process: process.value(i) as i32,
+                    thread: thread.value(i) as i32,
+                    start_ns: start_ns.value(i),
+                    duration_ns: duration_ns.value(i),
                     layer,
                     func: known.map_or("", |f| f.name),
                     func_id: known.map_or(0, |f| f.id),
-                    depth: int(&depth) as u8,
-                    parent: opt(&parent),
-                    file_id: opt32(&file_id),
-                    offset: opt(&offset),
-                    size: int(&size),
-                    result: int(&result),
-                    error: int(&error) as i32,
-                    flags: int(&flags) as u8,
+                    depth: depth.value(i) as u8,
+                    parent: opt(&parent, i),
+                    file_id: opt32(&file_id, i),
+                    offset: opt(&offset, i),
+                    size: size.value(i),
+                    result: result.value(i),
+                    error: error.value(i) as i32,
+                    flags: flags.value(i) as u8,
                     collective: collective.value(i),
-                    instance: opt32(&instance),
-                    request: opt(&request),
-                    peer: opt32(&peer),
-                    tag: opt32(&tag),
-                    root: opt32(&root),
-                    comm_size: opt32(&comm_size),
+                    instance: opt32(&instance, i),
+                    request: opt(&request, i),
+                    peer: opt32(&peer, i),
+                    tag: opt32(&tag, i),
+                    root: opt32(&root, i),
+                    comm_size: opt32(&comm_size, i),
                     comm: None,
                     region: None,
                 }

@@ -17,8 +17,10 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::page_index::column_index::ColumnIndexMetaData;
+use parquet::file::reader::ChunkReader;
 use parquet::file::statistics::Statistics;
 
+use super::chunk_bytes::ChunkBytes;
 use super::columns::Columns;
 use super::StoreError;
 
@@ -376,7 +378,8 @@ impl Table {
     }
 
     /// Streams the selected rows of `columns` (all columns when empty) in batches of at most
-    /// `batch_rows` rows.
+    /// `batch_rows` rows. A whole row group's column chunks are read into memory first, in one
+    /// call ([`ChunkBytes`]); a selection of some pages reads only those pages.
     pub fn reader(
         &self,
         sel: &Selected,
@@ -386,30 +389,50 @@ impl Table {
         let file = crate::input_file::open_regular(&self.path)
             .map_err(|e| StoreError::io(&self.path, e))?;
         let rows = self.row_group_rows(sel.row_group);
-        let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.meta.clone())
-            .with_row_groups(vec![sel.row_group])
-            .with_batch_size(batch_rows.max(1));
-        if !columns.is_empty() {
-            let schema = self.meta.parquet_schema();
-            let leaves: Vec<usize> = schema
-                .columns()
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| columns.contains(&c.name()))
-                .map(|(i, _)| i)
-                .collect();
-            b = b.with_projection(ProjectionMask::leaves(schema, leaves));
-        }
-        if !(sel.ranges.len() == 1 && sel.ranges[0] == (0..rows)) {
-            b = b.with_row_selection(RowSelection::from_consecutive_ranges(
-                sel.ranges.iter().cloned(),
-                rows,
-            ));
-        }
+        let leaves: Vec<usize> = (self.meta.parquet_schema().columns().iter().enumerate())
+            .filter(|(_, c)| columns.is_empty() || columns.contains(&c.name()))
+            .map(|(i, _)| i)
+            .collect();
+        let whole = sel.ranges.len() == 1 && sel.ranges[0] == (0..rows);
+        let reader = decoding(&self.path, || {
+            Ok(match whole {
+                true => {
+                    let rg = self.meta.metadata().row_group(sel.row_group);
+                    let chunks = ChunkBytes::read(&file, rg, &leaves)?;
+                    self.build_reader(chunks, sel.row_group, leaves, batch_rows, None)?
+                }
+                false => {
+                    let pages =
+                        RowSelection::from_consecutive_ranges(sel.ranges.iter().cloned(), rows);
+                    self.build_reader(file, sel.row_group, leaves, batch_rows, Some(pages))?
+                }
+            })
+        })?;
         Ok(TableBatches {
             path: self.path.clone(),
-            reader: Some(decoding(&self.path, || Ok(b.build()?))?),
+            reader: Some(reader),
         })
+    }
+
+    /// The decoder of `leaves` of row group `rg` of `input` (this table's file, or its chunks
+    /// in memory), in batches of `batch_rows`, only the rows of `pages` when given.
+    fn build_reader<T: ChunkReader + 'static>(
+        &self,
+        input: T,
+        rg: usize,
+        leaves: Vec<usize>,
+        batch_rows: usize,
+        pages: Option<RowSelection>,
+    ) -> parquet::errors::Result<ParquetRecordBatchReader> {
+        let projection = ProjectionMask::leaves(self.meta.parquet_schema(), leaves);
+        let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(input, self.meta.clone())
+            .with_row_groups(vec![rg])
+            .with_batch_size(batch_rows.max(1))
+            .with_projection(projection);
+        if let Some(pages) = pages {
+            b = b.with_row_selection(pages);
+        }
+        b.build()
     }
 
     /// Reads the selected rows of `columns` (all columns when empty), in batches.
