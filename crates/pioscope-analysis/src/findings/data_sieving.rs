@@ -13,6 +13,7 @@ use super::config::Config;
 use super::dispatch::{Interest, CALL, IN_CALL, POSIX};
 use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
 use super::{Evidence, Finding, Rule};
+use crate::lookup::Keyed;
 use crate::pass::{Context, Visitor};
 
 /// Rule id.
@@ -51,11 +52,13 @@ pub(crate) struct DataSieving {
     shared: Shared,
     calls: PerCall<Beneath>,
     total: Acc,
-    by_rank: BTreeMap<i32, Acc>,
-    by_file: BTreeMap<i32, Acc>,
-    by_func: BTreeMap<&'static str, Acc>,
+    by_rank: Keyed<i32, Acc>,
+    by_file: Keyed<i32, Acc>,
+    by_func: Keyed<&'static str, Acc>,
     /// ind_wr_buffer_size and romio_ds_write seen on the worst file's first sieved call.
     hints: BTreeMap<i32, (Option<i64>, Option<String>)>,
+    /// The file of the last sieved call (its `hints` are known).
+    hints_file: Option<i32>,
 }
 
 impl DataSieving {
@@ -68,10 +71,11 @@ impl DataSieving {
             shared: shared.clone(),
             calls: PerCall::default(),
             total: Acc::default(),
-            by_rank: BTreeMap::new(),
-            by_file: BTreeMap::new(),
-            by_func: BTreeMap::new(),
+            by_rank: Keyed::default(),
+            by_file: Keyed::default(),
+            by_func: Keyed::default(),
             hints: BTreeMap::new(),
+            hints_file: None,
         }
     }
 
@@ -80,10 +84,15 @@ impl DataSieving {
             return;
         }
         self.total.add(&c, &b);
-        self.by_rank.entry(c.rank).or_default().add(&c, &b);
+        self.by_rank.at(c.rank).add(&c, &b);
         let file = c.file.unwrap_or(-1);
-        self.by_file.entry(file).or_default().add(&c, &b);
-        self.by_func.entry(c.func).or_default().add(&c, &b);
+        self.by_file.at(file).add(&c, &b);
+        self.by_func.at(c.func).add(&c, &b);
+        // Consecutive calls mostly share their file: its hints are known then.
+        if self.hints_file == Some(file) {
+            return;
+        }
+        self.hints_file = Some(file);
         self.hints.entry(file).or_insert_with(|| {
             let s = &ctx.hints;
             let buf = s.at::<i64>(c.rank, file, "ind_wr_buffer_size", c.start);
@@ -151,9 +160,10 @@ impl Rule for DataSieving {
 
         let worst_file = self
             .by_file
-            .iter()
+            .entries()
+            .into_iter()
             .max_by_key(|(_, a)| a.call_ns)
-            .map(|(f, _)| *f)
+            .map(|(f, _)| f)
             .unwrap_or(-1);
         let (buf, ds) = self.hints.get(&worst_file).cloned().unwrap_or((None, None));
 
@@ -168,7 +178,7 @@ impl Rule for DataSieving {
             .int("posix_read_time_ns", t.posix.read.ns)
             .int("posix_write_time_ns", t.posix.write.ns)
             .int("call_time_ns", t.call_ns)
-            .int("ranks", self.by_rank.len() as i64);
+            .int("ranks", self.by_rank.entries().len() as i64);
         if let Some(b) = buf {
             n.int("ind_wr_buffer_size", b);
         }
@@ -178,20 +188,20 @@ impl Rule for DataSieving {
 
         let k = self.general.worst;
         let mut worst = Vec::new();
-        for (f, a) in util::top(self.by_file.iter().collect(), k, |(_, a)| a.call_ns) {
+        for (f, a) in util::top(self.by_file.entries(), k, |(_, a)| a.call_ns) {
             worst.push(format!(
                 "file {}: {} sieved writes, {} asked, {} read + {} written",
-                util::file_name(ctx, *f),
+                util::file_name(ctx, f),
                 a.calls,
                 units::bytes(a.requested),
                 units::bytes(a.posix.read.bytes),
                 units::bytes(a.posix.write.bytes)
             ));
         }
-        for (r, a) in util::top(self.by_rank.iter().collect(), k, |(_, a)| a.call_ns) {
+        for (r, a) in util::top(self.by_rank.entries(), k, |(_, a)| a.call_ns) {
             worst.push(format!(
                 "{}: {} calls, {} in them, {:.1}x the bytes asked",
-                util::rank_name(ctx, *r),
+                util::rank_name(ctx, r),
                 a.calls,
                 units::duration_prose(a.call_ns),
                 util::ratio(
@@ -200,7 +210,7 @@ impl Rule for DataSieving {
                 )
             ));
         }
-        for (f, a) in util::top(self.by_func.iter().collect(), k, |(_, a)| a.call_ns) {
+        for (f, a) in util::top(self.by_func.entries(), k, |(_, a)| a.call_ns) {
             worst.push(format!(
                 "call {f}: {} read-modify-writes, {} POSIX reads beneath",
                 a.calls, a.posix.read.count
@@ -208,9 +218,10 @@ impl Rule for DataSieving {
         }
         let func = self
             .by_func
-            .iter()
+            .entries()
+            .into_iter()
             .max_by_key(|(_, a)| a.call_ns)
-            .map(|(f, _)| *f)
+            .map(|(f, _)| f)
             .unwrap_or("MPI_File_write");
         let coll = collective_form(func);
         let buf_text = buf

@@ -5,8 +5,10 @@
 
 use std::ops::{Deref, DerefMut};
 
+use pioscope_trace::store::meta::ContainerKind;
 use pioscope_trace::store::Event;
-use pioscope_trace::Layer;
+use pioscope_trace::{Layer, OpKind};
+use rustc_hash::FxHashMap;
 
 use super::util::{self, Facts, Shared};
 use super::Rule;
@@ -39,6 +41,12 @@ pub(crate) const WAIT: u32 = 1 << 19;
 pub(crate) const LIBRARY: u32 = 1 << 20;
 /// A read or a write (`Facts::data`).
 pub(crate) const DATA: u32 = 1 << 21;
+/// A read (`OpKind::Read`).
+pub(crate) const READ: u32 = 1 << 22;
+/// A write (`OpKind::Write`).
+pub(crate) const WRITE: u32 = 1 << 23;
+/// A record no traced call encloses (`depth` 0).
+pub(crate) const OUTER: u32 = 1 << 24;
 
 /// The records a rule looks at: those with every bit of one of its clauses (the constants of
 /// this module). A rule's `visit` must do nothing with the others; the facts still follow
@@ -65,7 +73,7 @@ impl Interest {
 /// The facts of the flags (the bits from `TOP` up), as the low bits of a [`Rules`] table key.
 const FLAGS_SHIFT: u32 = 16;
 /// Flags in a key.
-const FLAGS: usize = 6;
+const FLAGS: usize = 9;
 
 /// The [`Rules`] table key of a record with facts `fx`: its layer, then its flags.
 #[inline]
@@ -76,39 +84,78 @@ fn key(e: &Event<'_>, fx: &Facts) -> usize {
         | flag(fx.parent.is_some(), IN_CALL)
         | flag(fx.wait, WAIT)
         | flag(fx.library.is_some(), LIBRARY)
-        | flag(fx.data(), DATA);
+        | flag(fx.data(), DATA)
+        | flag(fx.kind == OpKind::Read, READ)
+        | flag(fx.kind == OpKind::Write, WRITE)
+        | flag(e.depth == 0, OUTER);
     (e.layer as usize) << FLAGS | flags as usize
 }
 
 /// The enabled rules (`super::rules`), visiting as one.
 pub struct Rules {
     list: Vec<Box<dyn Rule>>,
-    /// Per table key (see `key`), the rules whose interest takes such a record, in order.
+    /// Per table key (see `key`), the place in `takers` of the rules whose interest takes such
+    /// a record: a table of 2-byte entries stays in the cache, as the records' keys vary.
+    table: Vec<u16>,
+    /// The distinct lists of rules taking a record, each in order, without the rules idle in
+    /// this pass (`Rule::idle`).
     takers: Vec<Box<[usize]>>,
     shared: Shared,
+    /// Whether the table is made (at the first record).
+    ready: bool,
     /// Tells a storage server's records (shown only to the rules that see them, outside the
-    /// scope of the facts) from the others; made at the first record.
+    /// scope of the facts) from the others; None when the pass has none apart (the scope keeps
+    /// every record, or the trace has no server).
     servers: Option<ScopeFilter>,
 }
 
 impl Rules {
     /// `list`, sharing `shared`.
     pub(crate) fn new(list: Vec<Box<dyn Rule>>, shared: Shared) -> Rules {
-        let interests: Vec<Interest> = list.iter().map(|r| r.interest()).collect();
-        let takers = (0..Layer::ALL.len() << FLAGS)
-            .map(|k| {
-                let bits = 1 << (k >> FLAGS) | ((k & ((1 << FLAGS) - 1)) as u32) << FLAGS_SHIFT;
-                (0..list.len())
-                    .filter(|&r| interests[r].takes(bits))
-                    .collect()
-            })
-            .collect();
         Rules {
             list,
-            takers,
+            table: Vec::new(),
+            takers: Vec::new(),
             shared,
+            ready: false,
             servers: None,
         }
+    }
+
+    /// Makes `table` and `takers` for the pass of `ctx`, and `servers`.
+    fn prepare(&mut self, ctx: &Context<'_>) {
+        let interests: Vec<Interest> = self
+            .list
+            .iter_mut()
+            .map(|r| {
+                if r.idle(ctx) {
+                    Interest::NONE
+                } else {
+                    r.interest()
+                }
+            })
+            .collect();
+        let mut places: FxHashMap<Box<[usize]>, u16> = FxHashMap::default();
+        self.table = (0..Layer::ALL.len() << FLAGS)
+            .map(|k| {
+                let bits = 1 << (k >> FLAGS) | ((k & ((1 << FLAGS) - 1)) as u32) << FLAGS_SHIFT;
+                let list: Box<[usize]> = (0..interests.len())
+                    .filter(|&r| interests[r].takes(bits))
+                    .collect();
+                let next = places.len() as u16;
+                *places.entry(list).or_insert(next)
+            })
+            .collect();
+        let mut takers: Vec<(u16, Box<[usize]>)> =
+            places.into_iter().map(|(l, i)| (i, l)).collect();
+        takers.sort_unstable_by_key(|(i, _)| *i);
+        self.takers = takers.into_iter().map(|(_, l)| l).collect();
+        let has_servers =
+            (ctx.trace.meta.processes.iter()).any(|p| p.kind == ContainerKind::Server);
+        if ctx.scope != Scope::All && has_servers {
+            self.servers = Some(ScopeFilter::new(ctx.trace, ctx.scope));
+        }
+        self.ready = true;
     }
 }
 
@@ -127,18 +174,18 @@ impl DerefMut for Rules {
 
 impl Visitor for Rules {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let servers = self
-            .servers
-            .get_or_insert_with(|| ScopeFilter::new(ctx.trace, ctx.scope));
+        if !self.ready {
+            self.prepare(ctx);
+        }
         // The pass shows a record outside the scope only when it is a server's.
-        if ctx.scope != Scope::All && servers.is_server_record(e) {
+        if self.servers.as_ref().is_some_and(|s| s.is_server_record(e)) {
             for r in self.list.iter_mut().filter(|r| r.sees_server_records()) {
                 r.visit(e, ctx);
             }
             return;
         }
         let key = key(e, &util::enter(&self.shared, e));
-        for &r in self.takers[key].iter() {
+        for &r in self.takers[self.table[key] as usize].iter() {
             self.list[r].visit(e, ctx);
         }
     }

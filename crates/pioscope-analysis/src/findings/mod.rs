@@ -122,6 +122,13 @@ pub trait Rule: Visitor {
         Interest::EVERY
     }
 
+    /// Whether `visit` would do nothing with any record of the pass of `ctx` (a storage server
+    /// rule on a trace without servers): asked once, before the first record, and then the
+    /// rule is shown none. It may set up what `visit` would have at its first record.
+    fn idle(&mut self, _ctx: &Context<'_>) -> bool {
+        false
+    }
+
     /// The findings, after `finish`.
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding>;
 

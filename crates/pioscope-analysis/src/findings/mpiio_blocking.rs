@@ -18,7 +18,7 @@ use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
 use super::counters::{names, Counters};
-use super::dispatch::{Interest, HDF5, MPI, TOP};
+use super::dispatch::{Interest, HDF5, MPI, OUTER, TOP};
 use super::util::{self, General, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
 use crate::lookup::Keyed;
@@ -276,7 +276,7 @@ impl Visitor for MpiioBlocking {
 
 impl Rule for MpiioBlocking {
     fn interest(&self) -> Interest {
-        Interest::any_of(&[HDF5, MPI, TOP])
+        Interest::any_of(&[HDF5, MPI | OUTER, TOP])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

@@ -64,18 +64,19 @@ impl NoncontiguousIndependent {
 
     fn close(&mut self, c: Call, b: Requests, ctx: &Context<'_>) {
         let Some(file) = c.file else { return };
+        // The view in force, read once for both questions (`Hints::noncontiguous_view` and
+        // the density): two lookups a call, not four.
         let s = &ctx.hints;
-        let view = s.noncontiguous_view(c.rank, file, c.start);
+        let size = s.get(c.rank, file, hints::VIEW_FILETYPE_SIZE, c.start);
+        let extent = s.get(c.rank, file, hints::VIEW_FILETYPE_EXTENT, c.start);
+        let parsed = |v: Option<&str>| v.and_then(|v| v.trim().parse::<u64>().ok());
+        let view = match (parsed(size), parsed(extent)) {
+            (Some(sz), Some(ex)) => Some(sz < ex),
+            _ => None,
+        };
         if view != Some(true) && b.count < 2 {
             return;
         }
-        let density = match (
-            s.at::<i64>(c.rank, file, hints::VIEW_FILETYPE_SIZE, c.start),
-            s.at::<i64>(c.rank, file, hints::VIEW_FILETYPE_EXTENT, c.start),
-        ) {
-            (Some(sz), Some(ex)) if ex > 0 => Some(sz as f64 / ex as f64),
-            _ => None,
-        };
         let a = self.by_file.entry(file).or_default();
         a.calls += 1;
         a.requested += c.size.max(0) as u64;
@@ -88,7 +89,11 @@ impl NoncontiguousIndependent {
         }
         *a.by_func.entry(c.func).or_default() += c.end - c.start;
         if a.density.is_none() {
-            a.density = density;
+            let parsed = |v: Option<&str>| v.and_then(|v| v.trim().parse::<i64>().ok());
+            a.density = match (parsed(size), parsed(extent)) {
+                (Some(sz), Some(ex)) if ex > 0 => Some(sz as f64 / ex as f64),
+                _ => None,
+            };
         }
         let r = self.by_rank.entry(c.rank).or_default();
         r.0 += 1;

@@ -15,7 +15,7 @@ use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::counters::Counters;
-use super::dispatch::{Interest, DATA, POSIX, STDIO, TOP};
+use super::dispatch::{Interest, POSIX, STDIO, TOP, WRITE};
 use super::overlap::{Overlap, Tally};
 use super::util::{self, General, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
@@ -112,7 +112,7 @@ impl Visitor for RedundantWrites {
 
 impl Rule for RedundantWrites {
     fn interest(&self) -> Interest {
-        Interest::any_of(&[TOP | POSIX | DATA, TOP | STDIO | DATA])
+        Interest::any_of(&[TOP | POSIX | WRITE, TOP | STDIO | WRITE])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

@@ -11,7 +11,7 @@ use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::counters::Counters;
-use super::dispatch::{Interest, DATA, POSIX, STDIO};
+use super::dispatch::{Interest, POSIX, READ, STDIO};
 use super::overlap::{Overlap, Tally};
 use super::util::{self, General, Numbers, Shared};
 use super::{Evidence, Finding, Rule};
@@ -59,7 +59,7 @@ impl Visitor for Reread {
 
 impl Rule for Reread {
     fn interest(&self) -> Interest {
-        Interest::any_of(&[POSIX | DATA, STDIO | DATA])
+        Interest::any_of(&[POSIX | READ, STDIO | READ])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

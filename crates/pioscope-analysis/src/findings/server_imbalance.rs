@@ -50,6 +50,13 @@ impl Visitor for ServerImbalance {
 }
 
 impl Rule for ServerImbalance {
+    fn idle(&mut self, ctx: &Context<'_>) -> bool {
+        !self
+            .servers
+            .get_or_insert_with(|| ServerVisitor::loads(ctx.trace))
+            .has_servers()
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let Some(v) = &self.servers else {
             return Vec::new();

@@ -83,22 +83,11 @@ impl Visitor for ServersIdle {
     }
 
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let kinds = match &self.kinds {
-            Some(kinds) => kinds,
-            None => {
-                let kinds: Vec<ContainerKind> = Containers::new(&ctx.trace.meta)
-                    .all()
-                    .iter()
-                    .map(|c| c.kind)
-                    .collect();
-                self.has_servers = kinds.contains(&ContainerKind::Server);
-                self.kinds.insert(kinds)
-            }
-        };
         // A job without servers has no finding (`conclude`): its events add nothing.
-        if !self.has_servers {
+        if self.idle(ctx) {
             return;
         }
+        let Some(kinds) = &self.kinds else { return };
         let kind = kinds
             .get(e.process.max(0) as usize)
             .copied()
@@ -119,6 +108,19 @@ impl Visitor for ServersIdle {
 }
 
 impl Rule for ServersIdle {
+    fn idle(&mut self, ctx: &Context<'_>) -> bool {
+        if self.kinds.is_none() {
+            let kinds: Vec<ContainerKind> = Containers::new(&ctx.trace.meta)
+                .all()
+                .iter()
+                .map(|c| c.kind)
+                .collect();
+            self.has_servers = kinds.contains(&ContainerKind::Server);
+            self.kinds = Some(kinds);
+        }
+        !self.has_servers
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         if !self.has_servers {
             return Vec::new();

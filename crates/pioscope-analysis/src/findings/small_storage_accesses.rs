@@ -51,6 +51,13 @@ impl Visitor for SmallStorageAccesses {
 }
 
 impl Rule for SmallStorageAccesses {
+    fn idle(&mut self, ctx: &Context<'_>) -> bool {
+        !self
+            .servers
+            .get_or_insert_with(|| ServerVisitor::loads(ctx.trace))
+            .has_servers()
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let Some(v) = &self.servers else {
             return Vec::new();
