@@ -14,10 +14,10 @@ use pioscope_trace::Layer;
 
 use super::config::Config;
 use super::dispatch::{Interest, CALL, IN_CALL, POSIX};
-use super::util::{self, Call, General, Numbers, PerCall, Shared};
+use super::util::{self, Call, Facts, General, Numbers, PerCall};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "cb-buffer-cycles";
@@ -64,7 +64,6 @@ pub(crate) struct CbBufferCycles {
     min_cycles: u64,
     min_share: f64,
     max_cb: u64,
-    shared: Shared,
     calls: PerCall<Cycles>,
     aggregator_calls: u64,
     cycles_sum: u64,
@@ -78,14 +77,13 @@ pub(crate) struct CbBufferCycles {
 }
 
 impl CbBufferCycles {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         CbBufferCycles {
             general: General::new(config),
             min_cycles: s.u64("min_cycles").max(2),
             min_share: s.f64("min_share"),
             max_cb: s.u64("max_cb_buffer_size").max(MIB),
-            shared: shared.clone(),
             calls: PerCall::default(),
             aggregator_calls: 0,
             cycles_sum: 0,
@@ -148,10 +146,9 @@ impl CbBufferCycles {
     }
 }
 
-impl Visitor for CbBufferCycles {
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
-        if let Some(c) = util::call(&self.shared, &fx) {
+impl Rule for CbBufferCycles {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
+        if let Some(c) = fx.call {
             let tracked = c.collective && c.data();
             if let Some((c, cy)) = self.calls.next(e, c, tracked) {
                 self.close(c, cy, ctx);
@@ -187,9 +184,7 @@ impl Visitor for CbBufferCycles {
             self.close(c, cy, ctx);
         }
     }
-}
 
-impl Rule for CbBufferCycles {
     fn interest(&self) -> Interest {
         Interest::any_of(&[CALL, POSIX | IN_CALL])
     }

@@ -11,10 +11,10 @@ use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::dispatch::{Interest, CALL, IN_CALL, POSIX};
-use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
+use super::util::{self, Call, Facts, General, Numbers, PerCall, Requests};
 use super::{Evidence, Finding, Rule};
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "data-sieving";
@@ -49,7 +49,6 @@ pub(crate) struct DataSieving {
     general: General,
     min_calls: u64,
     min_amplification: f64,
-    shared: Shared,
     calls: PerCall<Beneath>,
     total: Acc,
     by_rank: Keyed<i32, Acc>,
@@ -62,13 +61,12 @@ pub(crate) struct DataSieving {
 }
 
 impl DataSieving {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         DataSieving {
             general: General::new(config),
             min_calls: s.u64("min_calls"),
             min_amplification: s.f64("min_amplification"),
-            shared: shared.clone(),
             calls: PerCall::default(),
             total: Acc::default(),
             by_rank: Keyed::default(),
@@ -104,10 +102,9 @@ impl DataSieving {
     }
 }
 
-impl Visitor for DataSieving {
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
-        if let Some(c) = util::call(&self.shared, &fx) {
+impl Rule for DataSieving {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
+        if let Some(c) = fx.call {
             let tracked = c.kind == OpKind::Write && !c.collective;
             if let Some((c, b)) = self.calls.next(e, c, tracked) {
                 self.close(c, b, ctx);
@@ -137,9 +134,7 @@ impl Visitor for DataSieving {
             self.close(c, b, ctx);
         }
     }
-}
 
-impl Rule for DataSieving {
     fn interest(&self) -> Interest {
         Interest::any_of(&[CALL, POSIX | IN_CALL])
     }

@@ -1,7 +1,7 @@
 //! The rules as one visitor of the pass. The facts of each record (`util::Facts`) are worked
-//! out once, before any rule asks for them, and a rule is shown only the records its
-//! [`Interest`] names: most records concern a few of the thirty rules, and a call per rule and
-//! record was most of the findings' cost.
+//! out once and handed to each rule, and a rule is shown only the records its [`Interest`]
+//! names: most records concern a few of the thirty rules, and a call per rule and record was
+//! most of the findings' cost.
 
 use std::ops::{Deref, DerefMut};
 
@@ -10,7 +10,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::{Layer, OpKind};
 use rustc_hash::FxHashMap;
 
-use super::util::{self, Facts, Shared};
+use super::util::{Facts, SharedState};
 use super::Rule;
 use crate::pass::{Context, Visitor};
 use crate::scope::{Scope, ScopeFilter};
@@ -80,7 +80,7 @@ const FLAGS: usize = 9;
 fn key(e: &Event<'_>, fx: &Facts) -> usize {
     let flag = |on: bool, bit: u32| if on { bit >> FLAGS_SHIFT } else { 0 };
     let flags = flag(fx.top_level, TOP)
-        | flag(fx.call, CALL)
+        | flag(fx.call.is_some(), CALL)
         | flag(fx.parent.is_some(), IN_CALL)
         | flag(fx.wait, WAIT)
         | flag(fx.library.is_some(), LIBRARY)
@@ -100,7 +100,8 @@ pub struct Rules {
     /// The distinct lists of rules taking a record, each in order, without the rules idle in
     /// this pass (`Rule::idle`).
     takers: Vec<Box<[usize]>>,
-    shared: Shared,
+    /// Works out the facts of each record.
+    state: SharedState,
     /// Whether the table is made (at the first record).
     ready: bool,
     /// Tells a storage server's records (shown only to the rules that see them, outside the
@@ -110,13 +111,13 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// `list`, sharing `shared`.
-    pub(crate) fn new(list: Vec<Box<dyn Rule>>, shared: Shared) -> Rules {
+    /// `list`, as one visitor.
+    pub(crate) fn new(list: Vec<Box<dyn Rule>>) -> Rules {
         Rules {
             list,
             table: Vec::new(),
             takers: Vec::new(),
-            shared,
+            state: SharedState::default(),
             ready: false,
             servers: None,
         }
@@ -180,13 +181,13 @@ impl Visitor for Rules {
         // The pass shows a record outside the scope only when it is a server's.
         if self.servers.as_ref().is_some_and(|s| s.is_server_record(e)) {
             for r in self.list.iter_mut().filter(|r| r.sees_server_records()) {
-                r.visit(e, ctx);
+                r.visit(e, &Facts::NONE, ctx);
             }
             return;
         }
-        let key = key(e, &util::enter(&self.shared, e));
-        for &r in self.takers[self.table[key] as usize].iter() {
-            self.list[r].visit(e, ctx);
+        let fx = self.state.enter(e);
+        for &r in self.takers[self.table[key(e, fx)] as usize].iter() {
+            self.list[r].visit(e, fx, ctx);
         }
     }
 
@@ -214,13 +215,10 @@ mod tests {
     /// Records the ids it is shown.
     struct Shown(Interest, Rc<RefCell<Vec<i64>>>);
 
-    impl Visitor for Shown {
-        fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
+    impl Rule for Shown {
+        fn visit(&mut self, e: &Event<'_>, _fx: &Facts, _ctx: &Context<'_>) {
             self.1.borrow_mut().push(e.id);
         }
-    }
-
-    impl Rule for Shown {
         fn interest(&self) -> Interest {
             self.0
         }
@@ -257,7 +255,7 @@ mod tests {
         let list: Vec<Box<dyn Rule>> = (interests.iter().zip(&shown))
             .map(|(i, s)| Box::new(Shown(*i, Rc::clone(s))) as Box<dyn Rule>)
             .collect();
-        let mut rules = Rules::new(list, util::shared());
+        let mut rules = Rules::new(list);
         pass::run(&ctx, &mut [&mut rules], &mut |_, _| {}).expect("pass");
         let shown: Vec<Vec<i64>> = shown.iter().map(|s| s.borrow().clone()).collect();
         assert_eq!(

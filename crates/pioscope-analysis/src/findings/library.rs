@@ -13,7 +13,7 @@ use crate::pass::Context;
 
 /// An HDF5 or PnetCDF call no other one encloses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct LibraryCall {
+pub struct LibraryCall {
     /// Its id.
     pub id: i64,
     /// Its function name (static: from functions.def).

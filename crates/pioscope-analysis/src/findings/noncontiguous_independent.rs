@@ -15,10 +15,10 @@ use super::config::Config;
 use super::counters::{names, Counters};
 use super::data_sieving::collective_form;
 use super::dispatch::{Interest, CALL, DATA, IN_CALL, POSIX};
-use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
+use super::util::{self, Call, Facts, General, Numbers, PerCall, Requests};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "noncontiguous-independent";
@@ -42,20 +42,18 @@ pub(crate) struct NoncontiguousIndependent {
     general: General,
     min_calls: u64,
     min_ranks: usize,
-    shared: Shared,
     calls: PerCall<Requests>,
     by_file: BTreeMap<i32, FileAcc>,
     by_rank: BTreeMap<i32, (u64, i64)>,
 }
 
 impl NoncontiguousIndependent {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         NoncontiguousIndependent {
             general: General::new(config),
             min_calls: s.u64("min_calls"),
             min_ranks: s.u64("min_ranks") as usize,
-            shared: shared.clone(),
             calls: PerCall::default(),
             by_file: BTreeMap::new(),
             by_rank: BTreeMap::new(),
@@ -101,10 +99,9 @@ impl NoncontiguousIndependent {
     }
 }
 
-impl Visitor for NoncontiguousIndependent {
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
-        if let Some(c) = util::call(&self.shared, &fx) {
+impl Rule for NoncontiguousIndependent {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
+        if let Some(c) = fx.call {
             let tracked = c.data() && !c.collective;
             if let Some((c, b)) = self.calls.next(e, c, tracked) {
                 self.close(c, b, ctx);
@@ -125,9 +122,7 @@ impl Visitor for NoncontiguousIndependent {
             self.close(c, b, ctx);
         }
     }
-}
 
-impl Rule for NoncontiguousIndependent {
     fn interest(&self) -> Interest {
         Interest::any_of(&[CALL, POSIX | IN_CALL | DATA])
     }

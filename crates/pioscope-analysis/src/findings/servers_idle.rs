@@ -12,9 +12,9 @@ use pioscope_trace::store::{Containers, Event};
 use pioscope_trace::units;
 
 use super::config::Config;
-use super::util::{self, General, Numbers, Shared};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 use crate::servers::{classify, ServerWork};
 
 /// Rule id.
@@ -26,7 +26,6 @@ pub(crate) struct ServersIdle {
     bins: usize,
     min_wait_ns: i64,
     min_share: f64,
-    shared: Shared,
     kinds: Option<Vec<ContainerKind>>,
     /// Some container is a server (known with `kinds`): without one there is nothing to judge.
     has_servers: bool,
@@ -37,7 +36,7 @@ pub(crate) struct ServersIdle {
 }
 
 impl ServersIdle {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         let bins = s.u64("bins").clamp(1, 100_000) as usize;
         ServersIdle {
@@ -45,7 +44,6 @@ impl ServersIdle {
             bins,
             min_wait_ns: s.u64("min_wait_ns") as i64,
             min_share: s.f64("min_share"),
-            shared: shared.clone(),
             kinds: None,
             has_servers: false,
             client: vec![0.0; bins],
@@ -77,12 +75,12 @@ fn spread(grid: &mut [f64], width: f64, s: i64, t: i64) {
     }
 }
 
-impl Visitor for ServersIdle {
+impl Rule for ServersIdle {
     fn sees_server_records(&self) -> bool {
         true
     }
 
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
         // A job without servers has no finding (`conclude`): its events add nothing.
         if self.idle(ctx) {
             return;
@@ -94,7 +92,6 @@ impl Visitor for ServersIdle {
             .unwrap_or_default();
         let width = self.width(ctx);
         if kind == ContainerKind::Process {
-            let fx = util::facts(&self.shared, e);
             if fx.top_level && e.rank >= 0 {
                 spread(&mut self.client, width, e.start_ns, e.end_ns());
             }
@@ -105,9 +102,7 @@ impl Visitor for ServersIdle {
             spread(&mut self.server, width, e.start_ns, e.end_ns());
         }
     }
-}
 
-impl Rule for ServersIdle {
     fn idle(&mut self, ctx: &Context<'_>) -> bool {
         if self.kinds.is_none() {
             let kinds: Vec<ContainerKind> = Containers::new(&ctx.trace.meta)

@@ -9,10 +9,10 @@ use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::dispatch::{Interest, CALL, IN_CALL, POSIX};
-use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
+use super::util::{self, Call, Facts, General, Numbers, PerCall, Requests};
 use super::{Evidence, Finding, Rule};
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "split-requests";
@@ -32,7 +32,6 @@ pub(crate) struct SplitRequests {
     max_posix_bytes: f64,
     min_ratio: f64,
     min_calls: u64,
-    shared: Shared,
     calls: PerCall<Requests>,
     /// Large MPI-IO data calls seen (split or not).
     large_calls: u64,
@@ -46,7 +45,7 @@ pub(crate) struct SplitRequests {
 }
 
 impl SplitRequests {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         SplitRequests {
             general: General::new(config),
@@ -54,7 +53,6 @@ impl SplitRequests {
             max_posix_bytes: s.f64("max_posix_bytes"),
             min_ratio: s.f64("min_ratio"),
             min_calls: s.u64("min_calls"),
-            shared: shared.clone(),
             calls: PerCall::default(),
             large_calls: 0,
             total: Acc::default(),
@@ -102,10 +100,9 @@ impl SplitRequests {
     }
 }
 
-impl Visitor for SplitRequests {
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
-        if let Some(c) = util::call(&self.shared, &fx) {
+impl Rule for SplitRequests {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
+        if let Some(c) = fx.call {
             let tracked = c.data() && c.size >= self.min_mpiio_bytes;
             if tracked {
                 self.large_calls += 1;
@@ -134,9 +131,7 @@ impl Visitor for SplitRequests {
             self.close(c, b, ctx);
         }
     }
-}
 
-impl Rule for SplitRequests {
     fn interest(&self) -> Interest {
         Interest::any_of(&[CALL, POSIX | IN_CALL])
     }
