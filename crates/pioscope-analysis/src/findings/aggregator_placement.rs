@@ -10,7 +10,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::Layer;
 
 use super::config::Config;
-use super::dispatch::{Interest, CALL, DATA, IN_CALL, POSIX};
+use super::dispatch::{Interest, CALL, DATA, IN_COLLECTIVE, POSIX};
 use super::util::{self, Call, Facts, General, Numbers, PerCall};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
@@ -125,7 +125,7 @@ impl Rule for AggregatorPlacement {
     }
 
     fn interest(&self) -> Interest {
-        Interest::any_of(&[CALL, POSIX | IN_CALL | DATA])
+        Interest::any_of(&[CALL, POSIX | IN_COLLECTIVE | DATA])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

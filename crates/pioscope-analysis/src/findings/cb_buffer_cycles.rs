@@ -13,7 +13,7 @@ use pioscope_trace::units;
 use pioscope_trace::Layer;
 
 use super::config::Config;
-use super::dispatch::{Interest, CALL, IN_CALL, POSIX};
+use super::dispatch::{Interest, CALL, IN_COLLECTIVE, POSIX};
 use super::util::{self, Call, Facts, General, Numbers, PerCall};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
@@ -186,7 +186,7 @@ impl Rule for CbBufferCycles {
     }
 
     fn interest(&self) -> Interest {
-        Interest::any_of(&[CALL, POSIX | IN_CALL])
+        Interest::any_of(&[CALL, POSIX | IN_COLLECTIVE])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

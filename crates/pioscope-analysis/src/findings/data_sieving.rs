@@ -10,7 +10,7 @@ use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
-use super::dispatch::{Interest, CALL, IN_CALL, POSIX};
+use super::dispatch::{Interest, CALL, IN_INDEPENDENT, POSIX};
 use super::util::{self, Call, Facts, General, Numbers, PerCall, Requests};
 use super::{Evidence, Finding, Rule};
 use crate::lookup::Keyed;
@@ -136,7 +136,7 @@ impl Rule for DataSieving {
     }
 
     fn interest(&self) -> Interest {
-        Interest::any_of(&[CALL, POSIX | IN_CALL])
+        Interest::any_of(&[CALL, POSIX | IN_INDEPENDENT])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

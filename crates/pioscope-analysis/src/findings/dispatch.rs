@@ -47,6 +47,10 @@ pub(crate) const READ: u32 = 1 << 22;
 pub(crate) const WRITE: u32 = 1 << 23;
 /// A record no traced call encloses (`depth` 0).
 pub(crate) const OUTER: u32 = 1 << 24;
+/// A record inside a collective top-level MPI-IO call (`Parent::collective`).
+pub(crate) const IN_COLLECTIVE: u32 = 1 << 25;
+/// A record inside an independent top-level MPI-IO call.
+pub(crate) const IN_INDEPENDENT: u32 = 1 << 26;
 
 /// The records a rule looks at: those with every bit of one of its clauses (the constants of
 /// this module). A rule's `visit` must do nothing with the others; the facts still follow
@@ -73,7 +77,7 @@ impl Interest {
 /// The facts of the flags (the bits from `TOP` up), as the low bits of a [`Rules`] table key.
 const FLAGS_SHIFT: u32 = 16;
 /// Flags in a key.
-const FLAGS: usize = 9;
+const FLAGS: usize = 11;
 
 /// The [`Rules`] table key of a record with facts `fx`: its layer, then its flags.
 #[inline]
@@ -87,7 +91,9 @@ fn key(e: &Event<'_>, fx: &Facts) -> usize {
         | flag(fx.data(), DATA)
         | flag(fx.kind == OpKind::Read, READ)
         | flag(fx.kind == OpKind::Write, WRITE)
-        | flag(e.depth == 0, OUTER);
+        | flag(e.depth == 0, OUTER)
+        | flag(fx.parent.is_some_and(|p| p.collective), IN_COLLECTIVE)
+        | flag(fx.parent.is_some_and(|p| !p.collective), IN_INDEPENDENT);
     (e.layer as usize) << FLAGS | flags as usize
 }
 

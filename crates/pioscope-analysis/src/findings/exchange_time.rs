@@ -13,7 +13,7 @@ use pioscope_trace::units;
 use pioscope_trace::Layer;
 
 use super::config::Config;
-use super::dispatch::{Interest, CALL, IN_CALL};
+use super::dispatch::{Interest, CALL, IN_COLLECTIVE};
 use super::util::{self, Call, Facts, General, Numbers, PerCall};
 use super::{Evidence, Finding, Rule};
 use crate::class;
@@ -152,7 +152,7 @@ impl Rule for ExchangeTime {
     }
 
     fn interest(&self) -> Interest {
-        Interest::any_of(&[CALL, IN_CALL])
+        Interest::any_of(&[CALL, IN_COLLECTIVE])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

@@ -14,7 +14,7 @@ use pioscope_trace::{Layer, OpKind};
 use super::config::Config;
 use super::counters::{names, Counters};
 use super::data_sieving::collective_form;
-use super::dispatch::{Interest, CALL, DATA, IN_CALL, POSIX};
+use super::dispatch::{Interest, CALL, DATA, IN_INDEPENDENT, POSIX};
 use super::util::{self, Call, Facts, General, Numbers, PerCall, Requests};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
@@ -124,7 +124,7 @@ impl Rule for NoncontiguousIndependent {
     }
 
     fn interest(&self) -> Interest {
-        Interest::any_of(&[CALL, POSIX | IN_CALL | DATA])
+        Interest::any_of(&[CALL, POSIX | IN_INDEPENDENT | DATA])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

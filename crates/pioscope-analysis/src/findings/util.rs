@@ -37,6 +37,8 @@ pub struct Parent {
     pub file: Option<i32>,
     /// Its function id.
     pub func: u16,
+    /// Its collective flag.
+    pub collective: bool,
 }
 
 /// What the rules want to know about one record, computed once for all of them (small, so
@@ -156,6 +158,7 @@ impl SharedState {
                 class: c.class,
                 file: c.file,
                 func: c.func_id,
+                collective: c.collective,
             }),
             wait,
             library: self.library.enter(e),
