@@ -17,6 +17,7 @@ use super::dispatch::{Interest, CALL, IN_COLLECTIVE, POSIX};
 use super::util::{self, Call, Facts, General, Numbers, PerCall};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
+use crate::lookup::InstanceIndex;
 use crate::pass::Context;
 
 /// Rule id.
@@ -69,7 +70,10 @@ pub(crate) struct CbBufferCycles {
     cycles_sum: u64,
     multi: u64,
     /// Per collective instance: (cost of the slowest aggregator's extra cycles, aggregators).
-    instances: BTreeMap<i64, (i64, u64)>,
+    instances: Vec<(i64, u64)>,
+    /// Where each collective instance's entry of `instances` is: a table read per call, not
+    /// a tree that grows with the instances.
+    instance_at: InstanceIndex,
     by_file: BTreeMap<i32, FileAcc>,
     by_rank: BTreeMap<i32, (u64, u64)>,
     /// The call with the most cycles: (cycles, call, rank, domain).
@@ -88,7 +92,8 @@ impl CbBufferCycles {
             aggregator_calls: 0,
             cycles_sum: 0,
             multi: 0,
-            instances: BTreeMap::new(),
+            instances: Vec::new(),
+            instance_at: InstanceIndex::default(),
             by_file: BTreeMap::new(),
             by_rank: BTreeMap::new(),
             worst_call: None,
@@ -123,7 +128,12 @@ impl CbBufferCycles {
             0
         };
         let key = c.instance_key();
-        let inst = self.instances.entry(key).or_default();
+        let instances = &mut self.instances;
+        let at = self.instance_at.at(key, || {
+            instances.push((0, 0));
+            instances.len() - 1
+        });
+        let inst = &mut instances[at];
         inst.0 = inst.0.max(extra);
         inst.1 += 1;
         let a = self.by_file.entry(file).or_default();
@@ -194,8 +204,8 @@ impl Rule for CbBufferCycles {
         if self.multi == 0 || share < self.min_share {
             return Vec::new();
         }
-        let cost: i64 = self.instances.values().map(|(c, _)| *c).sum();
-        let aggregators = self.instances.values().map(|(_, a)| *a).max().unwrap_or(1);
+        let cost: i64 = self.instances.iter().map(|(c, _)| *c).sum();
+        let aggregators = self.instances.iter().map(|(_, a)| *a).max().unwrap_or(1);
         let empty = FileAcc::default();
         let (file, fa) = self
             .by_file
