@@ -10,12 +10,12 @@ use pioscope_trace::store::Event;
 use pioscope_trace::Layer;
 
 use super::config::Config;
-use super::dispatch::{Interest, CALL, DATA, IN_CALL, POSIX};
-use super::util::{self, Call, General, Numbers, PerCall, Shared};
+use super::dispatch::{Interest, CALL, DATA, IN_COLLECTIVE, POSIX};
+use super::util::{self, Call, Facts, General, Numbers, PerCall};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
 use crate::lookup::InstanceIndex;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "aggregator-placement";
@@ -31,7 +31,6 @@ pub(crate) struct AggregatorPlacement {
     general: General,
     max_per_host: usize,
     min_calls: u64,
-    shared: Shared,
     by_file: BTreeMap<i32, FileAcc>,
     /// Per collective instance, in the order first seen: the instance's file and the storage
     /// ns per aggregator rank (the conclusion only sums over them, in any order).
@@ -43,13 +42,12 @@ pub(crate) struct AggregatorPlacement {
 }
 
 impl AggregatorPlacement {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         AggregatorPlacement {
             general: General::new(config),
             max_per_host: s.u64("max_per_host").max(1) as usize,
             min_calls: s.u64("min_calls").max(1),
-            shared: shared.clone(),
             by_file: BTreeMap::new(),
             instances: Vec::new(),
             instance_at: InstanceIndex::default(),
@@ -72,32 +70,6 @@ impl AggregatorPlacement {
         if storage_ns > 0 {
             acc.aggregators.insert(c.rank);
             *instances[at].1.entry(c.rank).or_default() += storage_ns;
-        }
-    }
-}
-
-impl Visitor for AggregatorPlacement {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
-        if let Some(c) = util::call(&self.shared, &fx) {
-            let tracked = c.collective && c.data();
-            if let Some((c, ns)) = self.calls.next(e, c, tracked) {
-                self.close(c, ns);
-            }
-            return;
-        }
-        if e.layer != Layer::Posix || !fx.data() {
-            return;
-        }
-        let Some(p) = fx.parent else { return };
-        if let Some(ns) = self.calls.child(e, p.id) {
-            *ns += e.duration_ns;
-        }
-    }
-
-    fn finish(&mut self, _ctx: &Context<'_>) {
-        for (c, ns) in self.calls.drain() {
-            self.close(c, ns);
         }
     }
 }
@@ -129,8 +101,31 @@ impl AggregatorPlacement {
 }
 
 impl Rule for AggregatorPlacement {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
+        if let Some(c) = fx.call {
+            let tracked = c.collective && c.data();
+            if let Some((c, ns)) = self.calls.next(e, c, tracked) {
+                self.close(c, ns);
+            }
+            return;
+        }
+        if e.layer != Layer::Posix || !fx.data() {
+            return;
+        }
+        let Some(p) = fx.parent else { return };
+        if let Some(ns) = self.calls.child(e, p.id) {
+            *ns += e.duration_ns;
+        }
+    }
+
+    fn finish(&mut self, _ctx: &Context<'_>) {
+        for (c, ns) in self.calls.drain() {
+            self.close(c, ns);
+        }
+    }
+
     fn interest(&self) -> Interest {
-        Interest::any_of(&[CALL, POSIX | IN_CALL | DATA])
+        Interest::any_of(&[CALL, POSIX | IN_COLLECTIVE | DATA])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

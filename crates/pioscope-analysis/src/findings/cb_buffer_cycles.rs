@@ -13,11 +13,12 @@ use pioscope_trace::units;
 use pioscope_trace::Layer;
 
 use super::config::Config;
-use super::dispatch::{Interest, CALL, IN_CALL, POSIX};
-use super::util::{self, Call, General, Numbers, PerCall, Shared};
+use super::dispatch::{Interest, CALL, IN_COLLECTIVE, POSIX};
+use super::util::{self, Call, Facts, General, Numbers, PerCall};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
-use crate::pass::{Context, Visitor};
+use crate::lookup::InstanceIndex;
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "cb-buffer-cycles";
@@ -64,13 +65,15 @@ pub(crate) struct CbBufferCycles {
     min_cycles: u64,
     min_share: f64,
     max_cb: u64,
-    shared: Shared,
     calls: PerCall<Cycles>,
     aggregator_calls: u64,
     cycles_sum: u64,
     multi: u64,
     /// Per collective instance: (cost of the slowest aggregator's extra cycles, aggregators).
-    instances: BTreeMap<i64, (i64, u64)>,
+    instances: Vec<(i64, u64)>,
+    /// Where each collective instance's entry of `instances` is: a table read per call, not
+    /// a tree that grows with the instances.
+    instance_at: InstanceIndex,
     by_file: BTreeMap<i32, FileAcc>,
     by_rank: BTreeMap<i32, (u64, u64)>,
     /// The call with the most cycles: (cycles, call, rank, domain).
@@ -78,19 +81,19 @@ pub(crate) struct CbBufferCycles {
 }
 
 impl CbBufferCycles {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         CbBufferCycles {
             general: General::new(config),
             min_cycles: s.u64("min_cycles").max(2),
             min_share: s.f64("min_share"),
             max_cb: s.u64("max_cb_buffer_size").max(MIB),
-            shared: shared.clone(),
             calls: PerCall::default(),
             aggregator_calls: 0,
             cycles_sum: 0,
             multi: 0,
-            instances: BTreeMap::new(),
+            instances: Vec::new(),
+            instance_at: InstanceIndex::default(),
             by_file: BTreeMap::new(),
             by_rank: BTreeMap::new(),
             worst_call: None,
@@ -125,7 +128,12 @@ impl CbBufferCycles {
             0
         };
         let key = c.instance_key();
-        let inst = self.instances.entry(key).or_default();
+        let instances = &mut self.instances;
+        let at = self.instance_at.at(key, || {
+            instances.push((0, 0));
+            instances.len() - 1
+        });
+        let inst = &mut instances[at];
         inst.0 = inst.0.max(extra);
         inst.1 += 1;
         let a = self.by_file.entry(file).or_default();
@@ -148,10 +156,9 @@ impl CbBufferCycles {
     }
 }
 
-impl Visitor for CbBufferCycles {
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
-        if let Some(c) = util::call(&self.shared, &fx) {
+impl Rule for CbBufferCycles {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
+        if let Some(c) = fx.call {
             let tracked = c.collective && c.data();
             if let Some((c, cy)) = self.calls.next(e, c, tracked) {
                 self.close(c, cy, ctx);
@@ -187,11 +194,9 @@ impl Visitor for CbBufferCycles {
             self.close(c, cy, ctx);
         }
     }
-}
 
-impl Rule for CbBufferCycles {
     fn interest(&self) -> Interest {
-        Interest::any_of(&[CALL, POSIX | IN_CALL])
+        Interest::any_of(&[CALL, POSIX | IN_COLLECTIVE])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
@@ -199,8 +204,8 @@ impl Rule for CbBufferCycles {
         if self.multi == 0 || share < self.min_share {
             return Vec::new();
         }
-        let cost: i64 = self.instances.values().map(|(c, _)| *c).sum();
-        let aggregators = self.instances.values().map(|(_, a)| *a).max().unwrap_or(1);
+        let cost: i64 = self.instances.iter().map(|(c, _)| *c).sum();
+        let aggregators = self.instances.iter().map(|(_, a)| *a).max().unwrap_or(1);
         let empty = FileAcc::default();
         let (file, fa) = self
             .by_file

@@ -17,11 +17,11 @@ use pioscope_trace::OpKind;
 
 use super::config::Config;
 use super::dispatch::{Interest, IN_CALL, TOP, WAIT};
-use super::util::{self, General, Numbers, Shared};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::class;
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "close-sync";
@@ -62,7 +62,6 @@ pub(crate) struct CloseSync {
     general: General,
     min_share: f64,
     min_time_ns: f64,
-    shared: Shared,
     by_rank_file: Keyed<(i32, i32), Acc>,
     /// Per (rank, file): synced since it was last opened.
     synced: Keyed<(i32, i32), bool>,
@@ -77,13 +76,12 @@ pub(crate) struct CloseSync {
 }
 
 impl CloseSync {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         CloseSync {
             general: General::new(config),
             min_share: s.f64("min_share"),
             min_time_ns: s.u64("min_time_ns") as f64,
-            shared: shared.clone(),
             by_rank_file: Keyed::default(),
             synced: Keyed::default(),
             last_sync: None,
@@ -146,9 +144,8 @@ impl CloseSync {
     }
 }
 
-impl Visitor for CloseSync {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
+impl Rule for CloseSync {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
         let (file, d) = match fx.parent {
             Some(p) if fx.wait && p.class & (class::CLOSE | class::SYNC) != 0 => {
                 let Some(file) = p.file else { return };
@@ -156,7 +153,7 @@ impl Visitor for CloseSync {
             }
             _ if fx.top_level => {
                 let Some(file) = e.file_id else { return };
-                let Some(d) = self.call(e, &fx, file) else {
+                let Some(d) = self.call(e, fx, file) else {
                     return;
                 };
                 (file, d)
@@ -176,9 +173,7 @@ impl Visitor for CloseSync {
             }
         }
     }
-}
 
-impl Rule for CloseSync {
     fn interest(&self) -> Interest {
         Interest::any_of(&[IN_CALL | WAIT, TOP])
     }

@@ -10,10 +10,11 @@ use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
-use super::dispatch::{Interest, CALL, IN_CALL, POSIX};
-use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
+use super::dispatch::{Interest, CALL, IN_INDEPENDENT, POSIX};
+use super::util::{self, Call, Facts, General, Numbers, PerCall, Requests};
 use super::{Evidence, Finding, Rule};
-use crate::pass::{Context, Visitor};
+use crate::lookup::Keyed;
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "data-sieving";
@@ -48,30 +49,31 @@ pub(crate) struct DataSieving {
     general: General,
     min_calls: u64,
     min_amplification: f64,
-    shared: Shared,
     calls: PerCall<Beneath>,
     total: Acc,
-    by_rank: BTreeMap<i32, Acc>,
-    by_file: BTreeMap<i32, Acc>,
-    by_func: BTreeMap<&'static str, Acc>,
+    by_rank: Keyed<i32, Acc>,
+    by_file: Keyed<i32, Acc>,
+    by_func: Keyed<&'static str, Acc>,
     /// ind_wr_buffer_size and romio_ds_write seen on the worst file's first sieved call.
     hints: BTreeMap<i32, (Option<i64>, Option<String>)>,
+    /// The file of the last sieved call (its `hints` are known).
+    hints_file: Option<i32>,
 }
 
 impl DataSieving {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         DataSieving {
             general: General::new(config),
             min_calls: s.u64("min_calls"),
             min_amplification: s.f64("min_amplification"),
-            shared: shared.clone(),
             calls: PerCall::default(),
             total: Acc::default(),
-            by_rank: BTreeMap::new(),
-            by_file: BTreeMap::new(),
-            by_func: BTreeMap::new(),
+            by_rank: Keyed::default(),
+            by_file: Keyed::default(),
+            by_func: Keyed::default(),
             hints: BTreeMap::new(),
+            hints_file: None,
         }
     }
 
@@ -80,10 +82,15 @@ impl DataSieving {
             return;
         }
         self.total.add(&c, &b);
-        self.by_rank.entry(c.rank).or_default().add(&c, &b);
+        self.by_rank.at(c.rank).add(&c, &b);
         let file = c.file.unwrap_or(-1);
-        self.by_file.entry(file).or_default().add(&c, &b);
-        self.by_func.entry(c.func).or_default().add(&c, &b);
+        self.by_file.at(file).add(&c, &b);
+        self.by_func.at(c.func).add(&c, &b);
+        // Consecutive calls mostly share their file: its hints are known then.
+        if self.hints_file == Some(file) {
+            return;
+        }
+        self.hints_file = Some(file);
         self.hints.entry(file).or_insert_with(|| {
             let s = &ctx.hints;
             let buf = s.at::<i64>(c.rank, file, "ind_wr_buffer_size", c.start);
@@ -95,10 +102,9 @@ impl DataSieving {
     }
 }
 
-impl Visitor for DataSieving {
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
-        if let Some(c) = util::call(&self.shared, &fx) {
+impl Rule for DataSieving {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
+        if let Some(c) = fx.call {
             let tracked = c.kind == OpKind::Write && !c.collective;
             if let Some((c, b)) = self.calls.next(e, c, tracked) {
                 self.close(c, b, ctx);
@@ -128,11 +134,9 @@ impl Visitor for DataSieving {
             self.close(c, b, ctx);
         }
     }
-}
 
-impl Rule for DataSieving {
     fn interest(&self) -> Interest {
-        Interest::any_of(&[CALL, POSIX | IN_CALL])
+        Interest::any_of(&[CALL, POSIX | IN_INDEPENDENT])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
@@ -151,9 +155,10 @@ impl Rule for DataSieving {
 
         let worst_file = self
             .by_file
-            .iter()
+            .entries()
+            .into_iter()
             .max_by_key(|(_, a)| a.call_ns)
-            .map(|(f, _)| *f)
+            .map(|(f, _)| f)
             .unwrap_or(-1);
         let (buf, ds) = self.hints.get(&worst_file).cloned().unwrap_or((None, None));
 
@@ -168,7 +173,7 @@ impl Rule for DataSieving {
             .int("posix_read_time_ns", t.posix.read.ns)
             .int("posix_write_time_ns", t.posix.write.ns)
             .int("call_time_ns", t.call_ns)
-            .int("ranks", self.by_rank.len() as i64);
+            .int("ranks", self.by_rank.entries().len() as i64);
         if let Some(b) = buf {
             n.int("ind_wr_buffer_size", b);
         }
@@ -178,20 +183,20 @@ impl Rule for DataSieving {
 
         let k = self.general.worst;
         let mut worst = Vec::new();
-        for (f, a) in util::top(self.by_file.iter().collect(), k, |(_, a)| a.call_ns) {
+        for (f, a) in util::top(self.by_file.entries(), k, |(_, a)| a.call_ns) {
             worst.push(format!(
                 "file {}: {} sieved writes, {} asked, {} read + {} written",
-                util::file_name(ctx, *f),
+                util::file_name(ctx, f),
                 a.calls,
                 units::bytes(a.requested),
                 units::bytes(a.posix.read.bytes),
                 units::bytes(a.posix.write.bytes)
             ));
         }
-        for (r, a) in util::top(self.by_rank.iter().collect(), k, |(_, a)| a.call_ns) {
+        for (r, a) in util::top(self.by_rank.entries(), k, |(_, a)| a.call_ns) {
             worst.push(format!(
                 "{}: {} calls, {} in them, {:.1}x the bytes asked",
-                util::rank_name(ctx, *r),
+                util::rank_name(ctx, r),
                 a.calls,
                 units::duration_prose(a.call_ns),
                 util::ratio(
@@ -200,7 +205,7 @@ impl Rule for DataSieving {
                 )
             ));
         }
-        for (f, a) in util::top(self.by_func.iter().collect(), k, |(_, a)| a.call_ns) {
+        for (f, a) in util::top(self.by_func.entries(), k, |(_, a)| a.call_ns) {
             worst.push(format!(
                 "call {f}: {} read-modify-writes, {} POSIX reads beneath",
                 a.calls, a.posix.read.count
@@ -208,9 +213,10 @@ impl Rule for DataSieving {
         }
         let func = self
             .by_func
-            .iter()
+            .entries()
+            .into_iter()
             .max_by_key(|(_, a)| a.call_ns)
-            .map(|(f, _)| *f)
+            .map(|(f, _)| f)
             .unwrap_or("MPI_File_write");
         let coll = collective_form(func);
         let buf_text = buf

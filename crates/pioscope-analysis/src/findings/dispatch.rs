@@ -1,14 +1,16 @@
 //! The rules as one visitor of the pass. The facts of each record (`util::Facts`) are worked
-//! out once, before any rule asks for them, and a rule is shown only the records its
-//! [`Interest`] names: most records concern a few of the thirty rules, and a call per rule and
-//! record was most of the findings' cost.
+//! out once and handed to each rule, and a rule is shown only the records its [`Interest`]
+//! names: most records concern a few of the thirty rules, and a call per rule and record was
+//! most of the findings' cost.
 
 use std::ops::{Deref, DerefMut};
 
+use pioscope_trace::store::meta::ContainerKind;
 use pioscope_trace::store::Event;
-use pioscope_trace::Layer;
+use pioscope_trace::{Layer, OpKind};
+use rustc_hash::FxHashMap;
 
-use super::util::{self, Facts, Shared};
+use super::util::{Facts, SharedState};
 use super::Rule;
 use crate::pass::{Context, Visitor};
 use crate::scope::{Scope, ScopeFilter};
@@ -39,6 +41,16 @@ pub(crate) const WAIT: u32 = 1 << 19;
 pub(crate) const LIBRARY: u32 = 1 << 20;
 /// A read or a write (`Facts::data`).
 pub(crate) const DATA: u32 = 1 << 21;
+/// A read (`OpKind::Read`).
+pub(crate) const READ: u32 = 1 << 22;
+/// A write (`OpKind::Write`).
+pub(crate) const WRITE: u32 = 1 << 23;
+/// A record no traced call encloses (`depth` 0).
+pub(crate) const OUTER: u32 = 1 << 24;
+/// A record inside a collective top-level MPI-IO call (`Parent::collective`).
+pub(crate) const IN_COLLECTIVE: u32 = 1 << 25;
+/// A record inside an independent top-level MPI-IO call.
+pub(crate) const IN_INDEPENDENT: u32 = 1 << 26;
 
 /// The records a rule looks at: those with every bit of one of its clauses (the constants of
 /// this module). A rule's `visit` must do nothing with the others; the facts still follow
@@ -65,50 +77,92 @@ impl Interest {
 /// The facts of the flags (the bits from `TOP` up), as the low bits of a [`Rules`] table key.
 const FLAGS_SHIFT: u32 = 16;
 /// Flags in a key.
-const FLAGS: usize = 6;
+const FLAGS: usize = 11;
 
 /// The [`Rules`] table key of a record with facts `fx`: its layer, then its flags.
 #[inline]
 fn key(e: &Event<'_>, fx: &Facts) -> usize {
     let flag = |on: bool, bit: u32| if on { bit >> FLAGS_SHIFT } else { 0 };
     let flags = flag(fx.top_level, TOP)
-        | flag(fx.call, CALL)
+        | flag(fx.call.is_some(), CALL)
         | flag(fx.parent.is_some(), IN_CALL)
         | flag(fx.wait, WAIT)
         | flag(fx.library.is_some(), LIBRARY)
-        | flag(fx.data(), DATA);
+        | flag(fx.data(), DATA)
+        | flag(fx.kind == OpKind::Read, READ)
+        | flag(fx.kind == OpKind::Write, WRITE)
+        | flag(e.depth == 0, OUTER)
+        | flag(fx.parent.is_some_and(|p| p.collective), IN_COLLECTIVE)
+        | flag(fx.parent.is_some_and(|p| !p.collective), IN_INDEPENDENT);
     (e.layer as usize) << FLAGS | flags as usize
 }
 
 /// The enabled rules (`super::rules`), visiting as one.
 pub struct Rules {
     list: Vec<Box<dyn Rule>>,
-    /// Per table key (see `key`), the rules whose interest takes such a record, in order.
+    /// Per table key (see `key`), the place in `takers` of the rules whose interest takes such
+    /// a record: a table of 2-byte entries stays in the cache, as the records' keys vary.
+    table: Vec<u16>,
+    /// The distinct lists of rules taking a record, each in order, without the rules idle in
+    /// this pass (`Rule::idle`).
     takers: Vec<Box<[usize]>>,
-    shared: Shared,
+    /// Works out the facts of each record.
+    state: SharedState,
+    /// Whether the table is made (at the first record).
+    ready: bool,
     /// Tells a storage server's records (shown only to the rules that see them, outside the
-    /// scope of the facts) from the others; made at the first record.
+    /// scope of the facts) from the others; None when the pass has none apart (the scope keeps
+    /// every record, or the trace has no server).
     servers: Option<ScopeFilter>,
 }
 
 impl Rules {
-    /// `list`, sharing `shared`.
-    pub(crate) fn new(list: Vec<Box<dyn Rule>>, shared: Shared) -> Rules {
-        let interests: Vec<Interest> = list.iter().map(|r| r.interest()).collect();
-        let takers = (0..Layer::ALL.len() << FLAGS)
-            .map(|k| {
-                let bits = 1 << (k >> FLAGS) | ((k & ((1 << FLAGS) - 1)) as u32) << FLAGS_SHIFT;
-                (0..list.len())
-                    .filter(|&r| interests[r].takes(bits))
-                    .collect()
-            })
-            .collect();
+    /// `list`, as one visitor.
+    pub(crate) fn new(list: Vec<Box<dyn Rule>>) -> Rules {
         Rules {
             list,
-            takers,
-            shared,
+            table: Vec::new(),
+            takers: Vec::new(),
+            state: SharedState::default(),
+            ready: false,
             servers: None,
         }
+    }
+
+    /// Makes `table` and `takers` for the pass of `ctx`, and `servers`.
+    fn prepare(&mut self, ctx: &Context<'_>) {
+        let interests: Vec<Interest> = self
+            .list
+            .iter_mut()
+            .map(|r| {
+                if r.idle(ctx) {
+                    Interest::NONE
+                } else {
+                    r.interest()
+                }
+            })
+            .collect();
+        let mut places: FxHashMap<Box<[usize]>, u16> = FxHashMap::default();
+        self.table = (0..Layer::ALL.len() << FLAGS)
+            .map(|k| {
+                let bits = 1 << (k >> FLAGS) | ((k & ((1 << FLAGS) - 1)) as u32) << FLAGS_SHIFT;
+                let list: Box<[usize]> = (0..interests.len())
+                    .filter(|&r| interests[r].takes(bits))
+                    .collect();
+                let next = places.len() as u16;
+                *places.entry(list).or_insert(next)
+            })
+            .collect();
+        let mut takers: Vec<(u16, Box<[usize]>)> =
+            places.into_iter().map(|(l, i)| (i, l)).collect();
+        takers.sort_unstable_by_key(|(i, _)| *i);
+        self.takers = takers.into_iter().map(|(_, l)| l).collect();
+        let has_servers =
+            (ctx.trace.meta.processes.iter()).any(|p| p.kind == ContainerKind::Server);
+        if ctx.scope != Scope::All && has_servers {
+            self.servers = Some(ScopeFilter::new(ctx.trace, ctx.scope));
+        }
+        self.ready = true;
     }
 }
 
@@ -127,19 +181,19 @@ impl DerefMut for Rules {
 
 impl Visitor for Rules {
     fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let servers = self
-            .servers
-            .get_or_insert_with(|| ScopeFilter::new(ctx.trace, ctx.scope));
+        if !self.ready {
+            self.prepare(ctx);
+        }
         // The pass shows a record outside the scope only when it is a server's.
-        if ctx.scope != Scope::All && servers.is_server_record(e) {
+        if self.servers.as_ref().is_some_and(|s| s.is_server_record(e)) {
             for r in self.list.iter_mut().filter(|r| r.sees_server_records()) {
-                r.visit(e, ctx);
+                r.visit(e, &Facts::NONE, ctx);
             }
             return;
         }
-        let key = key(e, &util::enter(&self.shared, e));
-        for &r in self.takers[key].iter() {
-            self.list[r].visit(e, ctx);
+        let fx = self.state.enter(e);
+        for &r in self.takers[self.table[key(e, fx)] as usize].iter() {
+            self.list[r].visit(e, fx, ctx);
         }
     }
 
@@ -167,13 +221,10 @@ mod tests {
     /// Records the ids it is shown.
     struct Shown(Interest, Rc<RefCell<Vec<i64>>>);
 
-    impl Visitor for Shown {
-        fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
+    impl Rule for Shown {
+        fn visit(&mut self, e: &Event<'_>, _fx: &Facts, _ctx: &Context<'_>) {
             self.1.borrow_mut().push(e.id);
         }
-    }
-
-    impl Rule for Shown {
         fn interest(&self) -> Interest {
             self.0
         }
@@ -210,7 +261,7 @@ mod tests {
         let list: Vec<Box<dyn Rule>> = (interests.iter().zip(&shown))
             .map(|(i, s)| Box::new(Shown(*i, Rc::clone(s))) as Box<dyn Rule>)
             .collect();
-        let mut rules = Rules::new(list, util::shared());
+        let mut rules = Rules::new(list);
         pass::run(&ctx, &mut [&mut rules], &mut |_, _| {}).expect("pass");
         let shown: Vec<Vec<i64>> = shown.iter().map(|s| s.borrow().clone()).collect();
         assert_eq!(

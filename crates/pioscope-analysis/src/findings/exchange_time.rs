@@ -13,13 +13,13 @@ use pioscope_trace::units;
 use pioscope_trace::Layer;
 
 use super::config::Config;
-use super::dispatch::{Interest, CALL, IN_CALL};
-use super::util::{self, Call, General, Numbers, PerCall, Shared};
+use super::dispatch::{Interest, CALL, IN_COLLECTIVE};
+use super::util::{self, Call, Facts, General, Numbers, PerCall};
 use super::{Evidence, Finding, Rule};
 use crate::class;
 use crate::hints;
 use crate::lookup::{InstanceIndex, Keyed};
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "exchange-time";
@@ -47,7 +47,6 @@ pub(crate) struct ExchangeTime {
     general: General,
     min_share: f64,
     min_calls: u64,
-    shared: Shared,
     calls: PerCall<Beneath>,
     /// The collective instances in the order first seen, and where each key's is: every rank
     /// goes through them in that order, so the pass reads them one after the other.
@@ -60,13 +59,12 @@ pub(crate) struct ExchangeTime {
 }
 
 impl ExchangeTime {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         ExchangeTime {
             general: General::new(config),
             min_share: s.f64("min_share"),
             min_calls: s.u64("min_calls").max(1),
-            shared: shared.clone(),
             calls: PerCall::default(),
             instances: Vec::new(),
             instance_at: InstanceIndex::default(),
@@ -117,10 +115,9 @@ impl ExchangeTime {
     }
 }
 
-impl Visitor for ExchangeTime {
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
-        if let Some(c) = util::call(&self.shared, &fx) {
+impl Rule for ExchangeTime {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
+        if let Some(c) = fx.call {
             let tracked = c.collective && c.data();
             if let Some((c, b)) = self.calls.next(e, c, tracked) {
                 self.close(c, b, ctx);
@@ -153,11 +150,9 @@ impl Visitor for ExchangeTime {
             self.close(c, b, ctx);
         }
     }
-}
 
-impl Rule for ExchangeTime {
     fn interest(&self) -> Interest {
-        Interest::any_of(&[CALL, IN_CALL])
+        Interest::any_of(&[CALL, IN_COLLECTIVE])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

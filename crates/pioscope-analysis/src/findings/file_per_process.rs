@@ -10,11 +10,11 @@ use pioscope_trace::OpKind;
 
 use super::config::Config;
 use super::dispatch::{Interest, TOP};
-use super::util::{self, General, Numbers, Shared};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::class;
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "file-per-process";
@@ -32,25 +32,22 @@ struct FileAcc {
 pub(crate) struct FilePerProcess {
     general: General,
     min_ranks: usize,
-    shared: Shared,
     files: Keyed<i32, FileAcc>,
 }
 
 impl FilePerProcess {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         FilePerProcess {
             general: General::new(config),
             min_ranks: s.u64("min_ranks").max(2) as usize,
-            shared: shared.clone(),
             files: Keyed::default(),
         }
     }
 }
 
-impl Visitor for FilePerProcess {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
+impl Rule for FilePerProcess {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
         if !fx.top_level {
             return;
         }
@@ -69,9 +66,7 @@ impl Visitor for FilePerProcess {
             a.meta_ns += e.duration_ns;
         }
     }
-}
 
-impl Rule for FilePerProcess {
     fn interest(&self) -> Interest {
         Interest::any_of(&[TOP])
     }

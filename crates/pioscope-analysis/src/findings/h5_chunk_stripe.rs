@@ -15,11 +15,11 @@ use pioscope_trace::{units, Layer, OpKind};
 use super::config::Config;
 use super::dispatch::{Interest, LIBRARY, POSIX};
 use super::library;
-use super::util::{self, General, Numbers, Requests, Shared};
+use super::util::{self, Facts, General, Numbers, Requests};
 use super::{misaligned, Evidence, Finding, Rule};
 use crate::hints;
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "h5-chunk-stripe";
@@ -124,20 +124,18 @@ pub(crate) struct H5ChunkStripe {
     general: General,
     min_requests: u64,
     parallel_fs_bytes: u64,
-    shared: Shared,
     stripes: HashMap<i32, Option<(u64, &'static str)>>,
     /// Per (rank, dataset).
     by: Keyed<(i32, i32), Acc>,
 }
 
 impl H5ChunkStripe {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         H5ChunkStripe {
             general: General::new(config),
             min_requests: config.section(ID).u64("min_requests"),
             // The stripe of a parallel file system without a hint: one setting for both rules.
             parallel_fs_bytes: config.section(misaligned::ID).u64("parallel_fs_bytes"),
-            shared: shared.clone(),
             stripes: HashMap::new(),
             by: Keyed::default(),
         }
@@ -151,10 +149,8 @@ impl H5ChunkStripe {
     }
 }
 
-impl Visitor for H5ChunkStripe {
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        // Asked of every record: the shared facts follow the nesting record by record.
-        let fx = util::facts(&self.shared, e);
+impl Rule for H5ChunkStripe {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
         let kind = fx.kind;
         let Some(c) = fx.library else {
             return;
@@ -182,9 +178,7 @@ impl Visitor for H5ChunkStripe {
         a.off_boundary += u64::from(off % stripe != 0);
         a.stripe = stripe;
     }
-}
 
-impl Rule for H5ChunkStripe {
     fn interest(&self) -> Interest {
         Interest::any_of(&[POSIX | LIBRARY])
     }

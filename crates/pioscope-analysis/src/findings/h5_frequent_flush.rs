@@ -8,10 +8,10 @@ use pioscope_trace::{units, Layer};
 
 use super::config::Config;
 use super::dispatch::{Interest, HDF5};
-use super::util::{self, General, Numbers};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "h5-frequent-flush";
@@ -35,8 +35,8 @@ impl H5FrequentFlush {
     }
 }
 
-impl Visitor for H5FrequentFlush {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
+impl Rule for H5FrequentFlush {
+    fn visit(&mut self, e: &Event<'_>, _fx: &Facts, _ctx: &Context<'_>) {
         if e.layer != Layer::Hdf5 || e.func != "H5Fflush" {
             return;
         }
@@ -44,9 +44,7 @@ impl Visitor for H5FrequentFlush {
         a.0 += 1;
         a.1 += e.duration_ns;
     }
-}
 
-impl Rule for H5FrequentFlush {
     fn interest(&self) -> Interest {
         Interest::any_of(&[HDF5])
     }

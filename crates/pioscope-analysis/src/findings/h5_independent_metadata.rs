@@ -12,10 +12,10 @@ use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
 use super::dispatch::{Interest, LIBRARY, POSIX};
-use super::util::{self, General, Numbers, Requests, Shared};
+use super::util::{self, Facts, General, Numbers, Requests};
 use super::{Evidence, Finding, Rule};
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "h5-independent-metadata";
@@ -37,19 +37,17 @@ pub(crate) struct H5IndependentMetadata {
     general: General,
     min_ranks: usize,
     min_requests: u64,
-    shared: Shared,
     /// Per (file, rank).
     by: Keyed<(i32, i32), Access>,
 }
 
 impl H5IndependentMetadata {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         H5IndependentMetadata {
             general: General::new(config),
             min_ranks: s.u64("min_ranks") as usize,
             min_requests: s.u64("min_requests"),
-            shared: shared.clone(),
             by: Keyed::default(),
         }
     }
@@ -60,10 +58,8 @@ fn is_metadata_call(func: &str) -> bool {
     func.starts_with("H5") && !matches!(func, "H5Dwrite" | "H5Dread")
 }
 
-impl Visitor for H5IndependentMetadata {
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        // Asked of every record: the shared facts follow the nesting record by record.
-        let fx = util::facts(&self.shared, e);
+impl Rule for H5IndependentMetadata {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
         let kind = fx.kind;
         let Some(c) = fx.library else {
             return;
@@ -88,9 +84,7 @@ impl Visitor for H5IndependentMetadata {
             a.writes.add(e);
         }
     }
-}
 
-impl Rule for H5IndependentMetadata {
     fn interest(&self) -> Interest {
         Interest::any_of(&[POSIX | LIBRARY])
     }

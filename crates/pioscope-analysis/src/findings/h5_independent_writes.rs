@@ -11,10 +11,10 @@ use pioscope_trace::{units, Layer, OpKind};
 use super::config::Config;
 use super::dispatch::{Interest, HDF5, LIBRARY, POSIX};
 use super::library;
-use super::util::{self, General, Numbers, Requests, Shared};
+use super::util::{self, Facts, General, Numbers, Requests};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "h5-independent-writes";
@@ -34,19 +34,17 @@ pub(crate) struct H5IndependentWrites {
     min_calls: u64,
     min_ranks: usize,
     max_mean_bytes: u64,
-    shared: Shared,
     by_dataset: BTreeMap<i32, Dataset>,
 }
 
 impl H5IndependentWrites {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         H5IndependentWrites {
             general: General::new(config),
             min_calls: s.u64("min_calls"),
             min_ranks: s.u64("min_ranks") as usize,
             max_mean_bytes: s.u64("max_mean_bytes"),
-            shared: shared.clone(),
             by_dataset: BTreeMap::new(),
         }
     }
@@ -60,10 +58,8 @@ impl H5IndependentWrites {
     }
 }
 
-impl Visitor for H5IndependentWrites {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        // Asked of every record: the shared facts follow the nesting record by record.
-        let fx = util::facts(&self.shared, e);
+impl Rule for H5IndependentWrites {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
         let kind = fx.kind;
         match fx.library {
             None if e.layer == Layer::Hdf5 && e.func == "H5Dwrite" && !e.collective => {
@@ -83,9 +79,7 @@ impl Visitor for H5IndependentWrites {
             _ => {}
         }
     }
-}
 
-impl Rule for H5IndependentWrites {
     fn interest(&self) -> Interest {
         Interest::any_of(&[HDF5, POSIX | LIBRARY])
     }

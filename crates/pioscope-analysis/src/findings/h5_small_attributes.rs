@@ -11,9 +11,9 @@ use pioscope_trace::{units, Layer};
 
 use super::config::Config;
 use super::dispatch::{Interest, HDF5};
-use super::util::{self, General, Numbers};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "h5-small-attributes";
@@ -56,8 +56,8 @@ fn object_of(ctx: &Context<'_>, attribute: i32) -> String {
     }
 }
 
-impl Visitor for H5SmallAttributes {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
+impl Rule for H5SmallAttributes {
+    fn visit(&mut self, e: &Event<'_>, _fx: &Facts, _ctx: &Context<'_>) {
         let create = matches!(e.func, "H5Acreate2" | "H5Acreate_by_name");
         if e.layer != Layer::Hdf5 || !(create || e.func == "H5Awrite") {
             return;
@@ -74,9 +74,7 @@ impl Visitor for H5SmallAttributes {
         }
         a.ns += e.duration_ns;
     }
-}
 
-impl Rule for H5SmallAttributes {
     fn interest(&self) -> Interest {
         Interest::any_of(&[HDF5])
     }

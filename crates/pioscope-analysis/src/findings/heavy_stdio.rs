@@ -10,10 +10,10 @@ use pioscope_trace::{Layer, OpKind};
 use super::config::Config;
 use super::counters::{names, Counters};
 use super::dispatch::{Interest, TOP};
-use super::util::{self, General, Numbers, Shared};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "heavy-stdio";
@@ -46,7 +46,6 @@ pub(crate) struct HeavyStdio {
     general: General,
     min_ops: u64,
     min_share: f64,
-    shared: Shared,
     io_ns: i64,
     stdio: Acc,
     /// The application's own POSIX data requests: the speed STDIO is compared with.
@@ -56,38 +55,16 @@ pub(crate) struct HeavyStdio {
 }
 
 impl HeavyStdio {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         HeavyStdio {
             general: General::new(config),
             min_ops: s.u64("min_ops"),
             min_share: s.f64("min_share"),
-            shared: shared.clone(),
             io_ns: 0,
             stdio: Acc::default(),
             posix: Acc::default(),
             by: Keyed::default(),
-        }
-    }
-}
-
-impl Visitor for HeavyStdio {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
-        if !fx.top_level {
-            return;
-        }
-        self.io_ns += e.duration_ns;
-        let data = fx.data();
-        match e.layer {
-            Layer::Stdio => {
-                self.stdio.add(e, data);
-                self.by
-                    .at((e.rank, e.file_id.unwrap_or(-1), fx.id()))
-                    .add(e, data);
-            }
-            Layer::Posix if data => self.posix.add(e, true),
-            _ => {}
         }
     }
 }
@@ -124,6 +101,24 @@ const COUNTERS: [(&str, &str, Option<&str>, Option<&str>); 5] = [
 ];
 
 impl Rule for HeavyStdio {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
+        if !fx.top_level {
+            return;
+        }
+        self.io_ns += e.duration_ns;
+        let data = fx.data();
+        match e.layer {
+            Layer::Stdio => {
+                self.stdio.add(e, data);
+                self.by
+                    .at((e.rank, e.file_id.unwrap_or(-1), fx.id()))
+                    .add(e, data);
+            }
+            Layer::Posix if data => self.posix.add(e, true),
+            _ => {}
+        }
+    }
+
     fn interest(&self) -> Interest {
         Interest::any_of(&[TOP])
     }

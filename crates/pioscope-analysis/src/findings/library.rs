@@ -13,7 +13,7 @@ use crate::pass::Context;
 
 /// An HDF5 or PnetCDF call no other one encloses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct LibraryCall {
+pub struct LibraryCall {
     /// Its id.
     pub id: i64,
     /// Its function name (static: from functions.def).
@@ -30,17 +30,25 @@ pub(crate) struct LibraryCall {
 #[derive(Debug, Default)]
 pub(crate) struct Beneath {
     nest: Nesting<LibraryCall>,
+    /// Frames on the stacks of `nest`: while none is, no record is beneath a library call
+    /// and only a library call needs the nesting (most traces have none).
+    open: usize,
 }
 
 impl Beneath {
     /// The library call enclosing `e` (None for a library call itself and for records outside
     /// one). Call once per record, in store order.
     pub(crate) fn enter(&mut self, e: &Event<'_>) -> Option<LibraryCall> {
-        let stack = self.nest.enter(e, |_| {});
+        let library = matches!(e.layer, Layer::Hdf5 | Layer::Pnetcdf);
+        if self.open == 0 && !library {
+            return None;
+        }
+        let open = &mut self.open;
+        let stack = self.nest.enter(e, |_| *open -= 1);
         if let Some(f) = stack.first() {
             return Some(f.data);
         }
-        if matches!(e.layer, Layer::Hdf5 | Layer::Pnetcdf) {
+        if library {
             if let Some(f) = pioscope_trace::functions::by_id(e.func_id) {
                 let call = LibraryCall {
                     id: e.id,
@@ -50,6 +58,7 @@ impl Beneath {
                     nonblocking: e.flags & flags::NONBLOCKING != 0,
                 };
                 stack.push(Frame::of(e, call));
+                self.open += 1;
             }
         }
         None

@@ -14,10 +14,10 @@ use pioscope_trace::units;
 use super::config::Config;
 use super::counters::Counters;
 use super::dispatch::{Interest, TOP, WAIT};
-use super::util::{self, General, Numbers, Shared};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "load-imbalance";
@@ -30,12 +30,11 @@ pub(crate) struct LoadImbalance {
     min_time_ns: i64,
     /// rank0-io's thresholds, when that rule is on: (min_ranks, min_share).
     one_rank: Option<(u64, f64)>,
-    shared: Shared,
     by: Keyed<i32, (i64, u64)>,
 }
 
 impl LoadImbalance {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         let r0 = config.section(super::rank0_io::ID);
         LoadImbalance {
@@ -46,15 +45,13 @@ impl LoadImbalance {
             one_rank: r0
                 .bool("enabled")
                 .then(|| (r0.u64("min_ranks"), r0.f64("min_share"))),
-            shared: shared.clone(),
             by: Keyed::default(),
         }
     }
 }
 
-impl Visitor for LoadImbalance {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
+impl Rule for LoadImbalance {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
         if e.rank >= 0 && fx.wait {
             self.by.at(e.rank).0 -= e.duration_ns;
         }
@@ -67,9 +64,7 @@ impl Visitor for LoadImbalance {
             a.1 += util::moved(e);
         }
     }
-}
 
-impl Rule for LoadImbalance {
     fn interest(&self) -> Interest {
         Interest::any_of(&[WAIT, TOP])
     }

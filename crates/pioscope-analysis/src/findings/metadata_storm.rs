@@ -13,11 +13,11 @@ use pioscope_trace::units;
 use super::config::Config;
 use super::counters::Counters;
 use super::dispatch::{Interest, TOP, WAIT};
-use super::util::{self, General, Numbers, Shared};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::class;
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "metadata-storm";
@@ -31,7 +31,6 @@ pub(crate) struct MetadataStorm {
     general: General,
     min_ops: u64,
     min_share: f64,
-    shared: Shared,
     io_ns: i64,
     ops: u64,
     ns: i64,
@@ -42,13 +41,12 @@ pub(crate) struct MetadataStorm {
 }
 
 impl MetadataStorm {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         MetadataStorm {
             general: General::new(config),
             min_ops: s.u64("min_ops"),
             min_share: s.f64("min_share"),
-            shared: shared.clone(),
             io_ns: 0,
             ops: 0,
             ns: 0,
@@ -56,35 +54,6 @@ impl MetadataStorm {
             first: None,
             last: 0,
         }
-    }
-}
-
-impl Visitor for MetadataStorm {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
-        if fx.wait {
-            // Ranks waiting for each other inside an open, close, sync or set_view: not I/O.
-            self.io_ns -= e.duration_ns;
-            if let Some(p) = fx.parent.filter(|p| p.class & class::METADATA != 0) {
-                self.ns -= e.duration_ns;
-                self.by.at((e.rank, p.file.unwrap_or(-1), p.func)).1 -= e.duration_ns;
-            }
-            return;
-        }
-        if !fx.top_level {
-            return;
-        }
-        self.io_ns += e.duration_ns;
-        if !fx.is(class::METADATA) {
-            return;
-        }
-        self.ops += 1;
-        self.ns += e.duration_ns;
-        self.first = Some(self.first.map_or(e.start_ns, |f| f.min(e.start_ns)));
-        self.last = self.last.max(e.end_ns());
-        let a = self.by.at((e.rank, e.file_id.unwrap_or(-1), fx.id()));
-        a.0 += 1;
-        a.1 += e.duration_ns;
     }
 }
 
@@ -132,6 +101,32 @@ const COUNTERS: [ModuleCounters; 3] = [
 ];
 
 impl Rule for MetadataStorm {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
+        if fx.wait {
+            // Ranks waiting for each other inside an open, close, sync or set_view: not I/O.
+            self.io_ns -= e.duration_ns;
+            if let Some(p) = fx.parent.filter(|p| p.class & class::METADATA != 0) {
+                self.ns -= e.duration_ns;
+                self.by.at((e.rank, p.file.unwrap_or(-1), p.func)).1 -= e.duration_ns;
+            }
+            return;
+        }
+        if !fx.top_level {
+            return;
+        }
+        self.io_ns += e.duration_ns;
+        if !fx.is(class::METADATA) {
+            return;
+        }
+        self.ops += 1;
+        self.ns += e.duration_ns;
+        self.first = Some(self.first.map_or(e.start_ns, |f| f.min(e.start_ns)));
+        self.last = self.last.max(e.end_ns());
+        let a = self.by.at((e.rank, e.file_id.unwrap_or(-1), fx.id()));
+        a.0 += 1;
+        a.1 += e.duration_ns;
+    }
+
     fn interest(&self) -> Interest {
         Interest::any_of(&[WAIT, TOP])
     }

@@ -13,10 +13,10 @@ use pioscope_trace::Layer;
 use super::config::Config;
 use super::counters::{names, Counters};
 use super::dispatch::{Interest, DATA, POSIX};
-use super::util::{self, General, Numbers, Shared};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "misaligned";
@@ -41,7 +41,6 @@ impl Acc {
 /// See the module doc.
 pub(crate) struct Misaligned {
     general: General,
-    shared: Shared,
     min_requests: u64,
     min_share: f64,
     page: u64,
@@ -54,11 +53,10 @@ pub(crate) struct Misaligned {
 }
 
 impl Misaligned {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         Misaligned {
             general: General::new(config),
-            shared: shared.clone(),
             min_requests: s.u64("min_requests"),
             min_share: s.f64("min_share"),
             page: s.u64("page_bytes").max(1),
@@ -81,9 +79,12 @@ impl Misaligned {
     }
 }
 
-impl Visitor for Misaligned {
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
+/// Requests misaligned in memory (Darshan's `POSIX_MEM_NOT_ALIGNED`; traces record no buffer
+/// addresses): (misaligned, requests).
+type Memory = Option<(u64, u64)>;
+
+impl Rule for Misaligned {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
         if e.layer != Layer::Posix || !fx.data() {
             return;
         }
@@ -118,13 +119,7 @@ impl Visitor for Misaligned {
         self.total.merge(&d);
         self.by.at((e.rank, file)).merge(&d);
     }
-}
 
-/// Requests misaligned in memory (Darshan's `POSIX_MEM_NOT_ALIGNED`; traces record no buffer
-/// addresses): (misaligned, requests).
-type Memory = Option<(u64, u64)>;
-
-impl Rule for Misaligned {
     fn interest(&self) -> Interest {
         Interest::any_of(&[POSIX | DATA])
     }

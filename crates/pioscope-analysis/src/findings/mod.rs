@@ -1,5 +1,5 @@
-//! Findings: rules that ride the same single pass as the statistics (each rule is a
-//! [`Visitor`]) and conclude with ranked, evidenced problems and concrete remedies.
+//! Findings: rules that ride the same single pass as the statistics (as one visitor,
+//! [`Rules`]) and conclude with ranked, evidenced problems and concrete remedies.
 //!
 //! One rule per file, each owning its id, its detection, its cost estimate and its remedy;
 //! `TEMPLATE.md` shows how to add one. Thresholds live in `findings.toml` (built in as the
@@ -20,7 +20,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::pass::{Context, Visitor};
+use pioscope_trace::store::Event;
+
+use crate::pass::Context;
+use util::Facts;
 
 mod config;
 mod counters;
@@ -115,11 +118,31 @@ pub struct Finding {
     pub remedy: String,
 }
 
-/// A finding rule: a visitor of the pass that concludes with zero or more findings.
-pub trait Rule: Visitor {
+/// A finding rule: shown records of the pass (through [`Rules`], with their facts), it
+/// concludes with zero or more findings.
+pub trait Rule {
+    /// One record the scope keeps, in store order, with its facts, worked out once for every
+    /// rule (and for a storage server's record, which they do not place, empty facts).
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>);
+
+    /// Whether it also sees the records of traced server daemons (as `Visitor` asks).
+    fn sees_server_records(&self) -> bool {
+        false
+    }
+
+    /// After the last record.
+    fn finish(&mut self, _ctx: &Context<'_>) {}
+
     /// The records `visit` looks at; it is not shown the others (see [`Interest`]).
     fn interest(&self) -> Interest {
         Interest::EVERY
+    }
+
+    /// Whether `visit` would do nothing with any record of the pass of `ctx` (a storage server
+    /// rule on a trace without servers): asked once, before the first record, and then the
+    /// rule is shown none. It may set up what `visit` would have at its first record.
+    fn idle(&mut self, _ctx: &Context<'_>) -> bool {
+        false
     }
 
     /// The findings, after `finish`.
@@ -178,67 +201,64 @@ pub const RULE_IDS: &[&str] = &[
 /// Every enabled rule, configured, as one visitor of the pass.
 pub fn rules(config: &Config) -> Rules {
     let mut v: Vec<Box<dyn Rule>> = Vec::new();
-    let sh = util::shared();
     let on = |id: &str| config.section(id).bool("enabled");
     if on(small_requests::ID) {
-        v.push(Box::new(small_requests::SmallRequests::new(config, &sh)));
+        v.push(Box::new(small_requests::SmallRequests::new(config)));
     }
     if on(noncontiguous_independent::ID) {
         v.push(Box::new(
-            noncontiguous_independent::NoncontiguousIndependent::new(config, &sh),
+            noncontiguous_independent::NoncontiguousIndependent::new(config),
         ));
     }
     if on(data_sieving::ID) {
-        v.push(Box::new(data_sieving::DataSieving::new(config, &sh)));
+        v.push(Box::new(data_sieving::DataSieving::new(config)));
     }
     if on(split_requests::ID) {
-        v.push(Box::new(split_requests::SplitRequests::new(config, &sh)));
+        v.push(Box::new(split_requests::SplitRequests::new(config)));
     }
     if on(cb_buffer_cycles::ID) {
-        v.push(Box::new(cb_buffer_cycles::CbBufferCycles::new(config, &sh)));
+        v.push(Box::new(cb_buffer_cycles::CbBufferCycles::new(config)));
     }
     if on(aggregator_placement::ID) {
         v.push(Box::new(aggregator_placement::AggregatorPlacement::new(
-            config, &sh,
+            config,
         )));
     }
     if on(close_sync::ID) {
-        v.push(Box::new(close_sync::CloseSync::new(config, &sh)));
+        v.push(Box::new(close_sync::CloseSync::new(config)));
     }
     if on(metadata_storm::ID) {
-        v.push(Box::new(metadata_storm::MetadataStorm::new(config, &sh)));
+        v.push(Box::new(metadata_storm::MetadataStorm::new(config)));
     }
     if on(file_per_process::ID) {
-        v.push(Box::new(file_per_process::FilePerProcess::new(config, &sh)));
+        v.push(Box::new(file_per_process::FilePerProcess::new(config)));
     }
     if on(load_imbalance::ID) {
-        v.push(Box::new(load_imbalance::LoadImbalance::new(config, &sh)));
+        v.push(Box::new(load_imbalance::LoadImbalance::new(config)));
     }
     if on(rank0_io::ID) {
-        v.push(Box::new(rank0_io::Rank0Io::new(config, &sh)));
+        v.push(Box::new(rank0_io::Rank0Io::new(config)));
     }
     if on(random_access::ID) {
-        v.push(Box::new(random_access::RandomAccess::new(config, &sh)));
+        v.push(Box::new(random_access::RandomAccess::new(config)));
     }
     if on(misaligned::ID) {
-        v.push(Box::new(misaligned::Misaligned::new(config, &sh)));
+        v.push(Box::new(misaligned::Misaligned::new(config)));
     }
     if on(reread::ID) {
-        v.push(Box::new(reread::Reread::new(config, &sh)));
+        v.push(Box::new(reread::Reread::new(config)));
     }
     if on(redundant_writes::ID) {
-        v.push(Box::new(redundant_writes::RedundantWrites::new(
-            config, &sh,
-        )));
+        v.push(Box::new(redundant_writes::RedundantWrites::new(config)));
     }
     if on(mpiio_blocking::ID) {
-        v.push(Box::new(mpiio_blocking::MpiioBlocking::new(config, &sh)));
+        v.push(Box::new(mpiio_blocking::MpiioBlocking::new(config)));
     }
     if on(heavy_stdio::ID) {
-        v.push(Box::new(heavy_stdio::HeavyStdio::new(config, &sh)));
+        v.push(Box::new(heavy_stdio::HeavyStdio::new(config)));
     }
     if on(exchange_time::ID) {
-        v.push(Box::new(exchange_time::ExchangeTime::new(config, &sh)));
+        v.push(Box::new(exchange_time::ExchangeTime::new(config)));
     }
     if on(server_imbalance::ID) {
         v.push(Box::new(server_imbalance::ServerImbalance::new(config)));
@@ -249,25 +269,23 @@ pub fn rules(config: &Config) -> Rules {
         )));
     }
     if on(servers_idle::ID) {
-        v.push(Box::new(servers_idle::ServersIdle::new(config, &sh)));
+        v.push(Box::new(servers_idle::ServersIdle::new(config)));
     }
     if on(server_cpu::ID) {
         v.push(Box::new(server_cpu::ServerCpu::new(config)));
     }
     if on(h5_independent_writes::ID) {
         v.push(Box::new(h5_independent_writes::H5IndependentWrites::new(
-            config, &sh,
+            config,
         )));
     }
     if on(h5_independent_metadata::ID) {
         v.push(Box::new(
-            h5_independent_metadata::H5IndependentMetadata::new(config, &sh),
+            h5_independent_metadata::H5IndependentMetadata::new(config),
         ));
     }
     if on(pnetcdf_blocking::ID) {
-        v.push(Box::new(pnetcdf_blocking::PnetcdfBlocking::new(
-            config, &sh,
-        )));
+        v.push(Box::new(pnetcdf_blocking::PnetcdfBlocking::new(config)));
     }
     if on(h5_frequent_flush::ID) {
         v.push(Box::new(h5_frequent_flush::H5FrequentFlush::new(config)));
@@ -279,13 +297,13 @@ pub fn rules(config: &Config) -> Rules {
     }
     if on(pnetcdf_redef_moves::ID) {
         v.push(Box::new(pnetcdf_redef_moves::PnetcdfRedefMoves::new(
-            config, &sh,
+            config,
         )));
     }
     if on(h5_chunk_stripe::ID) {
-        v.push(Box::new(h5_chunk_stripe::H5ChunkStripe::new(config, &sh)));
+        v.push(Box::new(h5_chunk_stripe::H5ChunkStripe::new(config)));
     }
-    Rules::new(v, sh)
+    Rules::new(v)
 }
 
 /// The findings of `rules` (after the pass), ranked: highest cost first, then severity, then

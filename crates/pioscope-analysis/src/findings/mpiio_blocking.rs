@@ -18,11 +18,11 @@ use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
 use super::counters::{names, Counters};
-use super::dispatch::{Interest, HDF5, MPI, TOP};
-use super::util::{self, General, Numbers, Shared};
+use super::dispatch::{Interest, HDF5, MPI, OUTER, TOP};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "mpiio-blocking";
@@ -100,7 +100,6 @@ struct Judged {
 pub(crate) struct MpiioBlocking {
     general: General,
     min_time_share: f64,
-    shared: Shared,
     reads: Direction,
     writes: Direction,
     /// Top-level I/O and MPI time per rank, ns: not computation.
@@ -109,12 +108,11 @@ pub(crate) struct MpiioBlocking {
 }
 
 impl MpiioBlocking {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         MpiioBlocking {
             general: General::new(config),
             min_time_share: s.f64("min_time_share"),
-            shared: shared.clone(),
             reads: Direction::default(),
             writes: Direction::default(),
             busy_by_rank: Keyed::default(),
@@ -239,9 +237,8 @@ impl MpiioBlocking {
     }
 }
 
-impl Visitor for MpiioBlocking {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
+impl Rule for MpiioBlocking {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
         self.hdf5 |= e.layer == Layer::Hdf5;
         // Communication outside I/O (barriers, exchanges, MPI_Init) is not computation
         // either: nothing overlaps it.
@@ -252,7 +249,7 @@ impl Visitor for MpiioBlocking {
             return;
         }
         *self.busy_by_rank.at(e.rank) += e.duration_ns;
-        if !fx.call {
+        if fx.call.is_none() {
             return;
         }
         let Some(f) = functions::by_id(e.func_id) else {
@@ -272,11 +269,9 @@ impl Visitor for MpiioBlocking {
         *d.by_func.entry(f.name).or_default() += e.duration_ns;
         *d.by_file.entry(e.file_id.unwrap_or(-1)).or_default() += e.duration_ns;
     }
-}
 
-impl Rule for MpiioBlocking {
     fn interest(&self) -> Interest {
-        Interest::any_of(&[HDF5, MPI, TOP])
+        Interest::any_of(&[HDF5, MPI | OUTER, TOP])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

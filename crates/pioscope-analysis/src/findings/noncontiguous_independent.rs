@@ -14,11 +14,11 @@ use pioscope_trace::{Layer, OpKind};
 use super::config::Config;
 use super::counters::{names, Counters};
 use super::data_sieving::collective_form;
-use super::dispatch::{Interest, CALL, DATA, IN_CALL, POSIX};
-use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
+use super::dispatch::{Interest, CALL, DATA, IN_INDEPENDENT, POSIX};
+use super::util::{self, Call, Facts, General, Numbers, PerCall, Requests};
 use super::{Evidence, Finding, Rule};
 use crate::hints;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "noncontiguous-independent";
@@ -42,20 +42,18 @@ pub(crate) struct NoncontiguousIndependent {
     general: General,
     min_calls: u64,
     min_ranks: usize,
-    shared: Shared,
     calls: PerCall<Requests>,
     by_file: BTreeMap<i32, FileAcc>,
     by_rank: BTreeMap<i32, (u64, i64)>,
 }
 
 impl NoncontiguousIndependent {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         NoncontiguousIndependent {
             general: General::new(config),
             min_calls: s.u64("min_calls"),
             min_ranks: s.u64("min_ranks") as usize,
-            shared: shared.clone(),
             calls: PerCall::default(),
             by_file: BTreeMap::new(),
             by_rank: BTreeMap::new(),
@@ -64,18 +62,19 @@ impl NoncontiguousIndependent {
 
     fn close(&mut self, c: Call, b: Requests, ctx: &Context<'_>) {
         let Some(file) = c.file else { return };
+        // The view in force, read once for both questions (`Hints::noncontiguous_view` and
+        // the density): two lookups a call, not four.
         let s = &ctx.hints;
-        let view = s.noncontiguous_view(c.rank, file, c.start);
+        let size = s.get(c.rank, file, hints::VIEW_FILETYPE_SIZE, c.start);
+        let extent = s.get(c.rank, file, hints::VIEW_FILETYPE_EXTENT, c.start);
+        let parsed = |v: Option<&str>| v.and_then(|v| v.trim().parse::<u64>().ok());
+        let view = match (parsed(size), parsed(extent)) {
+            (Some(sz), Some(ex)) => Some(sz < ex),
+            _ => None,
+        };
         if view != Some(true) && b.count < 2 {
             return;
         }
-        let density = match (
-            s.at::<i64>(c.rank, file, hints::VIEW_FILETYPE_SIZE, c.start),
-            s.at::<i64>(c.rank, file, hints::VIEW_FILETYPE_EXTENT, c.start),
-        ) {
-            (Some(sz), Some(ex)) if ex > 0 => Some(sz as f64 / ex as f64),
-            _ => None,
-        };
         let a = self.by_file.entry(file).or_default();
         a.calls += 1;
         a.requested += c.size.max(0) as u64;
@@ -88,7 +87,11 @@ impl NoncontiguousIndependent {
         }
         *a.by_func.entry(c.func).or_default() += c.end - c.start;
         if a.density.is_none() {
-            a.density = density;
+            let parsed = |v: Option<&str>| v.and_then(|v| v.trim().parse::<i64>().ok());
+            a.density = match (parsed(size), parsed(extent)) {
+                (Some(sz), Some(ex)) if ex > 0 => Some(sz as f64 / ex as f64),
+                _ => None,
+            };
         }
         let r = self.by_rank.entry(c.rank).or_default();
         r.0 += 1;
@@ -96,10 +99,9 @@ impl NoncontiguousIndependent {
     }
 }
 
-impl Visitor for NoncontiguousIndependent {
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
-        if let Some(c) = util::call(&self.shared, &fx) {
+impl Rule for NoncontiguousIndependent {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
+        if let Some(c) = fx.call {
             let tracked = c.data() && !c.collective;
             if let Some((c, b)) = self.calls.next(e, c, tracked) {
                 self.close(c, b, ctx);
@@ -120,11 +122,9 @@ impl Visitor for NoncontiguousIndependent {
             self.close(c, b, ctx);
         }
     }
-}
 
-impl Rule for NoncontiguousIndependent {
     fn interest(&self) -> Interest {
-        Interest::any_of(&[CALL, POSIX | IN_CALL | DATA])
+        Interest::any_of(&[CALL, POSIX | IN_INDEPENDENT | DATA])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

@@ -13,9 +13,9 @@ use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
 use super::dispatch::{Interest, LIBRARY, PNETCDF, POSIX};
-use super::util::{self, General, Numbers, Requests, Shared};
+use super::util::{self, Facts, General, Numbers, Requests};
 use super::{Evidence, Finding, Rule};
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "pnetcdf-blocking";
@@ -46,19 +46,17 @@ pub(crate) struct PnetcdfBlocking {
     general: General,
     min_calls_per_rank: f64,
     max_mean_bytes: u64,
-    shared: Shared,
     puts: Direction,
     gets: Direction,
 }
 
 impl PnetcdfBlocking {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         PnetcdfBlocking {
             general: General::new(config),
             min_calls_per_rank: s.f64("min_calls_per_rank"),
             max_mean_bytes: s.u64("max_mean_bytes"),
-            shared: shared.clone(),
             puts: Direction::default(),
             gets: Direction::default(),
         }
@@ -74,10 +72,8 @@ impl PnetcdfBlocking {
     }
 }
 
-impl Visitor for PnetcdfBlocking {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        // Asked of every record: the shared facts follow the nesting record by record.
-        let fx = util::facts(&self.shared, e);
+impl Rule for PnetcdfBlocking {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
         let kind = fx.kind;
         match fx.library {
             None if e.layer == Layer::Pnetcdf => {
@@ -105,9 +101,7 @@ impl Visitor for PnetcdfBlocking {
             _ => {}
         }
     }
-}
 
-impl Rule for PnetcdfBlocking {
     fn interest(&self) -> Interest {
         Interest::any_of(&[PNETCDF, POSIX | LIBRARY])
     }

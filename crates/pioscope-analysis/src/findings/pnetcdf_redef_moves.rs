@@ -12,9 +12,9 @@ use pioscope_trace::{units, Layer, OpKind};
 
 use super::config::Config;
 use super::dispatch::{Interest, LIBRARY, PNETCDF, POSIX};
-use super::util::{self, General, Numbers, Requests, Shared};
+use super::util::{self, Facts, General, Numbers, Requests};
 use super::{Evidence, Finding, Rule};
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "pnetcdf-redef-moves";
@@ -34,7 +34,6 @@ struct File {
 pub(crate) struct PnetcdfRedefMoves {
     general: General,
     min_moves: u64,
-    shared: Shared,
     /// Per (rank, file), a `ncmpi_redef` not yet closed.
     in_redef: BTreeSet<(i32, i32)>,
     /// The enddef closing a redef, by its id, and its file.
@@ -43,12 +42,11 @@ pub(crate) struct PnetcdfRedefMoves {
 }
 
 impl PnetcdfRedefMoves {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         PnetcdfRedefMoves {
             general: General::new(config),
             min_moves: s.u64("min_moves"),
-            shared: shared.clone(),
             in_redef: BTreeSet::new(),
             closing: None,
             by_file: BTreeMap::new(),
@@ -56,10 +54,8 @@ impl PnetcdfRedefMoves {
     }
 }
 
-impl Visitor for PnetcdfRedefMoves {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        // Asked of every record: the shared facts follow the nesting record by record.
-        let fx = util::facts(&self.shared, e);
+impl Rule for PnetcdfRedefMoves {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
         let kind = fx.kind;
         match fx.library {
             None if e.layer == Layer::Pnetcdf => {
@@ -91,9 +87,7 @@ impl Visitor for PnetcdfRedefMoves {
             _ => {}
         }
     }
-}
 
-impl Rule for PnetcdfRedefMoves {
     fn interest(&self) -> Interest {
         Interest::any_of(&[PNETCDF, POSIX | LIBRARY])
     }

@@ -11,10 +11,10 @@ use pioscope_trace::{Layer, OpKind};
 use super::config::Config;
 use super::counters::Counters;
 use super::dispatch::{Interest, DATA, POSIX, STDIO, TOP};
-use super::util::{self, General, Numbers, Requests, Shared};
+use super::util::{self, Facts, General, Numbers, Requests};
 use super::{Evidence, Finding, Rule};
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "random-access";
@@ -33,7 +33,6 @@ pub(crate) struct RandomAccess {
     max_bytes: i64,
     min_requests: u64,
     min_share: f64,
-    shared: Shared,
     streams: Keyed<(i32, i32, bool), Stream>,
     random: Requests,
     sequential: Requests,
@@ -45,14 +44,13 @@ pub(crate) struct RandomAccess {
 }
 
 impl RandomAccess {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         RandomAccess {
             general: General::new(config),
             max_bytes: s.u64("max_bytes") as i64,
             min_requests: s.u64("min_requests"),
             min_share: s.f64("min_share"),
-            shared: shared.clone(),
             streams: Keyed::default(),
             random: Requests::default(),
             sequential: Requests::default(),
@@ -63,9 +61,20 @@ impl RandomAccess {
     }
 }
 
-impl Visitor for RandomAccess {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
+/// What a judgment reads, from events or counters.
+struct Seen<'a> {
+    random: Requests,
+    sequential: Requests,
+    /// Random requests per (rank, file).
+    by: &'a Keyed<(i32, i32), Requests>,
+    /// Random reads and their time.
+    reads: u64,
+    read_ns: i64,
+    source: &'a str,
+}
+
+impl Rule for RandomAccess {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
         if !fx.top_level || !matches!(e.layer, Layer::Posix | Layer::Stdio) {
             return;
         }
@@ -99,21 +108,7 @@ impl Visitor for RandomAccess {
             self.read_ns += e.duration_ns;
         }
     }
-}
 
-/// What a judgment reads, from events or counters.
-struct Seen<'a> {
-    random: Requests,
-    sequential: Requests,
-    /// Random requests per (rank, file).
-    by: &'a Keyed<(i32, i32), Requests>,
-    /// Random reads and their time.
-    reads: u64,
-    read_ns: i64,
-    source: &'a str,
-}
-
-impl Rule for RandomAccess {
     fn interest(&self) -> Interest {
         Interest::any_of(&[TOP | POSIX | DATA, TOP | STDIO | DATA])
     }

@@ -9,10 +9,10 @@ use pioscope_trace::units;
 use super::config::Config;
 use super::counters::Counters;
 use super::dispatch::{Interest, DATA, TOP};
-use super::util::{self, General, Numbers, Shared};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "rank0-io";
@@ -23,28 +23,28 @@ pub(crate) struct Rank0Io {
     min_ranks: u64,
     min_share: f64,
     parallelism: u64,
-    shared: Shared,
     /// Per (rank, file or -1): data bytes, data time, data calls.
     by: Keyed<(i32, i32), (u64, i64, u64)>,
 }
 
 impl Rank0Io {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         Rank0Io {
             general: General::new(config),
             min_ranks: s.u64("min_ranks").max(2),
             min_share: s.f64("min_share"),
             parallelism: s.u64("parallelism").max(1),
-            shared: shared.clone(),
             by: Keyed::default(),
         }
     }
 }
 
-impl Visitor for Rank0Io {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
+/// Per (rank, file or -1): data bytes, data time, data calls.
+type ByRankFile = Keyed<(i32, i32), (u64, i64, u64)>;
+
+impl Rule for Rank0Io {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
         if e.rank < 0 || !fx.top_level || !fx.data() {
             return;
         }
@@ -53,12 +53,7 @@ impl Visitor for Rank0Io {
         a.1 += e.duration_ns;
         a.2 += 1;
     }
-}
 
-/// Per (rank, file or -1): data bytes, data time, data calls.
-type ByRankFile = Keyed<(i32, i32), (u64, i64, u64)>;
-
-impl Rule for Rank0Io {
     fn interest(&self) -> Interest {
         Interest::any_of(&[TOP | DATA])
     }

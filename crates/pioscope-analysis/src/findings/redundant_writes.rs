@@ -15,11 +15,11 @@ use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::counters::Counters;
-use super::dispatch::{Interest, DATA, POSIX, STDIO, TOP};
+use super::dispatch::{Interest, POSIX, STDIO, TOP, WRITE};
 use super::overlap::{Overlap, Tally};
-use super::util::{self, General, Numbers, Shared};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "redundant-writes";
@@ -29,18 +29,16 @@ pub(crate) struct RedundantWrites {
     general: General,
     min_bytes: u64,
     min_share: f64,
-    shared: Shared,
     written: Overlap,
 }
 
 impl RedundantWrites {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         RedundantWrites {
             general: General::new(config),
             min_bytes: s.u64("min_bytes"),
             min_share: s.f64("min_share"),
-            shared: shared.clone(),
             written: Overlap::new(s.u64("max_ranges") as usize),
         }
     }
@@ -96,9 +94,8 @@ impl RedundantWrites {
     }
 }
 
-impl Visitor for RedundantWrites {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
+impl Rule for RedundantWrites {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
         if !fx.top_level || !matches!(e.layer, Layer::Posix | Layer::Stdio) {
             return;
         }
@@ -108,11 +105,9 @@ impl Visitor for RedundantWrites {
         self.written
             .add(e.rank, file, off, util::moved(e), e.duration_ns);
     }
-}
 
-impl Rule for RedundantWrites {
     fn interest(&self) -> Interest {
-        Interest::any_of(&[TOP | POSIX | DATA, TOP | STDIO | DATA])
+        Interest::any_of(&[TOP | POSIX | WRITE, TOP | STDIO | WRITE])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

@@ -11,11 +11,11 @@ use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::counters::Counters;
-use super::dispatch::{Interest, DATA, POSIX, STDIO};
+use super::dispatch::{Interest, POSIX, READ, STDIO};
 use super::overlap::{Overlap, Tally};
-use super::util::{self, General, Numbers, Shared};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "reread";
@@ -25,26 +25,23 @@ pub(crate) struct Reread {
     general: General,
     min_bytes: u64,
     min_share: f64,
-    shared: Shared,
     read: Overlap,
 }
 
 impl Reread {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         Reread {
             general: General::new(config),
             min_bytes: s.u64("min_bytes"),
             min_share: s.f64("min_share"),
-            shared: shared.clone(),
             read: Overlap::new(s.u64("max_ranges") as usize),
         }
     }
 }
 
-impl Visitor for Reread {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
+impl Rule for Reread {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
         if !matches!(e.layer, Layer::Posix | Layer::Stdio) || fx.kind != OpKind::Read {
             return;
         }
@@ -55,11 +52,9 @@ impl Visitor for Reread {
         self.read
             .add(e.rank, file, off, util::moved(e), e.duration_ns);
     }
-}
 
-impl Rule for Reread {
     fn interest(&self) -> Interest {
-        Interest::any_of(&[POSIX | DATA, STDIO | DATA])
+        Interest::any_of(&[POSIX | READ, STDIO | READ])
     }
 
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {

@@ -8,10 +8,10 @@ use pioscope_trace::units;
 
 use super::config::Config;
 use super::dispatch::Interest;
-use super::util::{General, Numbers};
+use super::util::{Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::counters::server_cpu;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "server-cpu";
@@ -36,11 +36,9 @@ impl ServerCpu {
     }
 }
 
-impl Visitor for ServerCpu {
-    fn visit(&mut self, _e: &Event<'_>, _ctx: &Context<'_>) {}
-}
-
 impl Rule for ServerCpu {
+    fn visit(&mut self, _e: &Event<'_>, _fx: &Facts, _ctx: &Context<'_>) {}
+
     fn interest(&self) -> Interest {
         Interest::NONE
     }

@@ -7,7 +7,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::units;
 
 use super::config::Config;
-use super::util::{General, Numbers};
+use super::util::{Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
 use crate::servers::ServerVisitor;
@@ -37,19 +37,24 @@ impl ServerImbalance {
     }
 }
 
-impl Visitor for ServerImbalance {
+impl Rule for ServerImbalance {
     fn sees_server_records(&self) -> bool {
         true
     }
 
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
+    fn visit(&mut self, e: &Event<'_>, _fx: &Facts, ctx: &Context<'_>) {
         self.servers
             .get_or_insert_with(|| ServerVisitor::loads(ctx.trace))
             .visit(e, ctx);
     }
-}
 
-impl Rule for ServerImbalance {
+    fn idle(&mut self, ctx: &Context<'_>) -> bool {
+        !self
+            .servers
+            .get_or_insert_with(|| ServerVisitor::loads(ctx.trace))
+            .has_servers()
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let Some(v) = &self.servers else {
             return Vec::new();

@@ -12,9 +12,9 @@ use pioscope_trace::store::{Containers, Event};
 use pioscope_trace::units;
 
 use super::config::Config;
-use super::util::{self, General, Numbers, Shared};
+use super::util::{self, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 use crate::servers::{classify, ServerWork};
 
 /// Rule id.
@@ -26,7 +26,6 @@ pub(crate) struct ServersIdle {
     bins: usize,
     min_wait_ns: i64,
     min_share: f64,
-    shared: Shared,
     kinds: Option<Vec<ContainerKind>>,
     /// Some container is a server (known with `kinds`): without one there is nothing to judge.
     has_servers: bool,
@@ -37,7 +36,7 @@ pub(crate) struct ServersIdle {
 }
 
 impl ServersIdle {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         let bins = s.u64("bins").clamp(1, 100_000) as usize;
         ServersIdle {
@@ -45,7 +44,6 @@ impl ServersIdle {
             bins,
             min_wait_ns: s.u64("min_wait_ns") as i64,
             min_share: s.f64("min_share"),
-            shared: shared.clone(),
             kinds: None,
             has_servers: false,
             client: vec![0.0; bins],
@@ -77,35 +75,23 @@ fn spread(grid: &mut [f64], width: f64, s: i64, t: i64) {
     }
 }
 
-impl Visitor for ServersIdle {
+impl Rule for ServersIdle {
     fn sees_server_records(&self) -> bool {
         true
     }
 
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let kinds = match &self.kinds {
-            Some(kinds) => kinds,
-            None => {
-                let kinds: Vec<ContainerKind> = Containers::new(&ctx.trace.meta)
-                    .all()
-                    .iter()
-                    .map(|c| c.kind)
-                    .collect();
-                self.has_servers = kinds.contains(&ContainerKind::Server);
-                self.kinds.insert(kinds)
-            }
-        };
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
         // A job without servers has no finding (`conclude`): its events add nothing.
-        if !self.has_servers {
+        if self.idle(ctx) {
             return;
         }
+        let Some(kinds) = &self.kinds else { return };
         let kind = kinds
             .get(e.process.max(0) as usize)
             .copied()
             .unwrap_or_default();
         let width = self.width(ctx);
         if kind == ContainerKind::Process {
-            let fx = util::facts(&self.shared, e);
             if fx.top_level && e.rank >= 0 {
                 spread(&mut self.client, width, e.start_ns, e.end_ns());
             }
@@ -116,9 +102,20 @@ impl Visitor for ServersIdle {
             spread(&mut self.server, width, e.start_ns, e.end_ns());
         }
     }
-}
 
-impl Rule for ServersIdle {
+    fn idle(&mut self, ctx: &Context<'_>) -> bool {
+        if self.kinds.is_none() {
+            let kinds: Vec<ContainerKind> = Containers::new(&ctx.trace.meta)
+                .all()
+                .iter()
+                .map(|c| c.kind)
+                .collect();
+            self.has_servers = kinds.contains(&ContainerKind::Server);
+            self.kinds = Some(kinds);
+        }
+        !self.has_servers
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         if !self.has_servers {
             return Vec::new();

@@ -12,10 +12,10 @@ use pioscope_trace::{Layer, OpKind};
 use super::config::Config;
 use super::counters::{names, Counters};
 use super::dispatch::{Interest, DATA, TOP};
-use super::util::{self, func_layer, func_name, General, Numbers, Shared};
+use super::util::{self, func_layer, func_name, Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::lookup::Keyed;
-use crate::pass::{Context, Visitor};
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "small-requests";
@@ -47,7 +47,6 @@ pub(crate) struct SmallRequests {
     min_requests: u64,
     min_share: f64,
     target_bytes: u64,
-    shared: Shared,
     requests: u64,
     /// Small requests per (rank, file, function id).
     by: Keyed<(i32, i32, u16), Acc>,
@@ -57,7 +56,7 @@ pub(crate) struct SmallRequests {
 type ByRankFileFunc = Keyed<(i32, i32, u16), Acc>;
 
 impl SmallRequests {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         SmallRequests {
             general: General::new(config),
@@ -65,16 +64,14 @@ impl SmallRequests {
             min_requests: s.u64("min_requests"),
             min_share: s.f64("min_share"),
             target_bytes: s.u64("target_bytes").max(1),
-            shared: shared.clone(),
             requests: 0,
             by: Keyed::default(),
         }
     }
 }
 
-impl Visitor for SmallRequests {
-    fn visit(&mut self, e: &Event<'_>, _ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
+impl Rule for SmallRequests {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, _ctx: &Context<'_>) {
         if !fx.top_level || !matches!(fx.kind, OpKind::Read | OpKind::Write) {
             return;
         }
@@ -87,9 +84,7 @@ impl Visitor for SmallRequests {
             .at((e.rank, e.file_id.unwrap_or(-1), fx.id()))
             .add(size, e.duration_ns);
     }
-}
 
-impl Rule for SmallRequests {
     fn interest(&self) -> Interest {
         Interest::any_of(&[TOP | DATA])
     }

@@ -6,7 +6,7 @@ use pioscope_trace::store::Event;
 use pioscope_trace::units;
 
 use super::config::Config;
-use super::util::{General, Numbers};
+use super::util::{Facts, General, Numbers};
 use super::{Evidence, Finding, Rule};
 use crate::pass::{Context, Visitor};
 use crate::servers::ServerVisitor;
@@ -38,19 +38,24 @@ impl SmallStorageAccesses {
     }
 }
 
-impl Visitor for SmallStorageAccesses {
+impl Rule for SmallStorageAccesses {
     fn sees_server_records(&self) -> bool {
         true
     }
 
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
+    fn visit(&mut self, e: &Event<'_>, _fx: &Facts, ctx: &Context<'_>) {
         self.servers
             .get_or_insert_with(|| ServerVisitor::loads(ctx.trace))
             .visit(e, ctx);
     }
-}
 
-impl Rule for SmallStorageAccesses {
+    fn idle(&mut self, ctx: &Context<'_>) -> bool {
+        !self
+            .servers
+            .get_or_insert_with(|| ServerVisitor::loads(ctx.trace))
+            .has_servers()
+    }
+
     fn conclude(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let Some(v) = &self.servers else {
             return Vec::new();

@@ -3,17 +3,16 @@
 //! the PIOsimHD study where 64 KiB appends became 512-byte writes until a ROMIO hint
 //! (`romio_pvfs2_listio_write`) was set.
 
-use std::collections::BTreeMap;
-
 use pioscope_trace::store::Event;
 use pioscope_trace::units;
 use pioscope_trace::{Layer, OpKind};
 
 use super::config::Config;
 use super::dispatch::{Interest, CALL, IN_CALL, POSIX};
-use super::util::{self, Call, General, Numbers, PerCall, Requests, Shared};
+use super::util::{self, Call, Facts, General, Numbers, PerCall, Requests};
 use super::{Evidence, Finding, Rule};
-use crate::pass::{Context, Visitor};
+use crate::lookup::Keyed;
+use crate::pass::Context;
 
 /// Rule id.
 pub(crate) const ID: &str = "split-requests";
@@ -33,21 +32,20 @@ pub(crate) struct SplitRequests {
     max_posix_bytes: f64,
     min_ratio: f64,
     min_calls: u64,
-    shared: Shared,
     calls: PerCall<Requests>,
     /// Large MPI-IO data calls seen (split or not).
     large_calls: u64,
     total: Acc,
-    by_file: BTreeMap<i32, Acc>,
-    by_rank: BTreeMap<i32, Acc>,
-    by_func: BTreeMap<&'static str, Acc>,
+    by_file: Keyed<i32, Acc>,
+    by_rank: Keyed<i32, Acc>,
+    by_func: Keyed<&'static str, Acc>,
     reads: u64,
     /// (romio_filesystem_type, romio_ds_write, romio_ds_read) of the first split call.
     hints: Option<(String, String, String)>,
 }
 
 impl SplitRequests {
-    pub(crate) fn new(config: &Config, shared: &Shared) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         let s = config.section(ID);
         SplitRequests {
             general: General::new(config),
@@ -55,13 +53,12 @@ impl SplitRequests {
             max_posix_bytes: s.f64("max_posix_bytes"),
             min_ratio: s.f64("min_ratio"),
             min_calls: s.u64("min_calls"),
-            shared: shared.clone(),
             calls: PerCall::default(),
             large_calls: 0,
             total: Acc::default(),
-            by_file: BTreeMap::new(),
-            by_rank: BTreeMap::new(),
-            by_func: BTreeMap::new(),
+            by_file: Keyed::default(),
+            by_rank: Keyed::default(),
+            by_func: Keyed::default(),
             reads: 0,
             hints: None,
         }
@@ -77,9 +74,9 @@ impl SplitRequests {
         let cost = b.ns as f64 * (1.0 - 1.0 / b.count as f64);
         for a in [
             &mut self.total,
-            self.by_file.entry(c.file.unwrap_or(-1)).or_default(),
-            self.by_rank.entry(c.rank).or_default(),
-            self.by_func.entry(c.func).or_default(),
+            self.by_file.at(c.file.unwrap_or(-1)),
+            self.by_rank.at(c.rank),
+            self.by_func.at(c.func),
         ] {
             a.calls += 1;
             a.requested += c.size.max(0) as u64;
@@ -103,10 +100,9 @@ impl SplitRequests {
     }
 }
 
-impl Visitor for SplitRequests {
-    fn visit(&mut self, e: &Event<'_>, ctx: &Context<'_>) {
-        let fx = util::facts(&self.shared, e);
-        if let Some(c) = util::call(&self.shared, &fx) {
+impl Rule for SplitRequests {
+    fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>) {
+        if let Some(c) = fx.call {
             let tracked = c.data() && c.size >= self.min_mpiio_bytes;
             if tracked {
                 self.large_calls += 1;
@@ -135,9 +131,7 @@ impl Visitor for SplitRequests {
             self.close(c, b, ctx);
         }
     }
-}
 
-impl Rule for SplitRequests {
     fn interest(&self) -> Interest {
         Interest::any_of(&[CALL, POSIX | IN_CALL])
     }
@@ -161,23 +155,23 @@ impl Rule for SplitRequests {
             .int("posix_time_ns", t.posix.ns);
         let k = self.general.worst;
         let mut worst = Vec::new();
-        for (f, a) in util::top(self.by_file.iter().collect(), k, |(_, a)| a.cost_ns) {
+        for (f, a) in util::top(self.by_file.entries(), k, |(_, a)| a.cost_ns) {
             worst.push(format!(
                 "file {}: {} calls split into {} POSIX requests",
-                util::file_name(ctx, *f),
+                util::file_name(ctx, f),
                 a.calls,
                 a.posix.count
             ));
         }
-        for (r, a) in util::top(self.by_rank.iter().collect(), k, |(_, a)| a.cost_ns) {
+        for (r, a) in util::top(self.by_rank.entries(), k, |(_, a)| a.cost_ns) {
             worst.push(format!(
                 "{}: {} POSIX requests in {}",
-                util::rank_name(ctx, *r),
+                util::rank_name(ctx, r),
                 a.posix.count,
                 units::duration_prose(a.posix.ns)
             ));
         }
-        let funcs = util::top(self.by_func.iter().collect(), k, |(_, a)| a.cost_ns);
+        let funcs = util::top(self.by_func.entries(), k, |(_, a)| a.cost_ns);
         for (f, a) in &funcs {
             worst.push(format!(
                 "call {f}: {} calls of {} on average, {:.0} POSIX requests each",
@@ -186,7 +180,7 @@ impl Rule for SplitRequests {
                 util::ratio(a.posix.count as f64, a.calls as f64)
             ));
         }
-        let func = funcs.first().map(|(f, _)| **f).unwrap_or("MPI_File_write");
+        let func = funcs.first().map(|(f, _)| *f).unwrap_or("MPI_File_write");
         let read = self.reads * 2 > t.calls;
         let (fs, ds_w, ds_r) = self.hints.clone().unwrap_or_default();
         let dir = if read { "read" } else { "write" };

@@ -5,9 +5,7 @@
 //! the top-level I/O call that encloses the current record is kept, so the state is bounded by
 //! the number of threads, never by the trace.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
 use pioscope_trace::functions::{by_name, bytes_moved};
 use pioscope_trace::store::Event;
@@ -26,7 +24,7 @@ use crate::stats::PerFunc;
 
 /// The enclosing top-level MPI-IO call of a record, in short.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Parent {
+pub struct Parent {
     /// Its id.
     pub id: i64,
     /// Its start, ns.
@@ -39,12 +37,14 @@ pub(crate) struct Parent {
     pub file: Option<i32>,
     /// Its function id.
     pub func: u16,
+    /// Its collective flag.
+    pub collective: bool,
 }
 
 /// What the rules want to know about one record, computed once for all of them (small, so
 /// that every rule can copy it).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Facts {
+pub struct Facts {
     /// The function (None for an id this reader does not know).
     pub func: Option<&'static FuncInfo>,
     /// Read, write or other.
@@ -53,8 +53,8 @@ pub(crate) struct Facts {
     pub class: u16,
     /// An I/O record no other I/O record encloses: a request of the application itself.
     pub top_level: bool,
-    /// The record is itself a top-level MPI-IO call (`call()` gives it).
-    pub call: bool,
+    /// The record itself, when it is a top-level MPI-IO call.
+    pub call: Option<Call>,
     /// The enclosing top-level MPI-IO call, for records inside one.
     pub parent: Option<Parent>,
     /// The record is ranks waiting for each other inside `parent`, a call that moves no data
@@ -80,14 +80,26 @@ impl Facts {
     }
 }
 
-/// The state every rule of one pass shares: the facts of the current record and the nesting
-/// that produces them. One lookup of the function and one nesting step per record, however
+impl Facts {
+    /// No facts: those of a record the rules do not place (a storage server's).
+    pub(crate) const NONE: Facts = Facts {
+        func: None,
+        kind: OpKind::Other,
+        class: 0,
+        top_level: false,
+        call: None,
+        parent: None,
+        wait: false,
+        library: None,
+    };
+}
+
+/// What the facts of each record come from, for every rule of one pass: the nesting and the
+/// functions' classes. One lookup of the function and one nesting step per record, however
 /// many rules ask.
 #[derive(Debug)]
 pub(crate) struct SharedState {
-    last: i64,
     facts: Facts,
-    this: Option<Call>,
     /// Per thread the top-level I/O call enclosing the record (with its `Call` when it is
     /// MPI-IO). Only top-level calls are pushed, so a stack holds one frame at the most.
     nest: Nesting<Option<Call>>,
@@ -97,35 +109,23 @@ pub(crate) struct SharedState {
     library: Beneath,
 }
 
-/// A handle on the shared state (one per `rules()` call; the rules run on one thread).
-pub(crate) type Shared = Rc<RefCell<SharedState>>;
-
-/// A fresh shared state.
-pub(crate) fn shared() -> Shared {
-    Rc::new(RefCell::new(SharedState {
-        last: i64::MIN,
-        facts: Facts {
-            func: None,
-            kind: OpKind::Other,
-            class: 0,
-            top_level: false,
-            call: false,
-            parent: None,
-            wait: false,
-            library: None,
-        },
-        this: None,
-        nest: Nesting::new(),
-        library: Beneath::default(),
-        funcs: PerFunc::new(|_, name| match by_name(name) {
-            Some(f) => (Some(f), class::bits(f), f.kind()),
-            None => (None, 0, OpKind::Other),
-        }),
-    }))
+impl Default for SharedState {
+    fn default() -> Self {
+        SharedState {
+            facts: Facts::NONE,
+            nest: Nesting::new(),
+            library: Beneath::default(),
+            funcs: PerFunc::new(|_, name| match by_name(name) {
+                Some(f) => (Some(f), class::bits(f), f.kind()),
+                None => (None, 0, OpKind::Other),
+            }),
+        }
+    }
 }
 
 impl SharedState {
-    fn update(&mut self, e: &Event<'_>) {
+    /// Works out the facts of `e`, the next record in store order, and returns them.
+    pub(crate) fn enter(&mut self, e: &Event<'_>) -> &Facts {
         let (func, class, kind) = self.funcs.get(e);
         let stack = self.nest.enter(e, |_| {});
         let mpiio = stack.first().and_then(|f| f.data.map(|c| (f.depth, c)));
@@ -150,7 +150,7 @@ impl SharedState {
             kind,
             class,
             top_level,
-            call: this.is_some(),
+            call: this,
             parent: mpiio.map(|(_, c)| Parent {
                 id: c.id,
                 start: c.start,
@@ -158,43 +158,12 @@ impl SharedState {
                 class: c.class,
                 file: c.file,
                 func: c.func_id,
+                collective: c.collective,
             }),
             wait,
             library: self.library.enter(e),
         };
-        self.this = this;
-        self.last = e.id;
-    }
-}
-
-/// Works out the facts of `e`, the next record in store order (the rules' dispatcher does,
-/// before any rule asks), and returns them.
-pub(crate) fn enter(s: &Shared, e: &Event<'_>) -> Facts {
-    let mut b = s.borrow_mut();
-    b.update(e);
-    b.facts
-}
-
-/// The facts of `e` (worked out by `enter`, or here by the first rule that asks).
-#[inline]
-pub(crate) fn facts(s: &Shared, e: &Event<'_>) -> Facts {
-    {
-        let b = s.borrow();
-        if b.last == e.id {
-            return b.facts;
-        }
-    }
-    let mut b = s.borrow_mut();
-    b.update(e);
-    b.facts
-}
-
-/// The current record as a call, when it is a top-level MPI-IO call (`fx`: its facts).
-pub(crate) fn call(s: &Shared, fx: &Facts) -> Option<Call> {
-    if fx.call {
-        s.borrow().this
-    } else {
-        None
+        &self.facts
     }
 }
 
@@ -232,7 +201,7 @@ impl Requests {
 
 /// An I/O call remembered as the enclosing call of the records that follow it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Call {
+pub struct Call {
     /// Its id.
     pub id: i64,
     /// Its rank.
