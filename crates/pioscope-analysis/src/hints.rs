@@ -111,12 +111,38 @@ impl Hints {
             .and_then(|((_, f, _), v)| v.first().map(|(_, x)| (*f, x.as_str())))
     }
 
-    /// Whether the view in force is noncontiguous in the file (filetype size below its
-    /// extent), if known.
+    /// The file view in force, if its filetype's size and extent are both known.
+    pub fn view(&self, rank: i32, file: i32, t: i64) -> Option<View> {
+        Some(View {
+            size: self.at(rank, file, VIEW_FILETYPE_SIZE, t)?,
+            extent: self.at(rank, file, VIEW_FILETYPE_EXTENT, t)?,
+        })
+    }
+
+    /// Whether the view in force is noncontiguous in the file, if known.
     pub fn noncontiguous_view(&self, rank: i32, file: i32, t: i64) -> Option<bool> {
-        let size: u64 = self.at(rank, file, VIEW_FILETYPE_SIZE, t)?;
-        let extent: u64 = self.at(rank, file, VIEW_FILETYPE_EXTENT, t)?;
-        Some(size < extent)
+        self.view(rank, file, t).map(|v| v.noncontiguous())
+    }
+}
+
+/// A file view's filetype: the bytes it holds and the bytes it spans in the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct View {
+    /// `view.filetype_size`.
+    pub size: u64,
+    /// `view.filetype_extent`.
+    pub extent: u64,
+}
+
+impl View {
+    /// Noncontiguous in the file: the filetype holds less than it spans.
+    pub fn noncontiguous(&self) -> bool {
+        self.size < self.extent
+    }
+
+    /// The share of its span the filetype holds (None for an empty span).
+    pub fn density(&self) -> Option<f64> {
+        (self.extent > 0).then(|| self.size as f64 / self.extent as f64)
     }
 }
 

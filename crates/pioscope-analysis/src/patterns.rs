@@ -36,7 +36,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use crate::class::{io_class, is_io_layer, is_open, IoClass};
-use crate::hints::{self, Hints, Timeline};
+use crate::hints::{self, Hints, Timeline, View};
 use crate::lookup::RecentMap;
 use crate::nesting::{Frame, Nesting};
 use crate::pass::{Context, Visitor};
@@ -324,7 +324,8 @@ impl AccessHints {
 
     /// As [`Hints::noncontiguous_view`].
     fn noncontiguous_view(&self, t: i64) -> Option<bool> {
-        Some(self.view_size.at(t)? < self.view_extent.at(t)?)
+        let (size, extent) = (self.view_size.at(t)?, self.view_extent.at(t)?);
+        Some(View { size, extent }.noncontiguous())
     }
 }
 

@@ -17,7 +17,6 @@ use super::data_sieving::collective_form;
 use super::dispatch::{Interest, CALL, DATA, IN_INDEPENDENT, POSIX};
 use super::util::{self, Call, Facts, General, Numbers, PerCall, Requests};
 use super::{Evidence, Finding, Rule};
-use crate::hints;
 use crate::pass::Context;
 
 /// Rule id.
@@ -62,17 +61,9 @@ impl NoncontiguousIndependent {
 
     fn close(&mut self, c: Call, b: Requests, ctx: &Context<'_>) {
         let Some(file) = c.file else { return };
-        // The view in force, read once for both questions (`Hints::noncontiguous_view` and
-        // the density): two lookups a call, not four.
-        let s = &ctx.hints;
-        let size = s.get(c.rank, file, hints::VIEW_FILETYPE_SIZE, c.start);
-        let extent = s.get(c.rank, file, hints::VIEW_FILETYPE_EXTENT, c.start);
-        let parsed = |v: Option<&str>| v.and_then(|v| v.trim().parse::<u64>().ok());
-        let view = match (parsed(size), parsed(extent)) {
-            (Some(sz), Some(ex)) => Some(sz < ex),
-            _ => None,
-        };
-        if view != Some(true) && b.count < 2 {
+        // The view in force, read once for both questions (noncontiguous, and the density).
+        let view = ctx.hints.view(c.rank, file, c.start);
+        if !view.is_some_and(|v| v.noncontiguous()) && b.count < 2 {
             return;
         }
         let a = self.by_file.entry(file).or_default();
@@ -87,11 +78,7 @@ impl NoncontiguousIndependent {
         }
         *a.by_func.entry(c.func).or_default() += c.end - c.start;
         if a.density.is_none() {
-            let parsed = |v: Option<&str>| v.and_then(|v| v.trim().parse::<i64>().ok());
-            a.density = match (parsed(size), parsed(extent)) {
-                (Some(sz), Some(ex)) if ex > 0 => Some(sz as f64 / ex as f64),
-                _ => None,
-            };
+            a.density = view.and_then(|v| v.density());
         }
         let r = self.by_rank.entry(c.rank).or_default();
         r.0 += 1;
