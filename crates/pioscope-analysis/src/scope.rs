@@ -83,6 +83,13 @@ impl ScopeFilter {
         }
     }
 
+    /// Whether the pass keeps some records apart as a traced server daemon's: the scope is not
+    /// `All` and the trace has a server (else [`ScopeFilter::is_server_record`] need not be
+    /// asked).
+    pub fn separates_servers(&self) -> bool {
+        self.scope != Scope::All && !self.servers.is_empty()
+    }
+
     /// Whether `e` is a POSIX or STDIO record of a traced server daemon: the server's own work,
     /// not the application's.
     pub fn is_server_record(&self, e: &Event<'_>) -> bool {

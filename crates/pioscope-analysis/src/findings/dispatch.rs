@@ -5,7 +5,6 @@
 
 use std::ops::{Deref, DerefMut};
 
-use pioscope_trace::store::meta::ContainerKind;
 use pioscope_trace::store::Event;
 use pioscope_trace::{Layer, OpKind};
 use rustc_hash::FxHashMap;
@@ -13,7 +12,7 @@ use rustc_hash::FxHashMap;
 use super::util::{Facts, SharedState};
 use super::Rule;
 use crate::pass::{Context, Visitor};
-use crate::scope::{Scope, ScopeFilter};
+use crate::scope::ScopeFilter;
 
 /// The record is of layer `l`.
 pub(crate) const fn layer(l: Layer) -> u32 {
@@ -157,11 +156,8 @@ impl Rules {
             places.into_iter().map(|(l, i)| (i, l)).collect();
         takers.sort_unstable_by_key(|(i, _)| *i);
         self.takers = takers.into_iter().map(|(_, l)| l).collect();
-        let has_servers =
-            (ctx.trace.meta.processes.iter()).any(|p| p.kind == ContainerKind::Server);
-        if ctx.scope != Scope::All && has_servers {
-            self.servers = Some(ScopeFilter::new(ctx.trace, ctx.scope));
-        }
+        let filter = ScopeFilter::new(ctx.trace, ctx.scope);
+        self.servers = filter.separates_servers().then_some(filter);
         self.ready = true;
     }
 }
@@ -216,6 +212,7 @@ mod tests {
     use super::super::Finding;
     use super::*;
     use crate::pass;
+    use crate::scope::Scope;
     use crate::testutil::{self, coll, ev, io, FILE_A};
 
     /// Records the ids it is shown.
