@@ -5,11 +5,11 @@
 //! a report grows with the trace once, not once per analysis. The read decodes only the
 //! columns visitors read ([`NOT_VISITED`] are left out).
 
-use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use pioscope_trace::store::schema::events as ev;
-use pioscope_trace::store::{Event, EventBatch, StoreError, Trace};
+use pioscope_trace::store::{Event, EventBatch, EventBatches, StoreError, Trace};
 
 use crate::hints::Hints;
 use crate::scope::{Scope, ScopeFilter};
@@ -47,8 +47,9 @@ pub const NOT_VISITED: [&str; 6] = [
     ev::COMM,
 ];
 
-/// An analysis fed by the pass. Its events lack the columns of [`NOT_VISITED`].
-pub trait Visitor {
+/// An analysis fed by the pass. Its events lack the columns of [`NOT_VISITED`]. Send: the
+/// pass's workers take turns at running a group of visitors.
+pub trait Visitor: Send {
     /// One event the scope keeps, in store order.
     fn visit(&mut self, event: &Event<'_>, ctx: &Context<'_>);
     /// Whether it also sees the records of traced server daemons, which the application scope
@@ -78,30 +79,27 @@ pub fn context(trace: &Trace, scope: Scope) -> Result<Context<'_>, StoreError> {
     })
 }
 
-/// Batches decoded ahead of each consumer: a few in flight keep the cores busy while both
-/// groups of visitors work at their own pace, with a few small batches in memory at most.
+/// Batches decoded and not yet seen by every group. A few: their memory is reused while still
+/// in the cache (32 made the rows' build 50 % dearer: fresh memory, zeroed by the kernel),
+/// and the workers find work anyway, each taking whichever stage can go on.
 const DECODED_AHEAD: usize = 4;
 
-/// Rows per decoded batch. Both groups of visitors read every row of a batch; a batch this
+/// Rows per decoded batch. Every group of visitors reads every row of a batch; a batch this
 /// small (2048 rows of about 200 bytes: 0.4 MB) still sits in a core's 4 MB L2 cache when the
-/// scope and the visitors read it, beside the decoder's own buffers, with three threads taking
-/// turns on two cores. A whole row group (a million rows, hundreds of MB) was read from memory
-/// twice; 8192 rows cost 14 % more CPU than 2048 on the 10M trace (perf samples per thread).
+/// scope and the visitors read it, beside the decoder's own buffers. A whole row group (a
+/// million rows, hundreds of MB) was read from memory twice; 8192 rows cost 14 % more CPU than
+/// 2048 on the 10M trace (perf samples per thread).
 const BATCH_ROWS: usize = 2048;
 
 /// Streams every event of the trace once through `visitors` (those the scope keeps), then
-/// finishes them. `progress(done, total)` is called after each row group.
-///
-/// A second thread decodes the next batches while the visitors see this one; the visitors
-/// still see every event in store order, on this thread. (A [`run_beside`] with nothing
-/// beside: its second group drops the feed at once.)
+/// finishes them. `progress(done, total)` is called after each row group, on this thread.
+/// (A [`run_groups`] of one group: decoding and visiting still run on two cores.)
 pub fn run(
     ctx: &Context<'_>,
     visitors: &mut [&mut dyn Visitor],
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<PassCounts, StoreError> {
-    let (counts, ()) = run_beside(ctx, visitors, |_| {}, progress)?;
-    Ok(counts)
+    run_groups(ctx, &mut [visitors], progress)
 }
 
 /// What the scope makes of a row: kept, a server's record outside the scope (shown to the
@@ -113,8 +111,8 @@ enum Seen {
     Out,
 }
 
-/// A decoded batch and what the scope makes of each of its rows, decided once, on the thread
-/// that decodes, for both groups of visitors.
+/// A decoded batch and what the scope makes of each of its rows, decided once, when it is
+/// decoded, for every group of visitors.
 pub struct Scoped {
     batch: EventBatch,
     seen: Vec<Seen>,
@@ -145,92 +143,273 @@ fn each_row(batch: &EventBatch, mut f: impl FnMut(usize, &Event<'_>)) {
     }
 }
 
-/// The events of a pass, handed to the visitors of [`run_beside`]'s second thread.
-pub struct Feed<'c, 't> {
-    ctx: &'c Context<'t>,
-    batches: Receiver<Arc<Scoped>>,
+/// The decoding stage: the store's batches in order, each scoped as it is decoded.
+struct Decoder {
+    batches: EventBatches,
+    filter: ScopeFilter,
 }
 
-impl Feed<'_, '_> {
-    /// Shows every event to `visitors` (those the scope keeps), in store order, then finishes
-    /// them. Stops early, quietly, when decoding failed: the pass returns that error.
-    pub fn visit(self, visitors: &mut [&mut dyn Visitor]) {
-        let mut counts = PassCounts::default();
-        for batch in self.batches {
-            show(&batch, visitors, self.ctx, &mut counts);
+impl Decoder {
+    fn next(&mut self) -> Option<Result<Arc<Scoped>, StoreError>> {
+        let batch = self.batches.next()?;
+        Some(batch.map(|b| Arc::new(Scoped::new(b, &mut self.filter))))
+    }
+}
+
+/// One group of visitors and how far it has got: `visitors` is None while a worker shows
+/// them a batch.
+struct Lane<'g, 'v> {
+    visitors: Option<&'g mut [&'v mut dyn Visitor]>,
+    /// Number of the next batch it sees.
+    next: usize,
+    counts: PassCounts,
+}
+
+/// What the workers of a pass share, under one lock. Each stage (decoding, and each group of
+/// visitors) is taken off the board by the worker that runs it for one batch and put back
+/// after: no two workers run one stage, so each group sees the batches in store order, and a
+/// worker that finishes a step takes whichever stage can go on, so no core waits while there
+/// is work (three threads, one per stage, on two cores left one idle a quarter of the time).
+struct Board<'g, 'v> {
+    /// None while a worker decodes.
+    decoder: Option<Box<Decoder>>,
+    decoded_all: bool,
+    /// Batches decoded and not yet seen by every group, oldest first.
+    ready: VecDeque<Arc<Scoped>>,
+    /// Number of the batch at the front of `ready`.
+    first: usize,
+    lanes: Vec<Lane<'g, 'v>>,
+    /// Row groups the first group has seen whole.
+    row_groups_seen: usize,
+    error: Option<StoreError>,
+    /// A worker panicked: the others stop, and the pass raises the panic.
+    abandoned: bool,
+}
+
+/// A worker's next step.
+enum Step<'g, 'v> {
+    Decode(Box<Decoder>),
+    Visit(usize, &'g mut [&'v mut dyn Visitor], Arc<Scoped>),
+    Wait,
+    Stop,
+}
+
+/// A stage of the pass: decoding, or a group of visitors (by number).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Decoding,
+    Group(usize),
+}
+
+impl<'g, 'v> Board<'g, 'v> {
+    /// The worker's last stage again when it can go on (its state stays in that core's cache),
+    /// else the group furthest behind that has a batch to see, else decoding while fewer than
+    /// [`DECODED_AHEAD`] batches wait; else waiting, or stopping when all is done (or failed).
+    fn take_step(&mut self, last: Option<Stage>) -> Step<'g, 'v> {
+        if self.abandoned || self.error.is_some() {
+            return Step::Stop;
         }
-        for v in visitors.iter_mut() {
-            v.finish(self.ctx);
+        let end = self.first + self.ready.len();
+        let can_visit = |l: &Lane<'_, '_>| l.visitors.is_some() && l.next < end;
+        let can_decode = !self.decoded_all && self.ready.len() < DECODED_AHEAD;
+        let stage = match last {
+            Some(Stage::Group(g)) if can_visit(&self.lanes[g]) => Some(Stage::Group(g)),
+            Some(Stage::Decoding) if can_decode && self.decoder.is_some() => Some(Stage::Decoding),
+            _ => (self.lanes.iter().enumerate())
+                .filter(|(_, l)| can_visit(l))
+                .min_by_key(|(_, l)| l.next)
+                .map(|(g, _)| Stage::Group(g))
+                .or((can_decode && self.decoder.is_some()).then_some(Stage::Decoding)),
+        };
+        match stage {
+            Some(Stage::Group(g)) => {
+                let lane = &mut self.lanes[g];
+                let visitors = lane.visitors.take().expect("a lane that can visit");
+                Step::Visit(g, visitors, Arc::clone(&self.ready[lane.next - self.first]))
+            }
+            Some(Stage::Decoding) => Step::Decode(self.decoder.take().expect("checked")),
+            None if self.decoded_all && self.lanes.iter().all(|l| l.visitors.is_some() && l.next == end) => {
+                Step::Stop
+            }
+            None => Step::Wait,
+        }
+    }
+
+    fn decoded(&mut self, decoder: Box<Decoder>, batch: Option<Result<Arc<Scoped>, StoreError>>) {
+        self.decoder = Some(decoder);
+        match batch {
+            None => self.decoded_all = true,
+            Some(Ok(b)) => self.ready.push_back(b),
+            Some(Err(e)) => self.error = Some(e),
+        }
+    }
+
+    fn visited(
+        &mut self,
+        g: usize,
+        visitors: &'g mut [&'v mut dyn Visitor],
+        batch: &Scoped,
+        counts: PassCounts,
+    ) {
+        let lane = &mut self.lanes[g];
+        lane.visitors = Some(visitors);
+        lane.next += 1;
+        lane.counts.events += counts.events;
+        lane.counts.left_out += counts.left_out;
+        if g == 0 && batch.batch.ends_row_group() {
+            self.row_groups_seen += 1;
+        }
+        let slowest = self.lanes.iter().map(|l| l.next).min().unwrap_or(self.first);
+        while self.first < slowest {
+            self.ready.pop_front();
+            self.first += 1;
         }
     }
 }
 
-/// Like [`run`], with a second group of visitors on a thread of its own: `beside` is called on
-/// that thread, builds its visitors there (so they may share state that cannot cross threads),
-/// calls [`Feed::visit`] with them and returns what they concluded.
+/// The board and the signal that it changed.
+struct Shared<'g, 'v> {
+    board: Mutex<Board<'g, 'v>>,
+    changed: Condvar,
+}
+
+impl<'g, 'v> Shared<'g, 'v> {
+    fn lock(&self) -> MutexGuard<'_, Board<'g, 'v>> {
+        // A worker panics only outside the lock (in a visitor or the decoder).
+        self.board.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs steps until the pass is done, failed or abandoned. `report` is called after each
+    /// step with the row groups seen so far.
+    fn work(&self, ctx: &Context<'_>, report: &mut dyn FnMut(usize)) {
+        let _abandon = AbandonOnPanic(self);
+        let mut board = self.lock();
+        let mut last = None;
+        loop {
+            match board.take_step(last) {
+                Step::Stop => break,
+                Step::Wait => {
+                    board = self.changed.wait(board).unwrap_or_else(PoisonError::into_inner);
+                    continue;
+                }
+                Step::Decode(mut decoder) => {
+                    last = Some(Stage::Decoding);
+                    drop(board);
+                    let batch = decoder.next();
+                    board = self.lock();
+                    board.decoded(decoder, batch);
+                }
+                Step::Visit(g, visitors, batch) => {
+                    last = Some(Stage::Group(g));
+                    drop(board);
+                    let mut counts = PassCounts::default();
+                    show(&batch, visitors, ctx, &mut counts);
+                    board = self.lock();
+                    board.visited(g, visitors, &batch, counts);
+                }
+            }
+            self.changed.notify_all();
+            let seen = board.row_groups_seen;
+            drop(board);
+            report(seen);
+            board = self.lock();
+        }
+        drop(board);
+        self.changed.notify_all();
+    }
+}
+
+/// Stops the other workers when this one panics (its stage is gone with it).
+struct AbandonOnPanic<'s, 'g, 'v>(&'s Shared<'g, 'v>);
+
+impl Drop for AbandonOnPanic<'_, '_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.lock().abandoned = true;
+            self.0.changed.notify_all();
+        }
+    }
+}
+
+/// Workers of a pass: one per stage (decoding, each group), at most one per core, the
+/// calling thread among them.
+fn workers(groups: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.clamp(1, groups + 1)
+}
+
+/// Streams every event of the trace once through each group of visitors (those the scope
+/// keeps), then finishes them. `progress(done, total)` is called after each row group, on this
+/// thread.
 ///
-/// Each group sees every event in store order, exactly as in one group: the result of each
-/// visitor does not depend on the split. One thread decodes each batch once (its rows built
-/// as events there, the scope decided for each) and hands it to both groups, so the visitors'
-/// work, which is most of a report's, runs on two cores.
-pub fn run_beside<T: Send>(
+/// Each group sees every event in store order, exactly as alone: the result of each visitor
+/// does not depend on the groups. Each batch is decoded once (its rows built as events, the
+/// scope decided for each) and shown to every group; the decoding and the groups are stages
+/// that the pass's workers take in turn, so a group of visitors, most of a report's work, runs
+/// beside the decoding and the other groups on the machine's cores.
+pub fn run_groups(
     ctx: &Context<'_>,
-    visitors: &mut [&mut dyn Visitor],
-    beside: impl FnOnce(Feed<'_, '_>) -> T + Send,
+    groups: &mut [&mut [&mut dyn Visitor]],
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<(PassCounts, T), StoreError> {
-    let mut counts = PassCounts::default();
+) -> Result<PassCounts, StoreError> {
     let batches = ctx
         .trace
         .events()?
         .in_batches_of(BATCH_ROWS)
         .without(&NOT_VISITED);
     let total = batches.row_groups();
-    let beside_result = std::thread::scope(|scope| {
-        let (sender, receiver) = sync_channel(DECODED_AHEAD);
-        let (beside_sender, beside_receiver) = sync_channel(DECODED_AHEAD);
-        scope.spawn(move || {
-            let mut filter = ScopeFilter::new(ctx.trace, ctx.scope);
-            for batch in batches {
-                let batch = batch.map(|b| Arc::new(Scoped::new(b, &mut filter)));
-                if let Ok(b) = &batch {
-                    // The second group may be gone (it panicked): the pass reports that at
-                    // the join, this thread just stops feeding it.
-                    let _ = beside_sender.send(Arc::clone(b));
-                }
-                let failed = batch.is_err();
-                // The receiver hangs up only after an error of its own: stop decoding then.
-                if sender.send(batch).is_err() || failed {
-                    break;
-                }
+    let workers = workers(groups.len());
+    let lanes = (groups.iter_mut())
+        .map(|visitors| Lane {
+            visitors: Some(&mut **visitors),
+            next: 0,
+            counts: PassCounts::default(),
+        })
+        .collect();
+    let shared = Shared {
+        board: Mutex::new(Board {
+            decoder: Some(Box::new(Decoder {
+                batches,
+                filter: ScopeFilter::new(ctx.trace, ctx.scope),
+            })),
+            decoded_all: false,
+            ready: VecDeque::new(),
+            first: 0,
+            lanes,
+            row_groups_seen: 0,
+            error: None,
+            abandoned: false,
+        }),
+        changed: Condvar::new(),
+    };
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..workers)
+            .map(|_| scope.spawn(|| shared.work(ctx, &mut |_| {})))
+            .collect();
+        let mut reported = 0;
+        shared.work(ctx, &mut |seen| {
+            if seen > reported {
+                reported = seen;
+                progress(seen, total);
             }
         });
-        let second = scope.spawn(move || {
-            beside(Feed {
-                ctx,
-                batches: beside_receiver,
-            })
-        });
-        let mut done = 0;
-        for batch in receiver {
-            let batch: Arc<Scoped> = batch?;
-            show(&batch, visitors, ctx, &mut counts);
-            if batch.batch.ends_row_group() {
-                done += 1;
-                progress(done, total);
-            }
+        // A panic of a worker is a bug: raise it here as it was.
+        for helper in helpers {
+            helper.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         }
-        // A panic of the second group is a bug: raise it here as it was.
-        Ok::<T, StoreError>(
-            second
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-        )
-    })?;
-    for v in visitors.iter_mut() {
-        v.finish(ctx);
+    });
+    let board = shared.board.into_inner().unwrap_or_else(PoisonError::into_inner);
+    if let Some(e) = board.error {
+        return Err(e);
     }
-    Ok((counts, beside_result))
+    let counts = board.lanes.first().map_or_else(PassCounts::default, |l| l.counts);
+    drop(board);
+    for visitors in groups.iter_mut() {
+        for v in visitors.iter_mut() {
+            v.finish(ctx);
+        }
+    }
+    Ok(counts)
 }
 
 /// Shows the events of one batch to `visitors` (those the scope keeps, and the server
@@ -273,8 +452,7 @@ mod tests {
         }
     }
 
-    /// The group beside sees exactly the events the group on the calling thread sees, in the
-    /// same (store) order.
+    /// Each group sees exactly the events the other sees, in the same (store) order.
     #[test]
     fn both_groups_see_every_kept_event_in_store_order() {
         let dir = tempfile::tempdir().expect("tmp");
@@ -293,21 +471,48 @@ mod tests {
         }
         let t = testutil::trace(dir.path(), ranks);
         let ctx = context(&t, Scope::Application).expect("context");
-        let mut here = Ids::default();
-        let (counts, beside) = run_beside(
+        let (mut here, mut beside) = (Ids::default(), Ids::default());
+        let counts = run_groups(
             &ctx,
-            &mut [&mut here],
-            |feed| {
-                let mut ids = Ids::default();
-                feed.visit(&mut [&mut ids]);
-                ids.0
-            },
+            &mut [&mut [&mut here], &mut [&mut beside]],
             &mut |_, _| {},
         )
         .expect("pass");
         assert_eq!((counts.events, counts.left_out), (6, 0));
         assert_eq!(here.0, (0..6).collect::<Vec<i64>>());
-        assert_eq!(beside, here.0);
+        assert_eq!(beside.0, here.0);
+    }
+
+    /// Panics at its third event.
+    struct Fails(u32);
+
+    impl Visitor for Fails {
+        fn visit(&mut self, _event: &Event<'_>, _ctx: &Context<'_>) {
+            self.0 += 1;
+            assert!(self.0 < 3, "visitor fails");
+        }
+    }
+
+    /// A visitor that panics makes the pass panic with its message, whichever worker ran it;
+    /// the other workers stop instead of waiting for its group.
+    #[test]
+    fn a_panicking_visitor_ends_the_pass() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut b = testutil::rank(0, 1, "n1");
+        let calls: Vec<_> = (0..5).map(|i| ev("MPI_Barrier", 100 * (i + 1), 10)).collect();
+        b.events(0, &calls);
+        let t = testutil::trace(dir.path(), vec![b]);
+        let ctx = context(&t, Scope::Application).expect("context");
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let (mut ids, mut fails) = (Ids::default(), Fails(0));
+            run_groups(
+                &ctx,
+                &mut [&mut [&mut ids], &mut [&mut fails]],
+                &mut |_, _| {},
+            )
+        }))
+        .expect_err("the pass panics");
+        assert_eq!(panic.downcast_ref::<&str>(), Some(&"visitor fails"));
     }
 
     /// The pass's read, in small batches without the columns no visitor reads, holds the same

@@ -162,7 +162,8 @@ pub fn profile(
         Some(d) if !d.has_dxt_events => Some(findings::Counters::new(&trace.darshan_counters()?)),
         _ => None,
     };
-    let (counts, found) = {
+    let mut rules = findings::rules(&options.findings);
+    let counts = {
         let mut visitors: Vec<&mut dyn Visitor> = vec![
             &mut stats,
             &mut breakdown,
@@ -174,22 +175,13 @@ pub fn profile(
         if servers.has_servers() {
             visitors.push(&mut servers);
         }
-        // The rules, about half of the visiting, on the second thread of the pass.
-        let rules_config = &options.findings;
-        pass::run_beside(
-            &ctx,
-            &mut visitors,
-            |feed| {
-                // Built on that thread: the rules share state that stays on one thread.
-                let mut rules = findings::rules(rules_config);
-                feed.visit(&mut [&mut rules]);
-                match &darshan_counters {
-                    Some(counters) => findings::conclude_from_counters(&rules, counters, &ctx),
-                    None => findings::conclude(&rules, &ctx),
-                }
-            },
-            progress,
-        )?
+        // The rules, about half of the visiting, are a group of their own: the pass runs it
+        // beside the other visitors.
+        pass::run_groups(&ctx, &mut [&mut visitors, &mut [&mut rules]], progress)?
+    };
+    let found = match &darshan_counters {
+        Some(counters) => findings::conclude_from_counters(&rules, counters, &ctx),
+        None => findings::conclude(&rules, &ctx),
     };
     let counter_rows = trace.counters()?;
     let server_table = servers

@@ -206,8 +206,7 @@ impl Visitor for Rules {
 
 #[cfg(test)]
 mod tests {
-    use std::cell::RefCell;
-    use std::rc::Rc;
+    use std::sync::{Arc, Mutex};
 
     use super::super::Finding;
     use super::*;
@@ -216,11 +215,11 @@ mod tests {
     use crate::testutil::{self, coll, ev, io, FILE_A};
 
     /// Records the ids it is shown.
-    struct Shown(Interest, Rc<RefCell<Vec<i64>>>);
+    struct Shown(Interest, Arc<Mutex<Vec<i64>>>);
 
     impl Rule for Shown {
         fn visit(&mut self, e: &Event<'_>, _fx: &Facts, _ctx: &Context<'_>) {
-            self.1.borrow_mut().push(e.id);
+            self.1.lock().expect("ids").push(e.id);
         }
         fn interest(&self) -> Interest {
             self.0
@@ -254,13 +253,13 @@ mod tests {
             Interest::any_of(&[MPI, CALL]),
             Interest::NONE,
         ];
-        let shown: Vec<Rc<RefCell<Vec<i64>>>> = interests.iter().map(|_| Rc::default()).collect();
+        let shown: Vec<Arc<Mutex<Vec<i64>>>> = interests.iter().map(|_| Arc::default()).collect();
         let list: Vec<Box<dyn Rule>> = (interests.iter().zip(&shown))
-            .map(|(i, s)| Box::new(Shown(*i, Rc::clone(s))) as Box<dyn Rule>)
+            .map(|(i, s)| Box::new(Shown(*i, Arc::clone(s))) as Box<dyn Rule>)
             .collect();
         let mut rules = Rules::new(list);
         pass::run(&ctx, &mut [&mut rules], &mut |_, _| {}).expect("pass");
-        let shown: Vec<Vec<i64>> = shown.iter().map(|s| s.borrow().clone()).collect();
+        let shown: Vec<Vec<i64>> = shown.iter().map(|s| s.lock().expect("ids").clone()).collect();
         assert_eq!(
             shown,
             vec![

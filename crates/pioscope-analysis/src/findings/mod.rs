@@ -119,8 +119,9 @@ pub struct Finding {
 }
 
 /// A finding rule: shown records of the pass (through [`Rules`], with their facts), it
-/// concludes with zero or more findings.
-pub trait Rule {
+/// concludes with zero or more findings. Send: the rules are a group of visitors, which the
+/// pass's workers take turns at running.
+pub trait Rule: Send {
     /// One record the scope keeps, in store order, with its facts, worked out once for every
     /// rule (and for a storage server's record, which they do not place, empty facts).
     fn visit(&mut self, e: &Event<'_>, fx: &Facts, ctx: &Context<'_>);
