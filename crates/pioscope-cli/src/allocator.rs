@@ -1,16 +1,17 @@
 //! The C allocator's settings for this process. A pass over events.parquet (report, stats,
-//! exports, the viewer) allocates and frees the same few MB for every batch of rows, on three
-//! threads. glibc's defaults hand that memory back to the system between batches (the free
+//! exports, the viewer) allocates and frees the same few MB for every batch of rows, on each of
+//! its workers. glibc's defaults hand that memory back to the system between batches (the free
 //! top of a heap past 128 KiB is trimmed; blocks past its moving mmap threshold are mapped
 //! and unmapped each time), so the next batch faults the pages in again: 40,000-150,000 page
 //! faults and 5-10 % of `report`'s CPU time on a 10M-event trace. Fixed thresholds keep
 //! the batches' memory in the heaps instead (peak memory about the same: 83 MiB before, 83-88
 //! MiB after, on 100M events).
 
-/// Blocks from this size are mapped on their own (and returned when freed): above a pass's
-/// batches (0.4 MB of rows at 2,048 rows) and the column chunks of a row group it reads in one
-/// call (about 6 MB for a million events; at 4 MB they were mapped and faulted in afresh for
-/// every row group: 17,000 page faults instead of 6,000 on 10M events).
+/// Blocks from this size are mapped on their own (and returned when freed): well above a
+/// pass's batches (0.4 MB of rows at 2,048 rows) and the decoder's buffers. (It was set for the
+/// column chunks of a row group, about 6 MB per million events, when they were read into the
+/// heap: at 4 MB they were mapped and faulted in afresh for every row group. They are mapped
+/// from the file now, `store/chunk_bytes.rs`.)
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const MMAP_THRESHOLD: libc::c_int = 32 << 20;
 
