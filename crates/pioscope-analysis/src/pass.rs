@@ -228,7 +228,12 @@ impl<'g, 'v> Board<'g, 'v> {
                 Step::Visit(g, visitors, Arc::clone(&self.ready[lane.next - self.first]))
             }
             Some(Stage::Decoding) => Step::Decode(self.decoder.take().expect("checked")),
-            None if self.decoded_all && self.lanes.iter().all(|l| l.visitors.is_some() && l.next == end) => {
+            None if self.decoded_all
+                && self
+                    .lanes
+                    .iter()
+                    .all(|l| l.visitors.is_some() && l.next == end) =>
+            {
                 Step::Stop
             }
             None => Step::Wait,
@@ -259,7 +264,12 @@ impl<'g, 'v> Board<'g, 'v> {
         if g == 0 && batch.batch.ends_row_group() {
             self.row_groups_seen += 1;
         }
-        let slowest = self.lanes.iter().map(|l| l.next).min().unwrap_or(self.first);
+        let slowest = self
+            .lanes
+            .iter()
+            .map(|l| l.next)
+            .min()
+            .unwrap_or(self.first);
         while self.first < slowest {
             self.ready.pop_front();
             self.first += 1;
@@ -289,7 +299,10 @@ impl<'g, 'v> Shared<'g, 'v> {
             match board.take_step(last) {
                 Step::Stop => break,
                 Step::Wait => {
-                    board = self.changed.wait(board).unwrap_or_else(PoisonError::into_inner);
+                    board = self
+                        .changed
+                        .wait(board)
+                        .unwrap_or_else(PoisonError::into_inner);
                     continue;
                 }
                 Step::Decode(mut decoder) => {
@@ -395,14 +408,22 @@ pub fn run_groups(
         });
         // A panic of a worker is a bug: raise it here as it was.
         for helper in helpers {
-            helper.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            helper
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
         }
     });
-    let board = shared.board.into_inner().unwrap_or_else(PoisonError::into_inner);
+    let board = shared
+        .board
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
     if let Some(e) = board.error {
         return Err(e);
     }
-    let counts = board.lanes.first().map_or_else(PassCounts::default, |l| l.counts);
+    let counts = board
+        .lanes
+        .first()
+        .map_or_else(PassCounts::default, |l| l.counts);
     drop(board);
     for visitors in groups.iter_mut() {
         for v in visitors.iter_mut() {
@@ -499,7 +520,9 @@ mod tests {
     fn a_panicking_visitor_ends_the_pass() {
         let dir = tempfile::tempdir().expect("tmp");
         let mut b = testutil::rank(0, 1, "n1");
-        let calls: Vec<_> = (0..5).map(|i| ev("MPI_Barrier", 100 * (i + 1), 10)).collect();
+        let calls: Vec<_> = (0..5)
+            .map(|i| ev("MPI_Barrier", 100 * (i + 1), 10))
+            .collect();
         b.events(0, &calls);
         let t = testutil::trace(dir.path(), vec![b]);
         let ctx = context(&t, Scope::Application).expect("context");

@@ -259,7 +259,10 @@ mod tests {
             .collect();
         let mut rules = Rules::new(list);
         pass::run(&ctx, &mut [&mut rules], &mut |_, _| {}).expect("pass");
-        let shown: Vec<Vec<i64>> = shown.iter().map(|s| s.lock().expect("ids").clone()).collect();
+        let shown: Vec<Vec<i64>> = shown
+            .iter()
+            .map(|s| s.lock().expect("ids").clone())
+            .collect();
         assert_eq!(
             shown,
             vec![

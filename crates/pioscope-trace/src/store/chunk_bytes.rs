@@ -139,10 +139,11 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("t.parquet");
         let column = |n: i64| Arc::new(Int64Array::from_iter_values(0..n)) as ArrayRef;
-        let batch = RecordBatch::try_from_iter([("a", column(1000)), ("b", column(1000))])
-            .expect("batch");
-        let mut w = ArrowWriter::try_new(File::create(&path).expect("create"), batch.schema(), None)
-            .expect("writer");
+        let batch =
+            RecordBatch::try_from_iter([("a", column(1000)), ("b", column(1000))]).expect("batch");
+        let mut w =
+            ArrowWriter::try_new(File::create(&path).expect("create"), batch.schema(), None)
+                .expect("writer");
         w.write(&batch).expect("write");
         w.close().expect("close");
         let file = File::open(&path).expect("open");
@@ -154,7 +155,10 @@ mod tests {
         let at = usize::try_from(start).expect("offset");
         let len = usize::try_from(len).expect("length");
         assert_eq!(c.len(), whole.len() as u64);
-        assert_eq!(&c.get_bytes(start, len).expect("inside")[..], &whole[at..at + len]);
+        assert_eq!(
+            &c.get_bytes(start, len).expect("inside")[..],
+            &whole[at..at + len]
+        );
         // Column a's chunk lies before b's, outside the span mapped.
         assert!(c.get_bytes(rg.column(0).byte_range().0, 1).is_err());
     }
