@@ -261,7 +261,9 @@ impl<'g, 'v> Board<'g, 'v> {
         self.decoder = Some(decoder);
         match batch {
             None => self.decoded_all = true,
-            Some(Ok(b)) => self.ready.push_back(b),
+            Some(Ok(b)) if !self.lanes.is_empty() => self.ready.push_back(b),
+            // No group to see it: the pass only reads the events through.
+            Some(Ok(_)) => {}
             Some(Err(e)) => self.error = Some(e),
         }
     }
@@ -521,6 +523,23 @@ mod tests {
         assert_eq!((counts.events, counts.left_out), (6, 0));
         assert_eq!(here.0, (0..6).collect::<Vec<i64>>());
         assert_eq!(beside.0, here.0);
+    }
+
+    /// A pass without a group of visitors reads the events through and ends (more batches
+    /// than are decoded ahead: none is ever seen by every group).
+    #[test]
+    fn a_pass_without_groups_ends() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut b = testutil::rank(0, 1, "n1");
+        let rows = (DECODED_AHEAD + 1) * BATCH_ROWS;
+        let calls: Vec<_> = (0..rows as u64)
+            .map(|i| ev("MPI_Barrier", 100 * (i + 1), 10))
+            .collect();
+        b.events(0, &calls);
+        let t = testutil::trace(dir.path(), vec![b]);
+        let ctx = context(&t, Scope::Application).expect("context");
+        let counts = run_groups(&ctx, &mut [], &mut |_, _| {}).expect("pass");
+        assert_eq!(counts, PassCounts::default());
     }
 
     /// Panics at its third event.
