@@ -101,7 +101,8 @@ const BATCH_ROWS: usize = 2048;
 
 /// Streams every event of the trace once through `visitors` (those the scope keeps), then
 /// finishes them. `progress(done, total)` is called after each row group, on this thread.
-/// (A [`run_groups`] of one group: decoding and visiting still run on two cores.)
+/// (A [`run_groups`] of one group: decoding and visiting are still two stages, run side by
+/// side on a machine of two cores or more.)
 pub fn run(
     ctx: &Context<'_>,
     visitors: &mut [&mut dyn Visitor],
@@ -179,7 +180,6 @@ struct Lane<'g, 'v> {
     visitors: Option<&'g mut [&'v mut dyn Visitor]>,
     /// Number of the next batch it sees.
     next: usize,
-    counts: PassCounts,
 }
 
 /// What the workers of a pass share, under one lock. Each stage (decoding, and each group of
@@ -198,6 +198,8 @@ struct Board<'g, 'v> {
     lanes: Vec<Lane<'g, 'v>>,
     /// Row groups the first group has seen whole.
     row_groups_seen: usize,
+    /// Events the first group has been through (every group sees the same).
+    counts: PassCounts,
     error: Option<StoreError>,
     /// A worker panicked: the others stop, and the pass raises the panic.
     abandoned: bool,
@@ -268,20 +270,14 @@ impl<'g, 'v> Board<'g, 'v> {
         }
     }
 
-    fn visited(
-        &mut self,
-        g: usize,
-        visitors: &'g mut [&'v mut dyn Visitor],
-        batch: &Scoped,
-        counts: PassCounts,
-    ) {
+    fn visited(&mut self, g: usize, visitors: &'g mut [&'v mut dyn Visitor], batch: &Scoped) {
         let lane = &mut self.lanes[g];
         lane.visitors = Some(visitors);
         lane.next += 1;
-        lane.counts.events += counts.events;
-        lane.counts.left_out += counts.left_out;
-        if g == 0 && batch.batch.ends_row_group() {
-            self.row_groups_seen += 1;
+        if g == 0 {
+            self.counts.events += batch.kept.len() as u64;
+            self.counts.left_out += batch.left_out;
+            self.row_groups_seen += usize::from(batch.batch.ends_row_group());
         }
         let slowest = self
             .lanes
@@ -309,7 +305,8 @@ impl<'g, 'v> Shared<'g, 'v> {
     }
 
     /// Runs steps until the pass is done, failed or abandoned. `report` is called after each
-    /// step with the row groups seen so far.
+    /// step, and at the end, with the row groups seen so far (the last may have been seen by
+    /// another worker).
     fn work(&self, ctx: &Context<'_>, report: &mut dyn FnMut(usize)) {
         let _abandon = AbandonOnPanic(self);
         let mut board = self.lock();
@@ -334,10 +331,9 @@ impl<'g, 'v> Shared<'g, 'v> {
                 Step::Visit(g, visitors, batch) => {
                     last = Some(Stage::Group(g));
                     drop(board);
-                    let mut counts = PassCounts::default();
-                    show(&batch, visitors, ctx, &mut counts);
+                    show(&batch, visitors, ctx);
                     board = self.lock();
-                    board.visited(g, visitors, &batch, counts);
+                    board.visited(g, visitors, &batch);
                 }
             }
             self.changed.notify_all();
@@ -346,8 +342,10 @@ impl<'g, 'v> Shared<'g, 'v> {
             report(seen);
             board = self.lock();
         }
+        let seen = board.row_groups_seen;
         drop(board);
         self.changed.notify_all();
+        report(seen);
     }
 }
 
@@ -395,7 +393,6 @@ pub fn run_groups(
         .map(|visitors| Lane {
             visitors: Some(&mut **visitors),
             next: 0,
-            counts: PassCounts::default(),
         })
         .collect();
     let shared = Shared {
@@ -409,6 +406,7 @@ pub fn run_groups(
             first: 0,
             lanes,
             row_groups_seen: 0,
+            counts: PassCounts::default(),
             error: None,
             abandoned: false,
         }),
@@ -439,10 +437,7 @@ pub fn run_groups(
     if let Some(e) = board.error {
         return Err(e);
     }
-    let counts = board
-        .lanes
-        .first()
-        .map_or_else(PassCounts::default, |l| l.counts);
+    let counts = board.counts;
     drop(board);
     for visitors in groups.iter_mut() {
         for v in visitors.iter_mut() {
@@ -453,15 +448,8 @@ pub fn run_groups(
 }
 
 /// Shows the events of one batch to `visitors` (those the scope keeps, and the server
-/// records to the visitors that see them), counting them.
-fn show(
-    scoped: &Scoped,
-    visitors: &mut [&mut dyn Visitor],
-    ctx: &Context<'_>,
-    counts: &mut PassCounts,
-) {
-    counts.events += scoped.kept.len() as u64;
-    counts.left_out += scoped.left_out;
+/// records to the visitors that see them).
+fn show(scoped: &Scoped, visitors: &mut [&mut dyn Visitor], ctx: &Context<'_>) {
     match scoped.batch.whole_rows() {
         Some(rows) => {
             for v in visitors.iter_mut() {
