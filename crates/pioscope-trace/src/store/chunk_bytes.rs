@@ -26,7 +26,7 @@ pub struct ChunkBytes {
 
 impl ChunkBytes {
     /// Maps from `file` the span holding the chunks of `columns` (leaf numbers) of `rg`.
-    pub fn read(file: &File, rg: &RowGroupMetaData, columns: &[usize]) -> Result<ChunkBytes> {
+    pub fn map(file: &File, rg: &RowGroupMetaData, columns: &[usize]) -> Result<ChunkBytes> {
         let ranges = columns.iter().map(|&c| rg.column(c).byte_range());
         let start = ranges.clone().map(|(s, _)| s).min().unwrap_or(0);
         let end = ranges.map(|(s, len)| s + len).max().unwrap_or(0);
@@ -150,7 +150,7 @@ mod tests {
         let whole = std::fs::read(&path).expect("read");
         let reader = SerializedFileReader::new(file.try_clone().expect("clone")).expect("footer");
         let rg = reader.metadata().row_group(0);
-        let c = ChunkBytes::read(&file, rg, &[1]).expect("map");
+        let c = ChunkBytes::map(&file, rg, &[1]).expect("map");
         let (start, len) = rg.column(1).byte_range();
         let at = usize::try_from(start).expect("offset");
         let len = usize::try_from(len).expect("length");

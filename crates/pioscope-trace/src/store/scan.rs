@@ -378,8 +378,8 @@ impl Table {
     }
 
     /// Streams the selected rows of `columns` (all columns when empty) in batches of at most
-    /// `batch_rows` rows. A whole row group's column chunks are read into memory first, in one
-    /// call ([`ChunkBytes`]); a selection of some pages reads only those pages.
+    /// `batch_rows` rows. A whole row group's column chunks are mapped from the file and decoded
+    /// from memory ([`ChunkBytes`]); a selection of some pages reads only those pages.
     pub fn reader(
         &self,
         sel: &Selected,
@@ -398,7 +398,7 @@ impl Table {
             Ok(match whole {
                 true => {
                     let rg = self.meta.metadata().row_group(sel.row_group);
-                    let chunks = ChunkBytes::read(&file, rg, &leaves)?;
+                    let chunks = ChunkBytes::map(&file, rg, &leaves)?;
                     self.build_reader(chunks, sel.row_group, leaves, batch_rows, None)?
                 }
                 false => {
