@@ -1,10 +1,10 @@
 //! Lookups a pass makes for every record, kept cheap on long traces: tables indexed by small
 //! dense numbers (`Places`, and `InstanceIndex` for collective instances) instead of hash maps
-//! that outgrow the caches, a map with the current key's entry held aside (`Keyed`), since
-//! consecutive records mostly share their rank and file, and places of keys with the last few
-//! held aside (`Recent`, and `RecentMap` of entries found so), for keys that alternate (a
-//! rank's layers on a file). Used by the statistics, the
-//! breakdown, the aggregation and the finding rules.
+//! that outgrow the caches, and places of keys with the last few held aside (`Recent`,
+//! `RecentMap` of entries found so, and `Keyed`, such entries listed in key order), since
+//! consecutive records mostly share their rank and file or alternate between a few keys (a
+//! rank's layers on a file). Used by the statistics, the breakdown, the aggregation and the
+//! finding rules.
 
 use std::collections::BTreeMap;
 use std::hash::Hash;
@@ -157,45 +157,30 @@ impl<K: Copy + Eq + Hash, A: Default> RecentMap<K, A> {
     }
 }
 
-/// A map with the entry of the current key held aside: consecutive records mostly share
-/// their rank and file, so most records touch no tree at all.
+/// Entries by key, found through a [`RecentMap`] (consecutive records mostly share their rank
+/// and file, so most records compare a key or two and hash nothing), listed in key order.
+/// A tree held the entries before: each change of key moved one out of it and one back in,
+/// allocating and freeing its nodes.
 #[derive(Debug)]
-pub(crate) struct Keyed<K, A> {
-    map: BTreeMap<K, A>,
-    cur: Option<(K, A)>,
-}
+pub(crate) struct Keyed<K, A>(RecentMap<K, A>);
 
 impl<K, A> Default for Keyed<K, A> {
     fn default() -> Self {
-        Keyed {
-            map: BTreeMap::new(),
-            cur: None,
-        }
+        Keyed(RecentMap::default())
     }
 }
 
-impl<K: Ord + Copy, A: Default> Keyed<K, A> {
+impl<K: Ord + Copy + Hash, A: Default> Keyed<K, A> {
     /// The entry of `k`.
+    #[inline]
     pub(crate) fn at(&mut self, k: K) -> &mut A {
-        if matches!(&self.cur, Some((c, _)) if *c != k) {
-            if let Some((c, a)) = self.cur.take() {
-                self.map.insert(c, a);
-            }
-        }
-        if self.cur.is_none() {
-            let a = self.map.remove(&k).unwrap_or_default();
-            self.cur = Some((k, a));
-        }
-        &mut self.cur.get_or_insert_with(|| (k, A::default())).1
+        self.0.entry(k)
     }
 
     /// Every entry, in key order.
     pub(crate) fn entries(&self) -> Vec<(K, &A)> {
-        let mut v: Vec<(K, &A)> = self.map.iter().map(|(k, a)| (*k, a)).collect();
-        if let Some((k, a)) = &self.cur {
-            let i = v.partition_point(|(x, _)| x < k);
-            v.insert(i, (*k, a));
-        }
+        let mut v: Vec<(K, &A)> = self.0.iter().map(|(k, a)| (*k, a)).collect();
+        v.sort_unstable_by(|x, y| x.0.cmp(&y.0));
         v
     }
 
