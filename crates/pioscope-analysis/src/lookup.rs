@@ -180,7 +180,7 @@ impl<K: Ord + Copy + Hash, A: Default> Keyed<K, A> {
     /// Every entry, in key order.
     pub(crate) fn entries(&self) -> Vec<(K, &A)> {
         let mut v: Vec<(K, &A)> = self.0.iter().map(|(k, a)| (*k, a)).collect();
-        v.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+        v.sort_unstable_by_key(|(k, _)| *k);
         v
     }
 
