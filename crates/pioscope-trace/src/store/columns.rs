@@ -195,11 +195,11 @@ impl IntView<'_> {
         self.get(i).unwrap_or(0)
     }
 
-    /// Calls `set(row, value)` for each of `rows` with the value of its row in the column
-    /// (None for a null): one loop per width, the width matched once rather than per row, and
-    /// a bit test only in a column with nulls.
+    /// Calls `set(row, value)` for each of `rows` with the value of row `first + i` of the
+    /// column for row `i` (None for a null): one loop per width, the width matched once rather
+    /// than per row, and a bit test only in a column with nulls.
     #[inline]
-    pub fn fill<T>(&self, rows: &mut [T], mut set: impl FnMut(&mut T, Option<i64>)) {
+    pub fn fill<T>(&self, first: usize, rows: &mut [T], mut set: impl FnMut(&mut T, Option<i64>)) {
         fn each<T>(
             rows: &mut [T],
             values: impl Iterator<Item = i64>,
@@ -210,10 +210,12 @@ impl IntView<'_> {
                 .for_each(|(r, v)| set(r, Some(v)))
         }
         match (self.values, self.nulls) {
-            (Ints::I64(v), None) => each(rows, v.iter().copied(), &mut set),
-            (Ints::I32(v), None) => each(rows, v.iter().map(|&x| x as i64), &mut set),
-            (Ints::U8(v), None) => each(rows, v.iter().map(|&x| x as i64), &mut set),
-            (_, Some(_)) => (rows.iter_mut().enumerate()).for_each(|(i, r)| set(r, self.get(i))),
+            (Ints::I64(v), None) => each(rows, v[first..].iter().copied(), &mut set),
+            (Ints::I32(v), None) => each(rows, v[first..].iter().map(|&x| x as i64), &mut set),
+            (Ints::U8(v), None) => each(rows, v[first..].iter().map(|&x| x as i64), &mut set),
+            (_, Some(_)) => {
+                (rows.iter_mut().enumerate()).for_each(|(i, r)| set(r, self.get(first + i)))
+            }
         }
     }
 }
@@ -397,8 +399,11 @@ mod tests {
             (Some(7), None, 0, -1)
         );
         let mut filled = [Some(0); 3];
-        view.fill(&mut filled, |r, v| *r = v);
+        view.fill(0, &mut filled, |r, v| *r = v);
         assert_eq!(filled, [Some(7), None, Some(-1)]);
+        let mut from_row_1 = [Some(0); 2];
+        view.fill(1, &mut from_row_1, |r, v| *r = v);
+        assert_eq!(from_row_1, [None, Some(-1)]);
         // Without nulls each width has its own loop.
         for col in [
             IntCol::I64(Int64Array::from(vec![5, -6])),
@@ -406,8 +411,11 @@ mod tests {
             IntCol::U8(UInt8Array::from(vec![5, 250])),
         ] {
             let mut filled = [None; 2];
-            col.view().fill(&mut filled, |r, v| *r = v);
+            col.view().fill(0, &mut filled, |r, v| *r = v);
             assert_eq!(filled, [col.get(0), col.get(1)]);
+            let mut last = [None];
+            col.view().fill(1, &mut last, |r, v| *r = v);
+            assert_eq!(last, [col.get(1)]);
             assert!(filled.iter().all(Option::is_some));
         }
         let d = c.str("d").unwrap();

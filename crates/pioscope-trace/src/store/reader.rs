@@ -295,6 +295,12 @@ impl Iterator for EventBatches {
     }
 }
 
+/// Rows built at a time, column after column: 128 rows of about 200 bytes stay in a core's
+/// L1 data cache while the twenty columns are set into them. (One column at a time through
+/// the whole batch streamed its 0.4 MB of rows through the L2 cache twenty times; every
+/// column for each row matched each column's width for each row.)
+const ROWS_PER_BLOCK: usize = 128;
+
 /// One row group of events.parquet (or a part of it, see [`EventBatches::in_batches_of`]),
 /// decoded.
 ///
@@ -332,67 +338,95 @@ impl EventBatch {
             true => Ok(StrCol::null(rows)),
             false => c.str(name),
         };
-        // Column by column: each loop reads one column at its stored width and sets one field
-        // of every row, rather than twenty columns matched by width for each row.
-        let mut events = vec![Event::call(Layer::Posix, "", 0, 0); rows];
         let layer_names = c.str(ev::LAYER)?;
         let known_layers = layer_names.map_keys(Layer::from_name);
-        for (i, e) in events.iter_mut().enumerate() {
-            let l = layer_names.key(i).and_then(|k| known_layers[k]);
-            e.layer = l.ok_or_else(|| {
-                let name = layer_names.text(i);
-                c.error(ev::LAYER, format!("unknown layer {name:?} in row {i}"))
-            })?;
-        }
         let func = c.str(ev::FUNC)?;
         let known_funcs = func.map_keys(functions::by_name);
-        for (i, e) in events.iter_mut().enumerate() {
-            if let Some(f) = func.key(i).and_then(|k| known_funcs[k]) {
-                (e.func, e.func_id) = (f.name, f.id);
-            }
-        }
         let collective = c.bool(ev::COLLECTIVE)?;
-        for (i, e) in events.iter_mut().enumerate() {
-            e.collective = collective.value(i);
-        }
-        // A null reads as 0 in the columns that have none (a damaged file's).
-        macro_rules! int {
-            ($name:expr, $field:ident as $t:ty) => {
-                c.int($name)?
-                    .view()
-                    .fill(&mut events, |e, v| e.$field = v.unwrap_or(0) as $t)
-            };
-        }
-        int!(ev::ID, id as i64);
-        int!(ev::RANK, rank as i32);
-        int!(ev::PROCESS, process as i32);
-        int!(ev::THREAD, thread as i32);
-        int!(ev::START_NS, start_ns as i64);
-        int!(ev::DURATION_NS, duration_ns as i64);
-        int!(ev::DEPTH, depth as u8);
-        int!(ev::SIZE, size as i64);
-        int!(ev::RESULT, result as i64);
-        int!(ev::ERROR, error as i32);
-        int!(ev::FLAGS, flags as u8);
-        // A skipped nullable column stays None in every row, unread.
-        macro_rules! nullable {
-            ($name:expr, $field:ident as $t:ty) => {
-                if !skipped.contains(&$name) {
-                    let col = c.int($name)?;
-                    col.view()
-                        .fill(&mut events, |e, v| e.$field = v.map(|v| v as $t));
+        let int = |name: &str| c.int(name);
+        let (id, rank, process, thread) = (
+            int(ev::ID)?,
+            int(ev::RANK)?,
+            int(ev::PROCESS)?,
+            int(ev::THREAD)?,
+        );
+        let (start_ns, duration_ns, depth, size) = (
+            int(ev::START_NS)?,
+            int(ev::DURATION_NS)?,
+            int(ev::DEPTH)?,
+            int(ev::SIZE)?,
+        );
+        let (result, error, flags) = (int(ev::RESULT)?, int(ev::ERROR)?, int(ev::FLAGS)?);
+        // A skipped nullable column is not read: it stays None in every row.
+        let nullable = |name: &str| match skipped.contains(&name) {
+            true => Ok(None),
+            false => int(name).map(Some),
+        };
+        let (parent, file_id, offset, instance) = (
+            nullable(ev::PARENT)?,
+            nullable(ev::FILE_ID)?,
+            nullable(ev::OFFSET)?,
+            nullable(ev::INSTANCE)?,
+        );
+        let (request, peer, tag, root, comm_size) = (
+            nullable(ev::REQUEST)?,
+            nullable(ev::PEER)?,
+            nullable(ev::TAG)?,
+            nullable(ev::ROOT)?,
+            nullable(ev::COMM_SIZE)?,
+        );
+        let mut events = Vec::with_capacity(rows);
+        for first in (0..rows).step_by(ROWS_PER_BLOCK) {
+            let end = rows.min(first + ROWS_PER_BLOCK);
+            events.resize(end, Event::call(Layer::Posix, "", 0, 0));
+            let block = &mut events[first..];
+            for (i, e) in (first..).zip(block.iter_mut()) {
+                let l = layer_names.key(i).and_then(|k| known_layers[k]);
+                e.layer = l.ok_or_else(|| {
+                    let name = layer_names.text(i);
+                    c.error(ev::LAYER, format!("unknown layer {name:?} in row {i}"))
+                })?;
+                if let Some(f) = func.key(i).and_then(|k| known_funcs[k]) {
+                    (e.func, e.func_id) = (f.name, f.id);
                 }
-            };
+                e.collective = collective.value(i);
+            }
+            // Each column's field is named as the column's variable. A null reads as 0 in the
+            // columns that have none (a damaged file's).
+            macro_rules! int {
+                ($($col:ident as $t:ty),*) => {$(
+                    ($col.view()).fill(first, block, |e, v| e.$col = v.unwrap_or(0) as $t);
+                )*};
+            }
+            macro_rules! nullable {
+                ($($col:ident as $t:ty),*) => {$(
+                    if let Some(col) = &$col {
+                        (col.view()).fill(first, block, |e, v| e.$col = v.map(|v| v as $t));
+                    }
+                )*};
+            }
+            int!(id as i64, rank as i32, process as i32, thread as i32);
+            int!(
+                start_ns as i64,
+                duration_ns as i64,
+                depth as u8,
+                size as i64
+            );
+            int!(result as i64, error as i32, flags as u8);
+            nullable!(
+                parent as i64,
+                file_id as i32,
+                offset as i64,
+                instance as i32
+            );
+            nullable!(
+                request as i64,
+                peer as i32,
+                tag as i32,
+                root as i32,
+                comm_size as i32
+            );
         }
-        nullable!(ev::PARENT, parent as i64);
-        nullable!(ev::FILE_ID, file_id as i32);
-        nullable!(ev::OFFSET, offset as i64);
-        nullable!(ev::INSTANCE, instance as i32);
-        nullable!(ev::REQUEST, request as i64);
-        nullable!(ev::PEER, peer as i32);
-        nullable!(ev::TAG, tag as i32);
-        nullable!(ev::ROOT, root as i32);
-        nullable!(ev::COMM_SIZE, comm_size as i32);
         let (comm, region) = (str_col(ev::COMM)?, str_col(ev::REGION)?);
         Ok(EventBatch {
             ends_row_group,
