@@ -129,14 +129,10 @@ pub enum IntCol {
 }
 
 impl IntCol {
-    /// Row `i`, None for a null.
+    /// Row `i`, None for a null (a loop over many rows takes a [`IntView`] once instead).
     #[inline]
     pub fn get(&self, i: usize) -> Option<i64> {
-        match self {
-            IntCol::I64(a) => a.is_valid(i).then(|| a.value(i)),
-            IntCol::I32(a) => a.is_valid(i).then(|| a.value(i) as i64),
-            IntCol::U8(a) => a.is_valid(i).then(|| a.value(i) as i64),
-        }
+        self.view().get(i)
     }
 
     /// Row `i`, 0 for a null (for the columns that have none).
