@@ -67,16 +67,28 @@ impl<'a> Event<'a> {
     /// None). Hand-built events (tests, synthetic traces) start from it and set what they
     /// know with struct update syntax, so a new column is added in one place.
     pub fn call(layer: Layer, func: &'a str, start_ns: i64, duration_ns: i64) -> Self {
+        let func_id = crate::functions::by_name(func).map_or(0, |f| f.id);
+        Event {
+            start_ns,
+            duration_ns,
+            ..Event::row(layer, func, func_id)
+        }
+    }
+
+    /// A row of `func` (`layer`, functions.def id `func_id`) with every other column empty:
+    /// what a reader starts each row from before it sets the other columns.
+    #[inline]
+    pub fn row(layer: Layer, func: &'a str, func_id: u16) -> Self {
         Event {
             id: 0,
             rank: 0,
             process: 0,
             thread: 0,
-            start_ns,
-            duration_ns,
+            start_ns: 0,
+            duration_ns: 0,
             layer,
             func,
-            func_id: crate::functions::by_name(func).map_or(0, |f| f.id),
+            func_id,
             depth: 0,
             parent: None,
             file_id: None,

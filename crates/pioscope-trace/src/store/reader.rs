@@ -378,19 +378,20 @@ impl EventBatch {
         let mut events = Vec::with_capacity(rows);
         for first in (0..rows).step_by(ROWS_PER_BLOCK) {
             let end = rows.min(first + ROWS_PER_BLOCK);
-            events.resize(end, Event::call(Layer::Posix, "", 0, 0));
-            let block = &mut events[first..];
-            for (i, e) in (first..).zip(block.iter_mut()) {
+            for i in first..end {
                 let l = layer_names.key(i).and_then(|k| known_layers[k]);
-                e.layer = l.ok_or_else(|| {
+                let layer = l.ok_or_else(|| {
                     let name = layer_names.text(i);
                     c.error(ev::LAYER, format!("unknown layer {name:?} in row {i}"))
                 })?;
-                if let Some(f) = func.key(i).and_then(|k| known_funcs[k]) {
-                    (e.func, e.func_id) = (f.name, f.id);
-                }
-                e.collective = collective.value(i);
+                let known = func.key(i).and_then(|k| known_funcs[k]);
+                let (func_name, func_id) = known.map_or(("", 0), |f| (f.name, f.id));
+                events.push(Event {
+                    collective: collective.value(i),
+                    ..Event::row(layer, func_name, func_id)
+                });
             }
+            let block = &mut events[first..];
             // Each column's field is named as the column's variable. A null reads as 0 in the
             // columns that have none (a damaged file's).
             macro_rules! int {
