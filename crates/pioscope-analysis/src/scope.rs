@@ -6,7 +6,7 @@
 //! (containers of kind `server`: their POSIX calls are the servers', not the application's);
 //! `Scope::All` counts everything.
 
-use pioscope_trace::functions::Layer;
+use pioscope_trace::functions::{by_name, Layer};
 use pioscope_trace::scope::{is_application_record, is_hidden_path};
 use pioscope_trace::store::meta::ContainerKind;
 use pioscope_trace::store::{Event, Trace};
@@ -27,9 +27,7 @@ pub enum Scope {
 
 /// The MPI calls whose insides are the MPI library's start-up and shut-down, not the
 /// application's.
-fn is_lifecycle_call(func: &str) -> bool {
-    matches!(func, "MPI_Init" | "MPI_Init_thread" | "MPI_Finalize")
-}
+const LIFECYCLE_CALLS: [&str; 3] = ["MPI_Init", "MPI_Init_thread", "MPI_Finalize"];
 
 /// Decides record by record, with the hidden files of one trace looked up once. It follows
 /// the store order (rank, then start time) to know which records start inside an
@@ -48,6 +46,9 @@ pub struct ScopeFilter {
     last: Option<(i32, Option<(i64, i64)>)>,
     /// Processes that are traced server daemons.
     servers: FxHashSet<i32>,
+    /// The functions.def ids of `LIFECYCLE_CALLS` (0 for one this build does not know): a
+    /// record is told by its id, its name compared only when it has none.
+    lifecycle_ids: [u16; 3],
 }
 
 impl ScopeFilter {
@@ -80,6 +81,7 @@ impl ScopeFilter {
             lifecycle: FxHashMap::default(),
             last: None,
             servers,
+            lifecycle_ids: LIFECYCLE_CALLS.map(|f| by_name(f).map_or(0, |f| f.id)),
         }
     }
 
@@ -103,7 +105,11 @@ impl ScopeFilter {
         if self.scope == Scope::All {
             return true;
         }
-        if is_lifecycle_call(e.func) {
+        let lifecycle = match e.func_id {
+            0 => LIFECYCLE_CALLS.contains(&e.func),
+            id => self.lifecycle_ids.contains(&id),
+        };
+        if lifecycle {
             let span = (e.start_ns, e.end_ns());
             self.lifecycle.insert(e.process, span);
             self.last = Some((e.process, Some(span)));
