@@ -295,10 +295,11 @@ impl Iterator for EventBatches {
     }
 }
 
-/// Rows built at a time, column after column: 128 rows of about 200 bytes stay in a core's
-/// L1 data cache while the twenty columns are set into them. (One column at a time through
-/// the whole batch streamed its 0.4 MB of rows through the L2 cache twenty times; every
-/// column for each row matched each column's width for each row.)
+/// Rows built at a time: each pushed whole from its layer and function, then every other
+/// column set into the block's rows at its stored width while the block (128 rows of about
+/// 200 bytes) stays in a core's L1 data cache. (Column passes over a whole batch streamed its
+/// rows through the L2 cache twenty times; setting every column row by row matched each
+/// column's width for each row.)
 const ROWS_PER_BLOCK: usize = 128;
 
 /// One row group of events.parquet (or a part of it, see [`EventBatches::in_batches_of`]),
