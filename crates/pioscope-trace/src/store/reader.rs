@@ -484,3 +484,91 @@ impl EventBatch {
         (0..self.len()).map(move |i| self.get(i))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::writer::EventWriter;
+    use super::*;
+
+    /// 300 rows (two whole blocks of `ROWS_PER_BLOCK` and part of a third) with every column
+    /// varying, nulls in each nullable column, a function outside functions.def and strings.
+    fn rows() -> Vec<Event<'static>> {
+        let funcs = [
+            (Layer::Posix, "pwrite"),
+            (Layer::MpiIo, "MPI_File_write_all"),
+            (Layer::Mpi, "MPI_Isend"),
+            (Layer::Posix, "not_in_functions_def"),
+        ];
+        (0..300i64)
+            .map(|i| {
+                let (layer, func) = funcs[i as usize % funcs.len()];
+                let some = |every: i64, v: i64| (i % every != 0).then_some(v);
+                Event {
+                    id: i,
+                    rank: (i / 100) as i32,
+                    process: (i / 100) as i32 + 7,
+                    thread: (i % 2) as i32,
+                    depth: (i % 3) as u8,
+                    parent: some(5, i - 1),
+                    file_id: some(2, i % 7).map(|v| v as i32),
+                    offset: some(3, i * 4096),
+                    size: i * 10,
+                    result: i * 10 - (i % 11),
+                    error: (i % 13 == 0) as i32 * 5,
+                    flags: (i % 256) as u8,
+                    collective: i % 4 == 0,
+                    instance: some(6, i / 6).map(|v| v as i32),
+                    request: some(7, i << 33),
+                    peer: some(8, i % 5).map(|v| v as i32),
+                    tag: some(9, -i).map(|v| v as i32),
+                    root: some(10, 0).map(|v| v as i32),
+                    comm_size: some(11, 4).map(|v| v as i32),
+                    comm: (i % 12 == 0).then_some("MPI_COMM_WORLD"),
+                    region: (i % 14 == 0).then_some("output"),
+                    ..Event::call(layer, func, 1_000 + i * 37, i % 17)
+                }
+            })
+            .collect()
+    }
+
+    /// Every column of every row reads back as written, in batches that end inside a block
+    /// and whole; the columns a reader skips read as None.
+    #[test]
+    fn every_column_reads_back_across_blocks() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("events.parquet");
+        let written = rows();
+        let mut w = EventWriter::create(&path).expect("create");
+        for e in &written {
+            w.push(e).expect("push");
+        }
+        assert_eq!(w.finish().expect("finish"), 300);
+        for batch_rows in [300, 200, 1] {
+            let batches = EventBatches::open(&path, EventFilter::default()).expect("open");
+            let mut read = 0;
+            for batch in batches.in_batches_of(batch_rows) {
+                for e in batch.expect("batch").iter() {
+                    assert_eq!(e, written[read], "row {read}, batches of {batch_rows}");
+                    read += 1;
+                }
+            }
+            assert_eq!(read, 300);
+        }
+        let skipped = [ev::REQUEST, ev::PEER, ev::COMM];
+        let batches = EventBatches::open(&path, EventFilter::default()).expect("open");
+        let mut read = 0;
+        for batch in batches.without(&skipped) {
+            for e in batch.expect("batch").iter() {
+                let expected = Event {
+                    request: None,
+                    peer: None,
+                    comm: None,
+                    ..written[read]
+                };
+                assert_eq!(e, expected, "row {read} without {skipped:?}");
+                read += 1;
+            }
+        }
+        assert_eq!(read, 300);
+    }
+}
