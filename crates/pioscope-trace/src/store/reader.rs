@@ -306,7 +306,7 @@ const ROWS_PER_BLOCK: usize = 128;
 /// decoded.
 ///
 /// The rows are built as [`Event`]s once, when the batch is built (on the thread that
-/// decodes): a pass shows every row to two threads of visitors, which then read each event
+/// decodes): a pass shows every row to each group of visitors, which then read each event
 /// whole from one place instead of gathering it again from twenty columns each. A function of
 /// functions.def gets its static name there; the other strings stay in their columns and
 /// [`EventBatch::get`] puts them in (a batch without such strings lends its rows as they are,
@@ -395,33 +395,33 @@ impl EventBatch {
             let block = &mut events[first..];
             // Each column's field is named as the column's variable. A null reads as 0 in the
             // columns that have none (a damaged file's).
-            macro_rules! int {
+            macro_rules! fill {
                 ($($col:ident as $t:ty),*) => {$(
                     ($col.view()).fill(first, block, |e, v| e.$col = v.unwrap_or(0) as $t);
                 )*};
             }
-            macro_rules! nullable {
+            macro_rules! fill_nullable {
                 ($($col:ident as $t:ty),*) => {$(
                     if let Some(col) = &$col {
                         (col.view()).fill(first, block, |e, v| e.$col = v.map(|v| v as $t));
                     }
                 )*};
             }
-            int!(id as i64, rank as i32, process as i32, thread as i32);
-            int!(
+            fill!(id as i64, rank as i32, process as i32, thread as i32);
+            fill!(
                 start_ns as i64,
                 duration_ns as i64,
                 depth as u8,
                 size as i64
             );
-            int!(result as i64, error as i32, flags as u8);
-            nullable!(
+            fill!(result as i64, error as i32, flags as u8);
+            fill_nullable!(
                 parent as i64,
                 file_id as i32,
                 offset as i64,
                 instance as i32
             );
-            nullable!(
+            fill_nullable!(
                 request as i64,
                 peer as i32,
                 tag as i32,
