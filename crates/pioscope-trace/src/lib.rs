@@ -13,6 +13,8 @@ pub mod merge;
 pub mod raw;
 pub mod scope;
 pub mod store;
+#[cfg(any(test, feature = "fixture"))]
+pub mod test_script;
 pub mod units;
 
 pub use functions::{FuncInfo, Layer, OpKind};

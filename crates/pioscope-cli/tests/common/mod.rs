@@ -178,12 +178,9 @@ pub fn trace(dir: &Path) -> PathBuf {
     out
 }
 
-/// Writes an executable shell script.
-pub fn script(path: &Path, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    fs::write(path, format!("#!/bin/sh\n{body}\n")).expect("write script");
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).expect("chmod");
-}
+// Not every test binary that includes this module writes scripts.
+#[allow(unused_imports)]
+pub use pioscope_trace::test_script::write_shell_script as script;
 
 /// Compares `actual` with tests/golden/NAME byte for byte; with PIOSCOPE_BLESS set, writes it
 /// there instead (the one refresh command of every golden test).

@@ -394,10 +394,8 @@ mod tests {
     /// A reader whose "interpreter" is the shell script `body` (it ignores the reader's
     /// arguments), in `dir`.
     fn scripted(dir: &Path, body: &str) -> DarshanReader {
-        use std::os::unix::fs::PermissionsExt;
         let script = dir.join("python");
-        std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).expect("script");
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        crate::test_script::write_shell_script(&script, body);
         DarshanReader::new(&script.to_string_lossy())
     }
 
