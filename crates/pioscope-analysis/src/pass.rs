@@ -472,6 +472,7 @@ fn show(scoped: &Scoped, visitors: &mut [&mut dyn Visitor], ctx: &Context<'_>) {
 mod tests {
     use super::*;
     use crate::testutil::{self, ev, io, FILE_A};
+    use pioscope_trace::store::MpiRef;
 
     /// Records the ids it is shown.
     #[derive(Default)]
@@ -600,16 +601,12 @@ mod tests {
         // The whole read has the barriers' MPI columns; the pass's has none of the columns it
         // leaves out.
         let whole: Vec<Event<'_>> = whole.iter().flat_map(|b| b.iter()).collect();
-        let mpi = |e: &Event<'_>| e.comm.is_some() || e.comm_size.is_some() || e.root.is_some();
+        let mpi = |e: &Event<'_>| e.comm.is_some() || e.mpi != MpiRef::NONE;
         assert_eq!(whole.iter().filter(|e| mpi(e)).count(), 2);
         let expected: Vec<Event<'_>> = whole
             .into_iter()
             .map(|e| Event {
-                request: None,
-                peer: None,
-                tag: None,
-                root: None,
-                comm_size: None,
+                mpi: MpiRef::NONE,
                 comm: None,
                 ..e
             })

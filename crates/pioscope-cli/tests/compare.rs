@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use common::{assert_golden, pioscope};
 use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::store::meta::{ContainerKind, ProcessMeta};
-use pioscope_trace::store::{Event, StoreWriter, Trace};
+use pioscope_trace::store::{Event, MpiArgs, MpiRef, StoreWriter, Trace};
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -46,10 +46,8 @@ struct EventCopy {
     flags: u8,
     collective: bool,
     instance: Option<i32>,
-    request: Option<i64>,
-    tag: Option<i32>,
-    root: Option<i32>,
-    comm_size: Option<i32>,
+    /// Its MPI columns but `peer` (in [`Row`]).
+    mpi: MpiArgs,
     comm: Option<String>,
     region: Option<String>,
 }
@@ -112,7 +110,7 @@ fn model(dir: &Path) -> PathBuf {
                 file: e.file_id,
                 offset: e.offset,
                 size: e.size,
-                peer: e.peer,
+                peer: e.mpi.get().peer,
                 event: Some(EventCopy {
                     thread: e.thread,
                     result: e.result,
@@ -120,10 +118,7 @@ fn model(dir: &Path) -> PathBuf {
                     flags: e.flags,
                     collective: e.collective,
                     instance: e.instance,
-                    request: e.request,
-                    tag: e.tag,
-                    root: e.root,
-                    comm_size: e.comm_size,
+                    mpi: e.mpi.get(),
                     comm: e.comm.map(str::to_string),
                     region: e.region.map(str::to_string),
                 }),
@@ -137,6 +132,10 @@ fn model(dir: &Path) -> PathBuf {
     let mut w = StoreWriter::create(&out).expect("writer");
     for (i, r) in activity.iter().chain(&rows).enumerate() {
         let c = r.event.as_ref();
+        let mpi = MpiArgs {
+            peer: r.peer,
+            ..c.map_or(MpiArgs::NONE, |c| c.mpi)
+        };
         w.push(&Event {
             id: i as i64,
             rank: r.rank,
@@ -157,11 +156,7 @@ fn model(dir: &Path) -> PathBuf {
             flags: c.map_or(0, |c| c.flags),
             collective: c.is_some_and(|c| c.collective),
             instance: c.and_then(|c| c.instance),
-            request: c.and_then(|c| c.request),
-            peer: r.peer,
-            tag: c.and_then(|c| c.tag),
-            root: c.and_then(|c| c.root),
-            comm_size: c.and_then(|c| c.comm_size),
+            mpi: MpiRef::to(&mpi),
             comm: c.and_then(|c| c.comm.as_deref()),
             region: c.and_then(|c| c.region.as_deref()),
         })

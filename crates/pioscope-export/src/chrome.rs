@@ -94,18 +94,19 @@ fn x_event(trace: &Trace, e: &Event<'_>) -> String {
     if e.error != 0 {
         let _ = write!(a, ",\"error\":{}", e.error);
     }
+    let mpi = e.mpi.get();
     for (k, v) in [
         ("instance", e.instance),
-        ("peer", e.peer),
-        ("tag", e.tag),
-        ("root", e.root),
-        ("comm_size", e.comm_size),
+        ("peer", mpi.peer),
+        ("tag", mpi.tag),
+        ("root", mpi.root),
+        ("comm_size", mpi.comm_size),
     ] {
         if let Some(v) = v {
             let _ = write!(a, ",\"{k}\":{v}");
         }
     }
-    if let Some(r) = e.request {
+    if let Some(r) = mpi.request {
         let _ = write!(a, ",\"request\":{r}");
     }
     if let Some(c) = e.comm {
@@ -208,7 +209,7 @@ pub fn export(
                 .add(e.end_ns(), data_bytes(e), bucket);
             // Nonblocking operations overlap what follows them: an async slice from the start
             // to the completion (the same process and request id).
-            if let Some(req) = e.request {
+            if let Some(req) = e.mpi.get().request {
                 let id = format!("p{}r{}", e.process, req);
                 if e.flags & flags::NONBLOCKING != 0 {
                     let name = e.func.to_string();
@@ -290,9 +291,15 @@ pub fn export(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pioscope_trace::store::{MpiArgs, MpiRef};
 
     #[test]
     fn hand_written_slices_are_json() {
+        let mpi = MpiArgs {
+            peer: Some(2),
+            tag: Some(7),
+            ..MpiArgs::NONE
+        };
         let e = Event {
             id: 7,
             rank: 1,
@@ -301,8 +308,7 @@ mod tests {
             parent: Some(3),
             size: 8,
             result: 8,
-            peer: Some(2),
-            tag: Some(7),
+            mpi: MpiRef::to(&mpi),
             comm: Some("comm \"x\""),
             ..Event::call(Layer::Mpi, "MPI_Send", 1_234_567, 89)
         };

@@ -259,7 +259,7 @@ fn add_server_activity(
             let (s, end) = (e.start_ns, e.end_ns());
             match e.layer {
                 Layer::Server => {
-                    let Some(list) = e.peer.and_then(|p| by_rank.get(&p)) else {
+                    let Some(list) = e.mpi.get().peer.and_then(|p| by_rank.get(&p)) else {
                         continue;
                     };
                     // Calls starting before the piece ends, scanned back while they overlap.

@@ -7,7 +7,7 @@ use std::path::Path;
 use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::raw::format::flags;
 use pioscope_trace::store::meta::{ClockMeta, ContainerKind, JobMeta, Meta, ProcessMeta};
-use pioscope_trace::store::{Event, FileRow, StoreWriter, Trace};
+use pioscope_trace::store::{Event, FileRow, MpiArgs, MpiRef, StoreWriter, Trace};
 
 use super::*;
 
@@ -155,7 +155,10 @@ impl Store {
                 },
                 collective: r.instance.is_some(),
                 instance: r.instance,
-                peer: r.peer,
+                mpi: MpiRef::to(&MpiArgs {
+                    peer: r.peer,
+                    ..MpiArgs::NONE
+                }),
                 ..Event::call(r.layer, r.func, r.start, r.dur)
             })
             .expect("push");

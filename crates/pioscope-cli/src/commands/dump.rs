@@ -166,10 +166,11 @@ pub fn line(trace: &Trace, e: &Event<'_>) -> String {
     if e.size != 0 || matches!(kind, OpKind::Read | OpKind::Write) {
         s.push_str(&format!(" size={}", e.size));
     }
-    if let (Some(p), Some(t)) = (e.peer, e.tag) {
+    let mpi = e.mpi.get();
+    if let (Some(p), Some(t)) = (mpi.peer, mpi.tag) {
         s.push_str(&format!(" peer={p} tag={t}"));
     }
-    if let (Some(r), Some(n)) = (e.root, e.comm_size) {
+    if let (Some(r), Some(n)) = (mpi.root, mpi.comm_size) {
         s.push_str(&format!(" root={r} comm_size={n}"));
     }
     if e.result != e.size {
@@ -193,7 +194,7 @@ pub fn line(trace: &Trace, e: &Event<'_>) -> String {
     if let Some(i) = e.instance {
         s.push_str(&format!(" instance={i}"));
     }
-    if let Some(r) = e.request {
+    if let Some(r) = mpi.request {
         s.push_str(&format!(" request={r}"));
     }
     s

@@ -17,7 +17,7 @@ use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::raw::format::flags;
 use pioscope_trace::store::containers::{disk_meta, server_meta};
 use pioscope_trace::store::meta::{ClockMeta, ContainerKind, JobMeta, Meta, ProcessMeta};
-use pioscope_trace::store::{Event, FileRow, SettingRow, StoreError, StoreWriter};
+use pioscope_trace::store::{Event, FileRow, MpiArgs, MpiRef, SettingRow, StoreError, StoreWriter};
 
 use crate::model::{LayoutKind, Placement, System};
 use crate::mpiio::server_counters::ServerCpuSamples;
@@ -231,11 +231,13 @@ impl StoreRecorder {
                 flags: event_flags,
                 collective,
                 instance: (r.bits & 16 != 0).then_some(r.instance as i32),
-                request,
-                peer: (r.bits & 8 != 0).then_some(r.peer),
-                tag: p2p.then_some(0),
-                root: coll.then_some(if name == "MPI_Bcast" { 0 } else { -1 }),
-                comm_size: coll.then_some(ranks as i32),
+                mpi: MpiRef::to(&MpiArgs {
+                    request,
+                    peer: (r.bits & 8 != 0).then_some(r.peer),
+                    tag: p2p.then_some(0),
+                    root: coll.then_some(if name == "MPI_Bcast" { 0 } else { -1 }),
+                    comm_size: coll.then_some(ranks as i32),
+                }),
                 comm: is_mpi.then_some("world"),
                 region: None,
             })?;

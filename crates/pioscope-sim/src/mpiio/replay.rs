@@ -199,9 +199,9 @@ pub fn replay(
                 size: e.size.max(0) as u64,
                 collective: e.collective,
                 instance: e.instance,
-                request: e.request,
-                peer: e.peer,
-                comm_size: e.comm_size,
+                request: e.mpi.get().request,
+                peer: e.mpi.get().peer,
+                comm_size: e.mpi.get().comm_size,
                 world: e
                     .comm
                     .is_some_and(|c| c == "world" || c == "MPI_COMM_WORLD"),
@@ -1008,7 +1008,7 @@ mod tests {
     /// /scratch/shared.dat (1), with the open settings the runtime records.
     fn write_trace(dir: &std::path::Path, rows: &[Row], settings: &[SettingRow]) -> Trace {
         use pioscope_trace::store::meta::{ClockMeta, JobMeta, Meta, ProcessMeta};
-        use pioscope_trace::store::{Event, FileRow, StoreWriter};
+        use pioscope_trace::store::{Event, FileRow, MpiArgs, MpiRef, StoreWriter};
         let out = dir.join("trace");
         let mut w = StoreWriter::create(&out).unwrap();
         for (id, &(rank, start, func, file, offset, size, instance, comm_size)) in
@@ -1036,11 +1036,10 @@ mod tests {
                 flags: 0,
                 collective,
                 instance,
-                request: None,
-                peer: None,
-                tag: None,
-                root: None,
-                comm_size,
+                mpi: MpiRef::to(&MpiArgs {
+                    comm_size,
+                    ..MpiArgs::NONE
+                }),
                 comm: comm_size.map(|n| if n == 1 { "self" } else { "world" }),
                 region: None,
             })

@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use crate::functions::{self, Layer, OpKind};
 use crate::raw::format::{flags, string_kind};
 use crate::scope;
-use crate::store::{Event, StoreError, StoreWriter};
+use crate::store::{Event, MpiArgs, MpiRef, StoreError, StoreWriter};
 
 use super::messages::PointToPointCompletions;
 use super::nesting::{OpenCalls, Span};
@@ -167,6 +167,15 @@ impl<'a> Emitter<'a> {
             }
         }
         let file_layer = layer.is_file_layer();
+        let mpi = MpiArgs {
+            request: (r.raw.flags & (flags::NONBLOCKING | flags::COMPLETION) != 0
+                && r.raw.link != 0)
+                .then_some(r.raw.link as i64),
+            peer,
+            tag,
+            root,
+            comm_size,
+        };
         let event = Event {
             id,
             rank: self.rank,
@@ -192,13 +201,7 @@ impl<'a> Emitter<'a> {
             } else {
                 None
             },
-            request: (r.raw.flags & (flags::NONBLOCKING | flags::COMPLETION) != 0
-                && r.raw.link != 0)
-                .then_some(r.raw.link as i64),
-            peer,
-            tag,
-            root,
-            comm_size,
+            mpi: MpiRef::to(&mpi),
             comm: comm.map(|c| names[c].as_str()),
             region: me.region.map(|n| names[n].as_str()),
         };

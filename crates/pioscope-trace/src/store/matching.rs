@@ -146,7 +146,7 @@ impl Matcher {
         let func = static_name(e.func);
         if is_send {
             // A failed call or MPI_PROC_NULL (no rank: -1) sends nothing.
-            if let (0, Some(peer), Some(tag)) = (e.error, e.peer, e.tag) {
+            if let (0, Some(peer), Some(tag)) = (e.error, e.mpi.get().peer, e.mpi.get().tag) {
                 if peer >= 0 && e.rank >= 0 {
                     let key = ((e.rank, peer, tag), comm);
                     self.sends.entry(key).or_default().push(Send {
@@ -166,7 +166,7 @@ impl Matcher {
                 if e.error != 0 {
                     return;
                 }
-                match (e.peer, e.tag) {
+                match (e.mpi.get().peer, e.mpi.get().tag) {
                     (Some(peer), Some(tag)) if peer >= 0 => {
                         self.push_recv(
                             (peer, e.rank, tag),
@@ -192,8 +192,8 @@ impl Matcher {
                     id: e.id,
                     start_ns: e.start_ns,
                     thread: e.thread,
-                    peer: e.peer.unwrap_or(-1),
-                    tag: e.tag.unwrap_or(-1),
+                    peer: e.mpi.get().peer.unwrap_or(-1),
+                    tag: e.mpi.get().tag.unwrap_or(-1),
                     comm,
                     func,
                 };
@@ -201,7 +201,7 @@ impl Matcher {
                     if e.error == 0 {
                         self.sendrecvs.insert(e.id, posted);
                     }
-                } else if let (0, Some(req)) = (e.error, e.request) {
+                } else if let (0, Some(req)) = (e.error, e.mpi.get().request) {
                     self.irecvs.insert((e.process, req), posted);
                 }
             }
@@ -210,7 +210,7 @@ impl Matcher {
     }
 
     fn observe_completion(&mut self, e: &Event<'_>) {
-        let posted = match e.request {
+        let posted = match e.mpi.get().request {
             Some(req) => self.irecvs.remove(&(e.process, req)),
             None => e.parent.and_then(|p| self.sendrecvs.remove(&p)),
         };
@@ -227,7 +227,7 @@ impl Matcher {
             && posted.peer >= 0
             && posted.tag >= 0)
             .then_some((posted.peer, posted.tag));
-        let (peer, tag) = match (e.peer, e.tag) {
+        let (peer, tag) = match (e.mpi.get().peer, e.mpi.get().tag) {
             (Some(p), Some(t)) => (p, t),
             _ => match from_start {
                 Some(pt) => pt,
@@ -346,6 +346,7 @@ fn pair(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{MpiArgs, MpiRef};
 
     /// A hand-made event: rank, id, time, function, peer/tag, and the rest defaulted.
     fn ev(id: i64, rank: i32, t: i64, func: &'static str) -> Event<'static> {
@@ -370,10 +371,27 @@ mod tests {
         }
     }
 
-    fn p2p(mut e: Event<'static>, peer: i32, tag: i32) -> Event<'static> {
-        e.peer = Some(peer);
-        e.tag = Some(tag);
+    /// `e` with the MPI columns `args`, leaked: a test's few events live as long as it.
+    fn with_mpi(mut e: Event<'static>, args: MpiArgs) -> Event<'static> {
+        e.mpi = MpiRef::to(Box::leak(Box::new(args)));
         e
+    }
+
+    fn p2p(e: Event<'static>, peer: i32, tag: i32) -> Event<'static> {
+        let args = MpiArgs {
+            peer: Some(peer),
+            tag: Some(tag),
+            ..e.mpi.get()
+        };
+        with_mpi(e, args)
+    }
+
+    fn with_request(e: Event<'static>, request: i64) -> Event<'static> {
+        let args = MpiArgs {
+            request: Some(request),
+            ..e.mpi.get()
+        };
+        with_mpi(e, args)
     }
 
     fn run(events: &mut [Event<'static>]) -> MatchResult {
@@ -432,22 +450,22 @@ mod tests {
     #[test]
     fn nonblocking_receives_match_in_posting_order_not_completion_order() {
         let mut irecv_a = p2p(ev(20, 1, 100, "MPI_Irecv"), 0, 5);
-        irecv_a.request = Some(1);
+        irecv_a = with_request(irecv_a, 1);
         irecv_a.flags = flags::NONBLOCKING;
         let mut irecv_b = p2p(ev(21, 1, 110, "MPI_Irecv"), 0, 5);
-        irecv_b.request = Some(2);
+        irecv_b = with_request(irecv_b, 2);
         irecv_b.flags = flags::NONBLOCKING;
         // completions in the other order, carrying the actual source and tag
         let mut done_b = p2p(ev(23, 1, 500, "tracer_complete"), 0, 5);
-        done_b.request = Some(2);
+        done_b = with_request(done_b, 2);
         done_b.duration_ns = 0;
         let mut done_a = p2p(ev(24, 1, 501, "tracer_complete"), 0, 5);
-        done_a.request = Some(1);
+        done_a = with_request(done_a, 1);
         let mut isend = p2p(ev(2, 0, 50, "MPI_Isend"), 1, 5);
-        isend.request = Some(1);
+        isend = with_request(isend, 1);
         isend.flags = flags::NONBLOCKING;
         let mut isend_done = ev(3, 0, 60, "tracer_complete");
-        isend_done.request = Some(1);
+        isend_done = with_request(isend_done, 1);
         let mut evs = vec![
             p2p(ev(1, 0, 40, "MPI_Send"), 1, 5),
             isend,
@@ -469,10 +487,10 @@ mod tests {
     #[test]
     fn any_source_is_resolved_by_the_completion() {
         let mut irecv = p2p(ev(10, 0, 100, "MPI_Irecv"), -1, -1); // ANY_SOURCE, ANY_TAG
-        irecv.request = Some(9);
+        irecv = with_request(irecv, 9);
         irecv.flags = flags::NONBLOCKING;
         let mut done = p2p(ev(11, 0, 300, "tracer_complete"), 2, 21);
-        done.request = Some(9);
+        done = with_request(done, 9);
         let mut evs = vec![
             irecv,
             done,
@@ -533,15 +551,15 @@ mod tests {
     #[test]
     fn old_traces_without_completion_peers_use_the_irecv_source() {
         let mut irecv = p2p(ev(10, 1, 100, "MPI_Irecv"), 0, 4);
-        irecv.request = Some(3);
+        irecv = with_request(irecv, 3);
         let mut done = ev(11, 1, 300, "tracer_complete");
-        done.request = Some(3);
+        done = with_request(done, 3);
         let mut wild = p2p(ev(12, 1, 400, "MPI_Irecv"), -1, 4);
-        wild.request = Some(4);
+        wild = with_request(wild, 4);
         let mut wild_done = ev(13, 1, 500, "tracer_complete");
-        wild_done.request = Some(4);
+        wild_done = with_request(wild_done, 4);
         let mut never = p2p(ev(14, 1, 600, "MPI_Irecv"), 0, 4);
-        never.request = Some(5);
+        never = with_request(never, 5);
         let mut evs = vec![
             p2p(ev(1, 0, 50, "MPI_Send"), 1, 4),
             irecv,

@@ -32,7 +32,7 @@ pub use containers::{Container, ContainerRow, Containers, RowMap};
 pub use counters::{CounterRow, COUNTERS_FILE};
 pub use darshan_counters::{DarshanCounterRow, DARSHAN_FILE};
 pub use darshan_heatmap::{DarshanHeatmapRow, DARSHAN_HEATMAP_FILE};
-pub use event::Event;
+pub use event::{Event, MpiArgs, MpiRef};
 pub use meta::Meta;
 pub use reader::{EventBatch, EventBatches, EventFilter, Trace};
 pub use scan::{Pred, Selected, Table, TableBatches};

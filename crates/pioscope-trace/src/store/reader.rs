@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use arrow_array::RecordBatch;
 
 use super::columns::{Columns, StrCol};
-use super::event::Event;
+use super::event::{Event, MpiArgs, MpiRef};
 use super::meta::{Meta, FORMAT_NAME, FORMAT_VERSION};
 use super::scan::{Pred, Selected, Table, TableBatches};
 use super::schema::{events as ev, events_schema, files as fc, settings as sc};
@@ -314,12 +314,14 @@ const ROWS_PER_BLOCK: usize = 128;
 pub struct EventBatch {
     /// The last batch of its row group.
     ends_row_group: bool,
-    /// Every row, its strings left out (`func` "" unless in functions.def, `comm` and
-    /// `region` None).
+    /// Every row, its strings and MPI columns left out (`func` "" unless in functions.def,
+    /// `comm` and `region` None, `mpi` none: [`EventBatch::get`] puts them in).
     events: Vec<Event<'static>>,
     /// Every row of `events` is whole: each function is in functions.def and no row has a
-    /// `comm` or `region`.
+    /// `comm`, a `region` or MPI columns.
     whole: bool,
+    /// The MPI columns of every row, when the batch read any (else empty).
+    mpi: Vec<MpiArgs>,
     func: StrCol,
     comm: StrCol,
     region: StrCol,
@@ -377,6 +379,11 @@ impl EventBatch {
             nullable(ev::COMM_SIZE)?,
         );
         let mut events = Vec::with_capacity(rows);
+        // The MPI columns, kept beside the rows when any is read (not in the report's pass).
+        let read_mpi = [&request, &peer, &tag, &root, &comm_size]
+            .iter()
+            .any(|c| c.is_some());
+        let mut mpi = Vec::with_capacity(if read_mpi { rows } else { 0 });
         for first in (0..rows).step_by(ROWS_PER_BLOCK) {
             let end = rows.min(first + ROWS_PER_BLOCK);
             for i in first..end {
@@ -396,44 +403,54 @@ impl EventBatch {
             // Each column's field is named as the column's variable. A null reads as 0 in the
             // columns that have none (a damaged file's).
             macro_rules! fill {
-                ($($col:ident as $t:ty),*) => {$(
-                    ($col.view()).fill(first, block, |e, v| e.$col = v.unwrap_or(0) as $t);
+                ($rows:expr; $($col:ident as $t:ty),*) => {$(
+                    ($col.view()).fill(first, $rows, |e, v| e.$col = v.unwrap_or(0) as $t);
                 )*};
             }
             macro_rules! fill_nullable {
-                ($($col:ident as $t:ty),*) => {$(
+                ($rows:expr; $($col:ident as $t:ty),*) => {$(
                     if let Some(col) = &$col {
-                        (col.view()).fill(first, block, |e, v| e.$col = v.map(|v| v as $t));
+                        (col.view()).fill(first, $rows, |e, v| e.$col = v.map(|v| v as $t));
                     }
                 )*};
             }
-            fill!(id as i64, rank as i32, process as i32, thread as i32);
+            fill!(block; id as i64, rank as i32, process as i32, thread as i32);
             fill!(
+                block;
                 start_ns as i64,
                 duration_ns as i64,
                 depth as u8,
                 size as i64
             );
-            fill!(result as i64, error as i32, flags as u8);
+            fill!(block; result as i64, error as i32, flags as u8);
             fill_nullable!(
+                block;
                 parent as i64,
                 file_id as i32,
                 offset as i64,
                 instance as i32
             );
-            fill_nullable!(
-                request as i64,
-                peer as i32,
-                tag as i32,
-                root as i32,
-                comm_size as i32
-            );
+            if read_mpi {
+                mpi.resize(end, MpiArgs::NONE);
+                fill_nullable!(
+                    &mut mpi[first..];
+                    request as i64,
+                    peer as i32,
+                    tag as i32,
+                    root as i32,
+                    comm_size as i32
+                );
+            }
         }
         let (comm, region) = (str_col(ev::COMM)?, str_col(ev::REGION)?);
         Ok(EventBatch {
             ends_row_group,
             events,
-            whole: known_funcs.iter().all(Option::is_some) && comm.all_null() && region.all_null(),
+            whole: known_funcs.iter().all(Option::is_some)
+                && comm.all_null()
+                && region.all_null()
+                && mpi.iter().all(|m| *m == MpiArgs::NONE),
+            mpi,
             func,
             comm,
             region,
@@ -467,14 +484,16 @@ impl EventBatch {
             } else {
                 self.func.text(i)
             },
+            mpi: self.mpi.get(i).map_or(MpiRef::NONE, MpiRef::to),
             comm: self.comm.get(i),
             region: self.region.get(i),
             ..*e
         }
     }
 
-    /// Every row as built, when none lacks a string (each function in functions.def, no
-    /// communicator, no region): `whole_rows()[i]` is `get(i)`, lent rather than copied.
+    /// Every row as built, when none lacks a string or its MPI columns (each function in
+    /// functions.def, no communicator, no region, no MPI column filled): `whole_rows()[i]` is
+    /// `get(i)`, lent rather than copied.
     pub fn whole_rows(&self) -> Option<&[Event<'_>]> {
         self.whole.then_some(self.events.as_slice())
     }
@@ -490,9 +509,26 @@ mod tests {
     use super::super::writer::EventWriter;
     use super::*;
 
+    /// The MPI columns of [`rows`].
+    fn mpi_args() -> Vec<MpiArgs> {
+        (0..300i64)
+            .map(|i| {
+                let some = |every: i64, v: i64| (i % every != 0).then_some(v);
+                MpiArgs {
+                    request: some(7, i << 33),
+                    peer: some(8, i % 5).map(|v| v as i32),
+                    tag: some(9, -i).map(|v| v as i32),
+                    root: some(10, 0).map(|v| v as i32),
+                    comm_size: some(11, 4).map(|v| v as i32),
+                }
+            })
+            .collect()
+    }
+
     /// 300 rows (two whole blocks of `ROWS_PER_BLOCK` and part of a third) with every column
-    /// varying, nulls in each nullable column, a function outside functions.def and strings.
-    fn rows() -> Vec<Event<'static>> {
+    /// varying, nulls in each nullable column, a function outside functions.def and strings;
+    /// their MPI columns `mpi`.
+    fn rows(mpi: &[MpiArgs]) -> Vec<Event<'_>> {
         let funcs = [
             (Layer::Posix, "pwrite"),
             (Layer::MpiIo, "MPI_File_write_all"),
@@ -518,11 +554,7 @@ mod tests {
                     flags: (i % 256) as u8,
                     collective: i % 4 == 0,
                     instance: some(6, i / 6).map(|v| v as i32),
-                    request: some(7, i << 33),
-                    peer: some(8, i % 5).map(|v| v as i32),
-                    tag: some(9, -i).map(|v| v as i32),
-                    root: some(10, 0).map(|v| v as i32),
-                    comm_size: some(11, 4).map(|v| v as i32),
+                    mpi: MpiRef::to(&mpi[i as usize]),
                     comm: (i % 12 == 0).then_some("MPI_COMM_WORLD"),
                     region: (i % 14 == 0).then_some("output"),
                     ..Event::call(layer, func, 1_000 + i * 37, i % 17)
@@ -537,7 +569,8 @@ mod tests {
     fn every_column_reads_back_across_blocks() {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("events.parquet");
-        let written = rows();
+        let args = mpi_args();
+        let written = rows(&args);
         let mut w = EventWriter::create(&path).expect("create");
         for e in &written {
             w.push(e).expect("push");
@@ -559,9 +592,13 @@ mod tests {
         let mut read = 0;
         for batch in batches.without(&skipped) {
             for e in batch.expect("batch").iter() {
-                let expected = Event {
+                let mpi = MpiArgs {
                     request: None,
                     peer: None,
+                    ..args[read]
+                };
+                let expected = Event {
+                    mpi: MpiRef::to(&mpi),
                     comm: None,
                     ..written[read]
                 };

@@ -157,11 +157,12 @@ impl EventWriter {
         c.flags.push(e.flags);
         c.collective.push(e.collective);
         c.instance.push(e.instance);
-        c.request.push(e.request);
-        c.peer.push(e.peer);
-        c.tag.push(e.tag);
-        c.root.push(e.root);
-        c.comm_size.push(e.comm_size);
+        let mpi = e.mpi.get();
+        c.request.push(mpi.request);
+        c.peer.push(mpi.peer);
+        c.tag.push(mpi.tag);
+        c.root.push(mpi.root);
+        c.comm_size.push(mpi.comm_size);
         c.comm.push(e.comm.map(|s| self.comm_dict.key(s)));
         c.region.push(e.region.map(|s| self.region_dict.key(s)));
         self.rows += 1;

@@ -14,7 +14,9 @@ use std::path::Path;
 use pioscope_trace::functions::{self, Layer};
 use pioscope_trace::raw::format::flags;
 use pioscope_trace::store::meta::{ClockMeta, ContainerKind, JobMeta, Meta, ProcessMeta};
-use pioscope_trace::store::{Event, FileRow, FinishedStore, SettingRow, StoreError, StoreWriter};
+use pioscope_trace::store::{
+    Event, FileRow, FinishedStore, MpiArgs, MpiRef, SettingRow, StoreError, StoreWriter,
+};
 use thiserror::Error;
 
 /// Why a synthetic trace cannot be written.
@@ -246,11 +248,13 @@ impl RankGen<'_> {
             flags: r.flags,
             collective: r.flags & flags::COLLECTIVE != 0,
             instance: r.instance,
-            request: r.request,
-            peer: r.peer,
-            tag: r.peer.map(|_| 7),
-            root: r.root,
-            comm_size: r.comm_size,
+            mpi: MpiRef::to(&MpiArgs {
+                request: r.request,
+                peer: r.peer,
+                tag: r.peer.map(|_| 7),
+                root: r.root,
+                comm_size: r.comm_size,
+            }),
             comm: if is_mpi { Some(COMM) } else { None },
             region: None,
         })?;
