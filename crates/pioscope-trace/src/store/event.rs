@@ -169,3 +169,28 @@ impl std::fmt::Debug for MpiRef<'_> {
         self.get().fmt(f)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows compare by their MPI columns, not by where these live: empty ones are none.
+    #[test]
+    fn mpi_columns_compare_by_value() {
+        let (a, b) = (
+            MpiArgs {
+                peer: Some(3),
+                ..MpiArgs::NONE
+            },
+            MpiArgs {
+                peer: Some(3),
+                ..MpiArgs::NONE
+            },
+        );
+        assert_eq!(MpiRef::to(&a), MpiRef::to(&b));
+        assert_eq!(MpiRef::to(&MpiArgs::NONE), MpiRef::NONE);
+        assert_ne!(MpiRef::to(&a), MpiRef::NONE);
+        assert_eq!(MpiRef::to(&a).get().peer, Some(3));
+        assert_eq!(MpiRef::NONE.get(), MpiArgs::NONE);
+    }
+}
