@@ -33,6 +33,7 @@ pub fn row(trace: &Trace, e: &Event<'_>) -> Vec<String> {
             .ok()
             .map(|i| &trace.files[i])
     });
+    let mpi = e.mpi.get();
     vec![
         e.id.to_string(),
         e.rank.to_string(),
@@ -52,11 +53,11 @@ pub fn row(trace: &Trace, e: &Event<'_>) -> Vec<String> {
         e.flags.to_string(),
         e.collective.to_string(),
         opt(e.instance),
-        opt(e.mpi.get().request),
-        opt(e.mpi.get().peer),
-        opt(e.mpi.get().tag),
-        opt(e.mpi.get().root),
-        opt(e.mpi.get().comm_size),
+        opt(mpi.request),
+        opt(mpi.peer),
+        opt(mpi.tag),
+        opt(mpi.root),
+        opt(mpi.comm_size),
         opt(e.comm),
         opt(e.region),
         opt(file.map(|f| f.path.as_str())),

@@ -187,6 +187,7 @@ pub fn replay(
             let r = e.rank as usize;
             let info = functions::by_id(e.func_id);
             let name = info.map_or("", |f| f.name);
+            let mpi = e.mpi.get();
             let ev = Ev {
                 id: e.id,
                 start: e.start_ns.max(0) as u64,
@@ -199,9 +200,9 @@ pub fn replay(
                 size: e.size.max(0) as u64,
                 collective: e.collective,
                 instance: e.instance,
-                request: e.mpi.get().request,
-                peer: e.mpi.get().peer,
-                comm_size: e.mpi.get().comm_size,
+                request: mpi.request,
+                peer: mpi.peer,
+                comm_size: mpi.comm_size,
                 world: e
                     .comm
                     .is_some_and(|c| c == "world" || c == "MPI_COMM_WORLD"),

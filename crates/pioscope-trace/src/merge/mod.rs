@@ -1080,6 +1080,7 @@ mod tests {
         for b in trace.events().expect("events") {
             let b = b.expect("batch");
             for e in b.iter() {
+                let mpi = e.mpi.get();
                 out.push(Row {
                     id: e.id,
                     rank: e.rank,
@@ -1093,10 +1094,10 @@ mod tests {
                     offset: e.offset,
                     result: e.result,
                     instance: e.instance,
-                    peer: e.mpi.get().peer,
-                    tag: e.mpi.get().tag,
-                    root: e.mpi.get().root,
-                    comm_size: e.mpi.get().comm_size,
+                    peer: mpi.peer,
+                    tag: mpi.tag,
+                    root: mpi.root,
+                    comm_size: mpi.comm_size,
                     comm: e.comm.map(str::to_string),
                     region: e.region.map(str::to_string),
                 });

@@ -109,7 +109,7 @@ impl Event<'_> {
 /// them): most records have none, and a row 40 bytes smaller costs less to build and to read
 /// for every record (the report's pass reads none of these; 64 more bytes in a row cost it
 /// 5.6 % more CPU).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MpiArgs {
     /// Request id of a nonblocking start or completion (unique within a process).
     pub request: Option<i64>,
@@ -136,7 +136,7 @@ impl MpiArgs {
 
 /// An event's [`MpiArgs`]: a reference to them, or none when every column is empty. Two are
 /// equal when their columns are, wherever they live.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub struct MpiRef<'a>(Option<&'a MpiArgs>);
 
 impl<'a> MpiRef<'a> {
@@ -152,7 +152,7 @@ impl<'a> MpiRef<'a> {
     /// The columns, empty ones as None.
     #[inline]
     pub fn get(self) -> MpiArgs {
-        self.0.copied().unwrap_or_default()
+        self.0.copied().unwrap_or(MpiArgs::NONE)
     }
 }
 

@@ -144,9 +144,10 @@ impl Matcher {
         let is_send = functions::is_send(e.func);
         let comm = self.comm_id(e.comm);
         let func = static_name(e.func);
+        let mpi = e.mpi.get();
         if is_send {
             // A failed call or MPI_PROC_NULL (no rank: -1) sends nothing.
-            if let (0, Some(peer), Some(tag)) = (e.error, e.mpi.get().peer, e.mpi.get().tag) {
+            if let (0, Some(peer), Some(tag)) = (e.error, mpi.peer, mpi.tag) {
                 if peer >= 0 && e.rank >= 0 {
                     let key = ((e.rank, peer, tag), comm);
                     self.sends.entry(key).or_default().push(Send {
@@ -166,7 +167,7 @@ impl Matcher {
                 if e.error != 0 {
                     return;
                 }
-                match (e.mpi.get().peer, e.mpi.get().tag) {
+                match (mpi.peer, mpi.tag) {
                     (Some(peer), Some(tag)) if peer >= 0 => {
                         self.push_recv(
                             (peer, e.rank, tag),
@@ -192,8 +193,8 @@ impl Matcher {
                     id: e.id,
                     start_ns: e.start_ns,
                     thread: e.thread,
-                    peer: e.mpi.get().peer.unwrap_or(-1),
-                    tag: e.mpi.get().tag.unwrap_or(-1),
+                    peer: mpi.peer.unwrap_or(-1),
+                    tag: mpi.tag.unwrap_or(-1),
                     comm,
                     func,
                 };
@@ -201,7 +202,7 @@ impl Matcher {
                     if e.error == 0 {
                         self.sendrecvs.insert(e.id, posted);
                     }
-                } else if let (0, Some(req)) = (e.error, e.mpi.get().request) {
+                } else if let (0, Some(req)) = (e.error, mpi.request) {
                     self.irecvs.insert((e.process, req), posted);
                 }
             }
@@ -210,7 +211,8 @@ impl Matcher {
     }
 
     fn observe_completion(&mut self, e: &Event<'_>) {
-        let posted = match e.mpi.get().request {
+        let mpi = e.mpi.get();
+        let posted = match mpi.request {
             Some(req) => self.irecvs.remove(&(e.process, req)),
             None => e.parent.and_then(|p| self.sendrecvs.remove(&p)),
         };
@@ -227,7 +229,7 @@ impl Matcher {
             && posted.peer >= 0
             && posted.tag >= 0)
             .then_some((posted.peer, posted.tag));
-        let (peer, tag) = match (e.mpi.get().peer, e.mpi.get().tag) {
+        let (peer, tag) = match (mpi.peer, mpi.tag) {
             (Some(p), Some(t)) => (p, t),
             _ => match from_start {
                 Some(pt) => pt,
